@@ -1,0 +1,1 @@
+// Temporary: keeps the target non-empty until registry.cpp lands. Delete then.

@@ -1,0 +1,191 @@
+#pragma once
+
+#include "core/tensor/tensor.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace fb {
+
+// ---- Op descriptions. Every tensor is dense, row-major, float32 unless said otherwise. ----
+
+// y[n, oc, oh, ow] = sum_{c,i,j} x[n, c, oh*sh - ph + i, ow*sw - pw + j] * w[oc, c, i, j] + b[oc]
+struct ConvDesc {
+    int64_t n, c, h, w;      // input
+    int64_t oc, kh, kw;      // output channels, kernel
+    int64_t sh = 1, sw = 1;  // stride
+    int64_t ph = 0, pw = 0;  // zero padding, both sides
+    bool bias = true;
+    int64_t oh() const { return (h + 2 * ph - kh) / sh + 1; }
+    int64_t ow() const { return (w + 2 * pw - kw) / sw + 1; }
+};
+
+// y[n, out] = x[n, in] * w[out, in]^T + b[out]   (PyTorch's weight layout)
+struct LinearDesc {
+    int64_t n, in, out;
+    bool bias = true;
+};
+
+enum class PoolKind : uint8_t { Max, Avg };
+
+// Max pooling ignores padding cells; average pooling counts them (PyTorch's default
+// count_include_pad=True).
+struct PoolDesc {
+    PoolKind kind = PoolKind::Max;
+    int64_t n, c, h, w;
+    int64_t kh, kw;
+    int64_t sh, sw;
+    int64_t ph = 0, pw = 0;
+    int64_t oh() const { return (h + 2 * ph - kh) / sh + 1; }
+    int64_t ow() const { return (w + 2 * pw - kw) / sw + 1; }
+};
+
+// GELU is the exact (erf) form, as PyTorch's default.
+enum class Activation : uint8_t { Relu, LeakyRelu, Sigmoid, Tanh, Gelu };
+
+struct ActivationDesc {
+    Activation kind = Activation::Relu;
+    int64_t count = 0;
+    float alpha = 0.01f; // LeakyReLU negative slope
+};
+
+// Per-channel batch normalization over (n, h, w) of x[n, c, h, w].
+struct BatchNormDesc {
+    int64_t n, c, h, w;
+    float eps = 1e-5f;
+};
+
+// ---- Kernels: made once per layer and batch size (shape inference and kernel choice happen at
+// compile time), then called every step. Outputs are overwritten, never accumulated. ----
+
+class ConvKernel {
+public:
+    virtual ~ConvKernel() = default;
+    virtual void forward(const float *x, const float *w, const float *b, float *y) = 0;
+    virtual void backwardData(const float *dy, const float *w, float *dx) = 0;
+    // db may be null when the op has no bias.
+    virtual void backwardWeights(const float *x, const float *dy, float *dw, float *db) = 0;
+};
+
+class LinearKernel {
+public:
+    virtual ~LinearKernel() = default;
+    virtual void forward(const float *x, const float *w, const float *b, float *y) = 0;
+    virtual void backwardData(const float *dy, const float *w, float *dx) = 0;
+    virtual void backwardWeights(const float *x, const float *dy, float *dw, float *db) = 0;
+};
+
+// Max pooling keeps the winning positions of the last forward call inside the kernel, for the
+// backward pass.
+class PoolKernel {
+public:
+    virtual ~PoolKernel() = default;
+    virtual void forward(const float *x, float *y) = 0;
+    virtual void backward(const float *dy, float *dx) = 0;
+};
+
+class ActivationKernel {
+public:
+    virtual ~ActivationKernel() = default;
+    virtual void forward(const float *x, float *y) = 0;
+    // Gradient from the op's input x; x, dy and dx do not alias.
+    virtual void backward(const float *x, const float *dy, float *dx) = 0;
+};
+
+class BatchNormKernel {
+public:
+    virtual ~BatchNormKernel() = default;
+    // Normalizes with the batch's statistics and writes them: mean[c] and biased variance var[c].
+    virtual void forwardTraining(const float *x, const float *gamma, const float *beta, float *y,
+                                 float *mean, float *var) = 0;
+    // Normalizes with the given (running) statistics.
+    virtual void forwardInference(const float *x, const float *gamma, const float *beta,
+                                  const float *mean, const float *var, float *y) = 0;
+    // Backward of forwardTraining, with the statistics it wrote.
+    virtual void backward(const float *x, const float *dy, const float *gamma, const float *mean,
+                          const float *var, float *dx, float *dgamma, float *dbeta) = 0;
+};
+
+struct SgdParams {
+    float lr = 0.01f;
+    float momentum = 0.0f;
+    float dampening = 0.0f;
+    float weightDecay = 0.0f;
+    bool nesterov = false;
+};
+
+struct AdamParams {
+    float lr = 1e-3f;
+    float beta1 = 0.9f;
+    float beta2 = 0.999f;
+    float eps = 1e-8f;
+    float weightDecay = 0.0f;
+    bool decoupled = false; // AdamW
+};
+
+struct LossResult {
+    float loss = 0.0f;   // mean over the batch
+    int64_t correct = 0; // rows whose arg-max equals the label (classification losses)
+};
+
+enum class OpKind : uint8_t {
+    Conv, Linear, Pool, Activation, BatchNorm, Add, SoftmaxCrossEntropy, Mse, Dropout, Sgd, Adam
+};
+
+// One backend per device kind (DESIGN.md): memory, kernels, and the small ops of training. No
+// op ever branches on the device kind; a backend that lacks an op says so through supports().
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual std::string name() const = 0;
+    virtual Device device() const = 0;
+    virtual bool supports(OpKind op) const = 0;
+    // Worker threads for this backend's kernels.
+    virtual void setThreads(int threads) = 0;
+
+    virtual Tensor empty(const Shape &shape, DType dtype = DType::F32) = 0;
+    virtual void copy(void *dst, const void *src, size_t bytes) = 0;
+
+    virtual std::unique_ptr<ConvKernel> makeConv(const ConvDesc &d) = 0;
+    virtual std::unique_ptr<LinearKernel> makeLinear(const LinearDesc &d) = 0;
+    virtual std::unique_ptr<PoolKernel> makePool(const PoolDesc &d) = 0;
+    virtual std::unique_ptr<ActivationKernel> makeActivation(const ActivationDesc &d) = 0;
+    virtual std::unique_ptr<BatchNormKernel> makeBatchNorm(const BatchNormDesc &d) = 0;
+
+    // y = a + b
+    virtual void add(const float *a, const float *b, float *y, int64_t count) = 0;
+    // y += x
+    virtual void accumulate(float *y, const float *x, int64_t count) = 0;
+
+    // Softmax cross-entropy of logits[n, classes] against int32 labels[n], mean over the batch.
+    // dlogits (may be null) receives the gradient of the mean loss: (softmax - onehot) / n.
+    virtual LossResult softmaxCrossEntropy(const float *logits, const int32_t *labels, int64_t n,
+                                           int64_t classes, float *dlogits) = 0;
+    // Mean squared error over all count elements; dpred (may be null) = 2 (pred - target) / count.
+    virtual float mse(const float *pred, const float *target, int64_t count, float *dpred) = 0;
+
+    // Inverted dropout: mask[i] = (keep ? 1 / (1 - p) : 0) with keep decided by mix64(seed + i),
+    // so a mask is the same on every device and thread count; y = x * mask.
+    virtual void dropoutForward(const float *x, float *y, float *mask, int64_t count, float p,
+                                uint64_t seed) = 0;
+    virtual void dropoutBackward(const float *dy, const float *mask, float *dx,
+                                 int64_t count) = 0;
+
+    // PyTorch's SGD: g' = g + wd*w; buf = first ? g' : momentum*buf + (1-dampening)*g';
+    // step = nesterov ? g' + momentum*buf : buf (plain g' when momentum is 0); w -= lr*step.
+    // buf may be null when momentum is 0.
+    virtual void sgdStep(float *w, const float *g, float *buf, int64_t count, const SgdParams &p,
+                         bool firstStep) = 0;
+    // PyTorch's Adam/AdamW with bias correction; step counts from 1.
+    virtual void adamStep(float *w, const float *g, float *m, float *v, int64_t count,
+                          const AdamParams &p, int64_t step) = 0;
+};
+
+// The backend for a device: "cpu" is oneDNN with the reference kernels for the small ops. Null
+// with a reason when the device is not available in this build or on this machine.
+Result<Backend *> backendFor(Device device);
+// The plain reference kernels: the oracle every other backend is tested against.
+Backend &referenceBackend();
+
+} // namespace fb

@@ -1,0 +1,1 @@
+# CPack settings arrive with packaging work.
