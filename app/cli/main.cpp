@@ -1,2 +1,236 @@
-// Temporary entry point until the real CLI lands.
-int main() { return 2; }
+// flowbench-cli: runs, validates and lists pipelines without a window (DESIGN.md contract).
+// People read progress on stderr; programs read the last stdout line, one JSON object.
+
+#include "app/cli/progress.h"
+#include "core/exec/runner.h"
+#include "core/graph/graph.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+using namespace fb;
+using nlohmann::json;
+
+namespace {
+
+constexpr int kExitOk = 0, kExitRunFailed = 1, kExitBadInput = 2;
+
+const char *kUsage =
+    R"(usage: flowbench-cli <command> [options]
+
+commands:
+  run PIPELINE.json      train and evaluate a pipeline
+      --device cpu|cuda[:N]   device (default: the train node's 'device' parameter)
+      --threads N             CPU threads (default: every core)
+      --set NODE.PARAM=VALUE  override a parameter (repeatable)
+      --out DIR               output folder (default: runs/<name>-<time>)
+      --events FILE|-         write the JSON-lines event stream (- = stdout)
+      --resume DIR            continue from the newest checkpoint under DIR
+  validate PIPELINE.json  check a pipeline; exit 2 with one line per problem
+  nodes [--json]          list every node type with its ports and parameters
+  --version               print the version
+
+exit codes: 0 success, 1 the run failed, 2 bad input or usage
+)";
+
+json errorJson(const Error &e)
+{
+    json j{{"message", e.message}};
+    j["node"] = e.node.empty() ? json(nullptr) : json(e.node);
+    if (!e.file.empty()) j["file"] = e.file;
+    if (e.line > 0) j["line"] = e.line;
+    return j;
+}
+
+int usageError(const std::string &message)
+{
+    std::fprintf(stderr, "flowbench-cli: %s\n\n%s", message.c_str(), kUsage);
+    return kExitBadInput;
+}
+
+void printProblems(const std::vector<Error> &problems)
+{
+    for (const auto &p : problems) std::fprintf(stderr, "%s\n", p.str().c_str());
+}
+
+Result<graph::PipelineDocument> loadAndValidate(const std::string &path,
+                                                const std::vector<std::string> &settings,
+                                                std::vector<Error> &problems)
+{
+    auto doc = graph::loadPipeline(path);
+    if (!doc.ok()) {
+        problems.push_back(doc.error());
+        return doc.error();
+    }
+    for (const auto &s : settings) {
+        Status st = graph::applySetting(doc.value(), s);
+        if (!st.ok()) problems.push_back(st.error());
+    }
+    if (!problems.empty()) return problems.front();
+    problems = graph::validate(doc.value());
+    if (!problems.empty()) return problems.front();
+    return doc;
+}
+
+int cmdValidate(int argc, char **argv)
+{
+    if (argc < 1) return usageError("validate needs a pipeline file");
+    std::vector<Error> problems;
+    auto doc = loadAndValidate(argv[0], {}, problems);
+    if (!problems.empty()) {
+        printProblems(problems);
+        std::fprintf(stderr, "%s: %zu problem%s\n", argv[0], problems.size(),
+                     problems.size() == 1 ? "" : "s");
+        return kExitBadInput;
+    }
+    std::fprintf(stderr, "%s: valid (%zu nodes, %zu edges)\n", argv[0], doc->nodes().size(),
+                 doc->edges().size());
+    return kExitOk;
+}
+
+int cmdNodes(int argc, char **argv)
+{
+    const bool asJson = argc >= 1 && std::strcmp(argv[0], "--json") == 0;
+    const auto &registry = graph::NodeTypeRegistry::builtin();
+    if (asJson)
+        std::cout << graph::nodeTypesJson(registry).dump(2) << "\n";
+    else
+        std::cout << graph::describeNodeTypes(registry);
+    return kExitOk;
+}
+
+std::string defaultOutDir(const std::string &pipelinePath)
+{
+    const std::time_t now = std::time(nullptr);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+    return "runs/" + std::filesystem::path(pipelinePath).stem().string() + "-" + stamp;
+}
+
+int cmdRun(int argc, char **argv)
+{
+    std::string pipeline, events;
+    std::vector<std::string> settings;
+    exec::RunOptions options;
+    for (int i = 0; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&](const char *flag) -> const char * {
+            if (i + 1 >= argc) return nullptr;
+            (void)flag;
+            return argv[++i];
+        };
+        const char *v = nullptr;
+        if (a == "--device" || a == "--threads" || a == "--set" || a == "--out" ||
+            a == "--events" || a == "--resume") {
+            v = value(a.c_str());
+            if (!v) return usageError(a + " needs a value");
+        }
+        if (a == "--device") options.device = v;
+        else if (a == "--threads") {
+            char *end = nullptr;
+            const long n = std::strtol(v, &end, 10);
+            if (!end || *end || n < 1 || n > 1024)
+                return usageError("--threads needs a whole number from 1 to 1024, got '" +
+                                  std::string(v) + "'");
+            options.threads = int(n);
+        } else if (a == "--set") settings.push_back(v);
+        else if (a == "--out") options.outDir = v;
+        else if (a == "--events") events = v;
+        else if (a == "--resume") options.resumeDir = v;
+        else if (a.starts_with("--")) return usageError("unknown option " + a);
+        else if (pipeline.empty()) pipeline = a;
+        else return usageError("unexpected argument " + a);
+    }
+    if (pipeline.empty()) return usageError("run needs a pipeline file");
+    if (options.outDir.empty()) options.outDir = defaultOutDir(pipeline);
+    options.pipelineName = pipeline;
+
+    cli::RunReporter reporter(events);
+    if (!reporter.ok())
+        return usageError("cannot open the event file '" + events + "' for writing");
+
+    json summary{{"status", "error"}, {"error", nullptr}, {"epochs", 0}, {"steps", 0},
+                 {"train_samples_per_s", 0}, {"test_accuracy", nullptr}, {"final_loss", nullptr},
+                 {"wall_s", 0}, {"device", options.device.empty() ? "cpu" : options.device},
+                 {"out_dir", options.outDir}};
+    const auto start = std::chrono::steady_clock::now();
+    auto finish = [&](int code) {
+        summary["wall_s"] =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        reporter.summary(summary);
+        std::cout << summary.dump() << std::endl;
+        return code;
+    };
+
+    std::vector<Error> problems;
+    auto doc = loadAndValidate(pipeline, settings, problems);
+    if (!problems.empty()) {
+        printProblems(problems);
+        for (const auto &p : problems) reporter.error(p);
+        summary["error"] = errorJson(problems.front());
+        if (problems.size() > 1)
+            summary["error"]["message"] = problems.front().message + " (and " +
+                                          std::to_string(problems.size() - 1) + " more)";
+        return finish(kExitBadInput);
+    }
+
+    auto result = exec::runPipeline(doc.value(), options, reporter);
+    if (!result.ok()) {
+        reporter.error(result.error());
+        std::fprintf(stderr, "error: %s\n", result.error().str().c_str());
+        summary["error"] = errorJson(result.error());
+        // Problems found before training started are bad input; later ones are a failed run.
+        return finish(reporter.started() ? kExitRunFailed : kExitBadInput);
+    }
+    const exec::RunSummary &s = result.value();
+    summary["status"] = "ok";
+    summary["epochs"] = s.epochs;
+    summary["steps"] = s.steps;
+    summary["train_samples_per_s"] = std::round(s.trainSamplesPerSecond * 10) / 10;
+    summary["test_accuracy"] = s.testAccuracy >= 0 ? json(s.testAccuracy) : json(nullptr);
+    summary["final_loss"] = s.finalLoss;
+    summary["device"] = s.device;
+    summary["out_dir"] = s.outDir;
+    return finish(kExitOk);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) return usageError("missing command");
+    const std::string cmd = argv[1];
+    try {
+        if (cmd == "run") return cmdRun(argc - 2, argv + 2);
+        if (cmd == "validate") return cmdValidate(argc - 2, argv + 2);
+        if (cmd == "nodes") return cmdNodes(argc - 2, argv + 2);
+        if (cmd == "--version" || cmd == "version") {
+            std::printf("flowbench-cli %s\n", FLOWBENCH_VERSION);
+            return kExitOk;
+        }
+        if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+            std::printf("%s", kUsage);
+            return kExitOk;
+        }
+    } catch (const std::bad_alloc &) {
+        std::fprintf(stderr, "error: out of memory\n");
+        std::cout << json{{"status", "error"}, {"error", {{"message", "out of memory"}}}}.dump()
+                  << std::endl;
+        return kExitRunFailed;
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        std::cout << json{{"status", "error"}, {"error", {{"message", e.what()}}}}.dump()
+                  << std::endl;
+        return kExitRunFailed;
+    }
+    return usageError("unknown command '" + cmd + "'");
+}

@@ -57,7 +57,9 @@ struct BatchNormDesc {
 };
 
 // ---- Kernels: made once per layer and batch size (shape inference and kernel choice happen at
-// compile time), then called every step. Outputs are overwritten, never accumulated. ----
+// compile time), then called every step. Outputs are overwritten, never accumulated.
+// As in a training step, backwardWeights gets the x of the latest forward call and the dy of the
+// latest backwardData call, unchanged since: fast kernels reuse the layouts they made for them. ----
 
 class ConvKernel {
 public:

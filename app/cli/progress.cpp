@@ -1,0 +1,168 @@
+#include "app/cli/progress.h"
+
+#include <unistd.h>
+
+#include <cmath>
+
+namespace fb::cli {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string duration(double s)
+{
+    if (!std::isfinite(s) || s < 0) return "?";
+    const long t = long(s + 0.5);
+    char buf[32];
+    if (t >= 3600)
+        std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+    else
+        std::snprintf(buf, sizeof buf, "%ld:%02ld", t / 60, t % 60);
+    return buf;
+}
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+} // namespace
+
+RunReporter::RunReporter(const std::string &eventsPath)
+{
+    m_tty = isatty(STDERR_FILENO);
+    m_start = m_lastLine = m_lastBar = m_lastEvent = Clock::now();
+    if (eventsPath == "-") {
+        m_events = stdout;
+    } else if (!eventsPath.empty()) {
+        m_events = std::fopen(eventsPath.c_str(), "w");
+        m_ownsEvents = true;
+        m_eventsOk = m_events != nullptr;
+    }
+}
+
+RunReporter::~RunReporter()
+{
+    if (m_ownsEvents && m_events) std::fclose(m_events);
+}
+
+void RunReporter::event(json e)
+{
+    if (!m_events) return;
+    e["t"] = std::round(since(m_start) * 1000) / 1000;
+    std::fprintf(m_events, "%s\n", e.dump().c_str());
+    std::fflush(m_events);
+}
+
+void RunReporter::clearBar()
+{
+    if (m_barShown) {
+        std::fprintf(stderr, "\r\033[K");
+        m_barShown = false;
+    }
+}
+
+void RunReporter::runStarted(const exec::RunInfo &info)
+{
+    m_started = true;
+    std::fprintf(stderr, "%s: %lld training samples, %lld steps per epoch, %lld parameters, "
+                         "device %s, %d threads\n%s",
+                 info.pipeline.c_str(), (long long)info.trainSamples,
+                 (long long)info.stepsPerEpoch, (long long)info.parameters, info.device.c_str(),
+                 info.threads, info.modelSummary.c_str());
+    if (!info.outDir.empty()) std::fprintf(stderr, "output: %s\n", info.outDir.c_str());
+    event({{"type", "run_start"}, {"version", 1}, {"pipeline", info.pipeline},
+           {"device", info.device}, {"threads", info.threads}, {"epochs", info.epochs},
+           {"first_epoch", info.firstEpoch}, {"steps_per_epoch", info.stepsPerEpoch},
+           {"train_samples", info.trainSamples}, {"parameters", info.parameters},
+           {"out_dir", info.outDir}, {"flowbench", FLOWBENCH_VERSION}});
+}
+
+void RunReporter::progress(const exec::Progress &p)
+{
+    const bool lastOfEpoch = p.stepInEpoch == p.stepsPerEpoch;
+    if (m_events && (since(m_lastEvent) >= 0.1 || lastOfEpoch)) {
+        m_lastEvent = Clock::now();
+        event({{"type", "progress"}, {"epoch", p.epoch + 1}, {"epochs", p.epochs},
+               {"step", p.step}, {"total_steps", p.totalSteps}, {"loss", p.loss},
+               {"accuracy", p.accuracy}, {"lr", p.lr}, {"samples_per_s", p.samplesPerSecond},
+               {"eta_s", p.etaSeconds}});
+    }
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "epoch %lld/%lld  step %lld/%lld  loss %.4f  acc %.3f  %.0f samples/s  ETA %s",
+                  (long long)(p.epoch + 1), (long long)p.epochs, (long long)p.stepInEpoch,
+                  (long long)p.stepsPerEpoch, p.loss, p.accuracy, p.samplesPerSecond,
+                  duration(p.etaSeconds).c_str());
+    if (m_tty) {
+        if (since(m_lastBar) < 0.1 && !lastOfEpoch) return;
+        m_lastBar = Clock::now();
+        const int width = 24;
+        const int filled = int(double(width) * double(p.stepInEpoch) /
+                               double(std::max<int64_t>(p.stepsPerEpoch, 1)));
+        std::string bar(size_t(filled), '#');
+        bar.resize(size_t(width), '.');
+        std::fprintf(stderr, "\r\033[K[%s] %s", bar.c_str(), text);
+        std::fflush(stderr);
+        m_barShown = true;
+    } else if (since(m_lastLine) >= 5.0) {
+        m_lastLine = Clock::now();
+        std::fprintf(stderr, "%s\n", text);
+    }
+}
+
+void RunReporter::epochFinished(const exec::EpochResult &r)
+{
+    clearBar();
+    std::string evals;
+    json evalJson = json::array();
+    for (const auto &e : r.evaluations) {
+        char buf[128];
+        std::snprintf(buf, sizeof buf, "  %s: loss %.4f acc %.4f", e.node.c_str(), e.loss,
+                      e.accuracy);
+        evals += buf;
+        evalJson.push_back({{"node", e.node}, {"loss", e.loss}, {"accuracy", e.accuracy},
+                            {"samples", e.samples}});
+    }
+    std::fprintf(stderr, "epoch %lld/%lld done in %s (%.0f samples/s)  train loss %.4f acc %.4f%s\n",
+                 (long long)(r.epoch + 1), (long long)r.epochs, duration(r.seconds).c_str(),
+                 r.samplesPerSecond, r.trainLoss, r.trainAccuracy, evals.c_str());
+    event({{"type", "epoch"}, {"epoch", r.epoch + 1}, {"epochs", r.epochs},
+           {"train_loss", r.trainLoss}, {"train_accuracy", r.trainAccuracy},
+           {"seconds", r.seconds}, {"samples_per_s", r.samplesPerSecond},
+           {"evaluations", evalJson}});
+}
+
+void RunReporter::checkpointWritten(const std::string &dir, int64_t epoch)
+{
+    event({{"type", "checkpoint"}, {"epoch", epoch}, {"dir", dir}});
+}
+
+void RunReporter::message(LogLevel level, const std::string &text)
+{
+    clearBar();
+    log(level, text);
+    static const char *names[] = {"debug", "info", "warning", "error"};
+    event({{"type", "log"}, {"level", names[int(level)]}, {"message", text}});
+}
+
+void RunReporter::error(const Error &e)
+{
+    clearBar();
+    json j{{"type", "error"}, {"message", e.message}};
+    j["node"] = e.node.empty() ? json(nullptr) : json(e.node);
+    if (!e.file.empty()) j["file"] = e.file;
+    event(j);
+}
+
+void RunReporter::summary(const json &s)
+{
+    clearBar();
+    // On stdout the summary itself is the last line; the stream gets its own copy elsewhere.
+    if (m_events && m_events != stdout) {
+        json e = s;
+        e["type"] = "summary";
+        event(e);
+    }
+}
+
+} // namespace fb::cli

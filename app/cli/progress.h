@@ -1,0 +1,43 @@
+#pragma once
+
+#include "core/exec/runner.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+namespace fb::cli {
+
+// Watches a run: progress for people on stderr (a live bar on a terminal, plain lines every few
+// seconds otherwise) and, with --events, the JSON-lines event stream (docs/events.md).
+class RunReporter : public exec::RunObserver {
+public:
+    explicit RunReporter(const std::string &eventsPath); // "" = none, "-" = stdout
+    ~RunReporter() override;
+    bool ok() const { return m_eventsOk; }
+    bool started() const { return m_started; }
+
+    void runStarted(const exec::RunInfo &info) override;
+    void progress(const exec::Progress &p) override;
+    void epochFinished(const exec::EpochResult &r) override;
+    void checkpointWritten(const std::string &dir, int64_t epoch) override;
+    void message(LogLevel level, const std::string &text) override;
+    void error(const Error &e);
+    void summary(const nlohmann::json &s);
+
+private:
+    void event(nlohmann::json e);
+    void clearBar();
+
+    std::FILE *m_events = nullptr;
+    bool m_ownsEvents = false;
+    bool m_eventsOk = true;
+    bool m_started = false;
+    bool m_tty = false;
+    bool m_barShown = false;
+    std::chrono::steady_clock::time_point m_start, m_lastLine, m_lastBar, m_lastEvent;
+};
+
+} // namespace fb::cli

@@ -1,1 +1,0 @@
-// Temporary: keeps the target non-empty until registry.cpp lands. Delete then.

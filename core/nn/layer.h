@@ -1,0 +1,60 @@
+#pragma once
+
+#include "core/backend/backend.h"
+#include "core/base/result.h"
+#include "core/base/rng.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fb::nn {
+
+// A trainable tensor and its gradient (the gradient exists once a training plan is made).
+struct Parameter {
+    std::string name; // "weight", "bias"
+    Tensor value;
+    Tensor grad;
+};
+
+// What a step needs besides tensors.
+struct StepContext {
+    bool training = true;
+    uint64_t seed = 0; // per step and layer: dropout masks
+};
+
+// A layer made for one batch size: its kernels and scratch memory are created once, when the
+// plan is compiled, and reused every step.
+class LayerRun {
+public:
+    virtual ~LayerRun() = default;
+    virtual void forward(const std::vector<const Tensor *> &in, const Tensor &out,
+                         const StepContext &ctx) = 0;
+    // din[i] is null where input i needs no gradient (the data itself). Writes (not adds) din
+    // and the parameters' gradients.
+    virtual void backward(const std::vector<const Tensor *> &in, const Tensor &out,
+                          const Tensor &dout, const std::vector<const Tensor *> &din,
+                          const StepContext &ctx) = 0;
+};
+
+class Layer {
+public:
+    virtual ~Layer() = default;
+    virtual std::string type() const = 0;
+    virtual int inputCount() const { return 1; }
+    // Shape inference on per-sample shapes (no batch dimension). Layers whose parameters depend
+    // on the input (Linear's in_features) create them here, once.
+    virtual Result<Shape> build(const std::vector<Shape> &inSample) = 0;
+    virtual std::vector<Parameter *> parameters() { return {}; }
+    // Non-trainable state saved with the weights (batch norm's running statistics).
+    virtual std::vector<std::pair<std::string, Tensor>> buffers() { return {}; }
+    // PyTorch's default initialization for this layer type.
+    virtual void initialize(Rng &rng) {}
+    // The output aliases the input's storage (Flatten): no copy in the forward pass.
+    virtual bool isView() const { return false; }
+    virtual std::unique_ptr<LayerRun> instantiate(Backend &backend,
+                                                  const std::vector<Shape> &in,
+                                                  const Shape &out) = 0;
+};
+
+} // namespace fb::nn

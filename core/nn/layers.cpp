@@ -1,0 +1,503 @@
+#include "core/nn/layers.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace fb::nn {
+
+void initUniformFanIn(Tensor &t, int64_t fanIn, Rng &rng)
+{
+    const float bound = fanIn > 0 ? 1.0f / std::sqrt(float(fanIn)) : 0.0f;
+    float *p = t.f32();
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] = rng.uniform(-bound, bound);
+}
+
+namespace {
+
+Parameter makeParam(const char *name, const Shape &shape)
+{
+    return Parameter{name, Tensor::zeros(shape), {}};
+}
+
+std::string shapeList(const std::vector<Shape> &s)
+{
+    std::string out;
+    for (size_t i = 0; i < s.size(); ++i) out += (i ? " and " : "") + s[i].str();
+    return out;
+}
+
+// ---- Linear ----
+
+class LinearRun final : public LayerRun {
+public:
+    LinearRun(Backend &b, const LinearDesc &d, Parameter &w, Parameter *bias)
+        : m_kernel(b.makeLinear(d)), m_w(w), m_b(bias) {}
+    void forward(const std::vector<const Tensor *> &in, const Tensor &out,
+                 const StepContext &) override
+    {
+        m_kernel->forward(in[0]->f32(), m_w.value.f32(), m_b ? m_b->value.f32() : nullptr,
+                          out.f32());
+    }
+    void backward(const std::vector<const Tensor *> &in, const Tensor &, const Tensor &dout,
+                  const std::vector<const Tensor *> &din, const StepContext &) override
+    {
+        if (din[0]) m_kernel->backwardData(dout.f32(), m_w.value.f32(), din[0]->f32());
+        m_kernel->backwardWeights(in[0]->f32(), dout.f32(), m_w.grad.f32(),
+                                  m_b ? m_b->grad.f32() : nullptr);
+    }
+
+private:
+    std::unique_ptr<LinearKernel> m_kernel;
+    Parameter &m_w;
+    Parameter *m_b;
+};
+
+class Linear final : public Layer {
+public:
+    Linear(int64_t out, bool bias) : m_out(out), m_hasBias(bias) {}
+    std::string type() const override { return "linear"; }
+    Result<Shape> build(const std::vector<Shape> &in) override
+    {
+        if (in[0].rank() != 1)
+            return makeError("linear expects a flat input of shape [features], got " +
+                             in[0].str() + "; put a flatten node before it");
+        m_in = in[0][0];
+        if (!m_w.value.defined() || m_w.value.shape() != Shape{m_out, m_in}) {
+            m_w = makeParam("weight", {m_out, m_in});
+            if (m_hasBias) m_b = makeParam("bias", {m_out});
+        }
+        return Shape{m_out};
+    }
+    std::vector<Parameter *> parameters() override
+    {
+        if (m_hasBias) return {&m_w, &m_b};
+        return {&m_w};
+    }
+    void initialize(Rng &rng) override
+    {
+        initUniformFanIn(m_w.value, m_in, rng);
+        if (m_hasBias) initUniformFanIn(m_b.value, m_in, rng);
+    }
+    std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &in,
+                                          const Shape &) override
+    {
+        return std::make_unique<LinearRun>(b, LinearDesc{in[0][0], m_in, m_out, m_hasBias}, m_w,
+                                           m_hasBias ? &m_b : nullptr);
+    }
+
+private:
+    int64_t m_out, m_in = 0;
+    bool m_hasBias;
+    Parameter m_w, m_b;
+};
+
+// ---- Conv2d ----
+
+class ConvRun final : public LayerRun {
+public:
+    ConvRun(Backend &b, const ConvDesc &d, Parameter &w, Parameter *bias)
+        : m_kernel(b.makeConv(d)), m_w(w), m_b(bias) {}
+    void forward(const std::vector<const Tensor *> &in, const Tensor &out,
+                 const StepContext &) override
+    {
+        m_kernel->forward(in[0]->f32(), m_w.value.f32(), m_b ? m_b->value.f32() : nullptr,
+                          out.f32());
+    }
+    void backward(const std::vector<const Tensor *> &in, const Tensor &, const Tensor &dout,
+                  const std::vector<const Tensor *> &din, const StepContext &) override
+    {
+        if (din[0]) m_kernel->backwardData(dout.f32(), m_w.value.f32(), din[0]->f32());
+        m_kernel->backwardWeights(in[0]->f32(), dout.f32(), m_w.grad.f32(),
+                                  m_b ? m_b->grad.f32() : nullptr);
+    }
+
+private:
+    std::unique_ptr<ConvKernel> m_kernel;
+    Parameter &m_w;
+    Parameter *m_b;
+};
+
+class Conv2d final : public Layer {
+public:
+    Conv2d(int64_t oc, int64_t k, int64_t s, int64_t p, bool bias)
+        : m_oc(oc), m_k(k), m_s(s), m_p(p), m_hasBias(bias) {}
+    std::string type() const override { return "conv2d"; }
+    Result<Shape> build(const std::vector<Shape> &in) override
+    {
+        if (in[0].rank() != 3)
+            return makeError("conv2d expects an image input of shape [channels, height, width], "
+                             "got " + in[0].str());
+        m_c = in[0][0];
+        const int64_t h = in[0][1], w = in[0][2];
+        const int64_t oh = (h + 2 * m_p - m_k) / m_s + 1, ow = (w + 2 * m_p - m_k) / m_s + 1;
+        if (h + 2 * m_p < m_k || w + 2 * m_p < m_k || oh < 1 || ow < 1)
+            return makeError("kernel " + std::to_string(m_k) + "x" + std::to_string(m_k) +
+                             " does not fit the input " + in[0].str() + " with padding " +
+                             std::to_string(m_p));
+        const Shape ws{m_oc, m_c, m_k, m_k};
+        if (!m_w.value.defined() || m_w.value.shape() != ws) {
+            m_w = makeParam("weight", ws);
+            if (m_hasBias) m_b = makeParam("bias", {m_oc});
+        }
+        return Shape{m_oc, oh, ow};
+    }
+    std::vector<Parameter *> parameters() override
+    {
+        if (m_hasBias) return {&m_w, &m_b};
+        return {&m_w};
+    }
+    void initialize(Rng &rng) override
+    {
+        const int64_t fanIn = m_c * m_k * m_k;
+        initUniformFanIn(m_w.value, fanIn, rng);
+        if (m_hasBias) initUniformFanIn(m_b.value, fanIn, rng);
+    }
+    std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &in,
+                                          const Shape &) override
+    {
+        const Shape &x = in[0];
+        ConvDesc d{x[0], x[1], x[2], x[3], m_oc, m_k, m_k, m_s, m_s, m_p, m_p, m_hasBias};
+        return std::make_unique<ConvRun>(b, d, m_w, m_hasBias ? &m_b : nullptr);
+    }
+
+private:
+    int64_t m_oc, m_k, m_s, m_p, m_c = 0;
+    bool m_hasBias;
+    Parameter m_w, m_b;
+};
+
+// ---- Pooling ----
+
+class PoolRun final : public LayerRun {
+public:
+    PoolRun(Backend &b, const PoolDesc &d) : m_kernel(b.makePool(d)) {}
+    void forward(const std::vector<const Tensor *> &in, const Tensor &out,
+                 const StepContext &) override
+    {
+        m_kernel->forward(in[0]->f32(), out.f32());
+    }
+    void backward(const std::vector<const Tensor *> &, const Tensor &, const Tensor &dout,
+                  const std::vector<const Tensor *> &din, const StepContext &) override
+    {
+        if (din[0]) m_kernel->backward(dout.f32(), din[0]->f32());
+    }
+
+private:
+    std::unique_ptr<PoolKernel> m_kernel;
+};
+
+class Pool2d final : public Layer {
+public:
+    Pool2d(PoolKind kind, int64_t k, int64_t s, int64_t p)
+        : m_kind(kind), m_k(k), m_s(s > 0 ? s : k), m_p(p) {}
+    std::string type() const override
+    {
+        return m_kind == PoolKind::Max ? "maxpool2d" : "avgpool2d";
+    }
+    Result<Shape> build(const std::vector<Shape> &in) override
+    {
+        if (in[0].rank() != 3)
+            return makeError(type() + " expects an image input of shape [channels, height, "
+                             "width], got " + in[0].str());
+        if (2 * m_p > m_k)
+            return makeError("padding " + std::to_string(m_p) +
+                             " must be at most half the kernel size " + std::to_string(m_k));
+        const int64_t h = in[0][1], w = in[0][2];
+        if (h + 2 * m_p < m_k || w + 2 * m_p < m_k)
+            return makeError("kernel " + std::to_string(m_k) + " is larger than the input " +
+                             in[0].str());
+        return Shape{in[0][0], (h + 2 * m_p - m_k) / m_s + 1, (w + 2 * m_p - m_k) / m_s + 1};
+    }
+    std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &in,
+                                          const Shape &) override
+    {
+        const Shape &x = in[0];
+        PoolDesc d{m_kind, x[0], x[1], x[2], x[3], m_k, m_k, m_s, m_s, m_p, m_p};
+        return std::make_unique<PoolRun>(b, d);
+    }
+
+private:
+    PoolKind m_kind;
+    int64_t m_k, m_s, m_p;
+};
+
+// ---- Activations ----
+
+class ActivationRun final : public LayerRun {
+public:
+    ActivationRun(Backend &b, const ActivationDesc &d) : m_kernel(b.makeActivation(d)) {}
+    void forward(const std::vector<const Tensor *> &in, const Tensor &out,
+                 const StepContext &) override
+    {
+        m_kernel->forward(in[0]->f32(), out.f32());
+    }
+    void backward(const std::vector<const Tensor *> &in, const Tensor &, const Tensor &dout,
+                  const std::vector<const Tensor *> &din, const StepContext &) override
+    {
+        if (din[0]) m_kernel->backward(in[0]->f32(), dout.f32(), din[0]->f32());
+    }
+
+private:
+    std::unique_ptr<ActivationKernel> m_kernel;
+};
+
+class ActivationLayer final : public Layer {
+public:
+    ActivationLayer(Activation kind, float alpha) : m_kind(kind), m_alpha(alpha) {}
+    std::string type() const override
+    {
+        switch (m_kind) {
+        case Activation::Relu: return "relu";
+        case Activation::LeakyRelu: return "leaky_relu";
+        case Activation::Sigmoid: return "sigmoid";
+        case Activation::Tanh: return "tanh";
+        case Activation::Gelu: return "gelu";
+        }
+        return "activation";
+    }
+    Result<Shape> build(const std::vector<Shape> &in) override { return in[0]; }
+    std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &in,
+                                          const Shape &) override
+    {
+        return std::make_unique<ActivationRun>(b, ActivationDesc{m_kind, in[0].numel(), m_alpha});
+    }
+
+private:
+    Activation m_kind;
+    float m_alpha;
+};
+
+// ---- Flatten: a view forward; backward copies the gradient into the input's buffer. ----
+
+class FlattenRun final : public LayerRun {
+public:
+    void forward(const std::vector<const Tensor *> &, const Tensor &, const StepContext &) override
+    {
+    }
+    void backward(const std::vector<const Tensor *> &, const Tensor &, const Tensor &dout,
+                  const std::vector<const Tensor *> &din, const StepContext &) override
+    {
+        if (din[0]) std::memcpy(din[0]->raw(), dout.raw(), dout.bytes());
+    }
+};
+
+class Flatten final : public Layer {
+public:
+    std::string type() const override { return "flatten"; }
+    Result<Shape> build(const std::vector<Shape> &in) override { return Shape{in[0].numel()}; }
+    bool isView() const override { return true; }
+    std::unique_ptr<LayerRun> instantiate(Backend &, const std::vector<Shape> &,
+                                          const Shape &) override
+    {
+        return std::make_unique<FlattenRun>();
+    }
+};
+
+// ---- Dropout ----
+
+class DropoutRun final : public LayerRun {
+public:
+    DropoutRun(Backend &b, const Shape &s, float p) : m_b(b), m_p(p), m_mask(b.empty(s)) {}
+    void forward(const std::vector<const Tensor *> &in, const Tensor &out,
+                 const StepContext &ctx) override
+    {
+        if (ctx.training && m_p > 0) {
+            m_b.dropoutForward(in[0]->f32(), out.f32(), m_mask.f32(), out.numel(), m_p, ctx.seed);
+        } else {
+            m_b.copy(out.raw(), in[0]->raw(), out.bytes());
+        }
+    }
+    void backward(const std::vector<const Tensor *> &, const Tensor &, const Tensor &dout,
+                  const std::vector<const Tensor *> &din, const StepContext &ctx) override
+    {
+        if (!din[0]) return;
+        if (m_p > 0)
+            m_b.dropoutBackward(dout.f32(), m_mask.f32(), din[0]->f32(), dout.numel());
+        else
+            m_b.copy(din[0]->raw(), dout.raw(), dout.bytes());
+    }
+
+private:
+    Backend &m_b;
+    float m_p;
+    Tensor m_mask;
+};
+
+class Dropout final : public Layer {
+public:
+    explicit Dropout(float p) : m_p(p) {}
+    std::string type() const override { return "dropout"; }
+    Result<Shape> build(const std::vector<Shape> &in) override { return in[0]; }
+    std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &in,
+                                          const Shape &) override
+    {
+        return std::make_unique<DropoutRun>(b, in[0], m_p);
+    }
+
+private:
+    float m_p;
+};
+
+// ---- BatchNorm2d: batch statistics in training (running averages updated as PyTorch does,
+// with the unbiased variance), running statistics in evaluation. ----
+
+class BatchNormRun final : public LayerRun {
+public:
+    BatchNormRun(Backend &b, const BatchNormDesc &d, Parameter &g, Parameter &beta,
+                 Tensor &runMean, Tensor &runVar, float momentum)
+        : m_kernel(b.makeBatchNorm(d)), m_g(g), m_beta(beta), m_runMean(runMean),
+          m_runVar(runVar), m_momentum(momentum), m_mean(Tensor::empty({d.c})),
+          m_var(Tensor::empty({d.c})), m_count(d.n * d.h * d.w)
+    {
+    }
+    void forward(const std::vector<const Tensor *> &in, const Tensor &out,
+                 const StepContext &ctx) override
+    {
+        if (!ctx.training) {
+            m_kernel->forwardInference(in[0]->f32(), m_g.value.f32(), m_beta.value.f32(),
+                                       m_runMean.f32(), m_runVar.f32(), out.f32());
+            return;
+        }
+        m_kernel->forwardTraining(in[0]->f32(), m_g.value.f32(), m_beta.value.f32(), out.f32(),
+                                  m_mean.f32(), m_var.f32());
+        const float unbias = m_count > 1 ? float(m_count) / float(m_count - 1) : 1.0f;
+        float *rm = m_runMean.f32(), *rv = m_runVar.f32();
+        for (int64_t c = 0; c < m_mean.numel(); ++c) {
+            rm[c] = (1 - m_momentum) * rm[c] + m_momentum * m_mean.f32()[c];
+            rv[c] = (1 - m_momentum) * rv[c] + m_momentum * m_var.f32()[c] * unbias;
+        }
+    }
+    void backward(const std::vector<const Tensor *> &in, const Tensor &, const Tensor &dout,
+                  const std::vector<const Tensor *> &din, const StepContext &) override
+    {
+        // oneDNN computes dx with dgamma/dbeta in one pass; with no din we still need those.
+        Tensor scratch;
+        float *dx = din[0] ? din[0]->f32() : nullptr;
+        if (!dx) {
+            scratch = Tensor::empty(in[0]->shape());
+            dx = scratch.f32();
+        }
+        m_kernel->backward(in[0]->f32(), dout.f32(), m_g.value.f32(), m_mean.f32(), m_var.f32(),
+                           dx, m_g.grad.f32(), m_beta.grad.f32());
+    }
+
+private:
+    std::unique_ptr<BatchNormKernel> m_kernel;
+    Parameter &m_g, &m_beta;
+    Tensor &m_runMean, &m_runVar;
+    float m_momentum;
+    Tensor m_mean, m_var;
+    int64_t m_count;
+};
+
+class BatchNorm2d final : public Layer {
+public:
+    BatchNorm2d(float eps, float momentum) : m_eps(eps), m_momentum(momentum) {}
+    std::string type() const override { return "batchnorm2d"; }
+    Result<Shape> build(const std::vector<Shape> &in) override
+    {
+        if (in[0].rank() != 3)
+            return makeError("batchnorm2d expects an image input of shape [channels, height, "
+                             "width], got " + in[0].str());
+        const int64_t c = in[0][0];
+        if (!m_g.value.defined() || m_g.value.numel() != c) {
+            m_g = makeParam("weight", {c});
+            m_beta = makeParam("bias", {c});
+            m_runMean = Tensor::zeros({c});
+            m_runVar = Tensor::zeros({c});
+            reset();
+        }
+        return in[0];
+    }
+    std::vector<Parameter *> parameters() override { return {&m_g, &m_beta}; }
+    std::vector<std::pair<std::string, Tensor>> buffers() override
+    {
+        return {{"running_mean", m_runMean}, {"running_var", m_runVar}};
+    }
+    void initialize(Rng &) override { reset(); }
+    void reset()
+    {
+        m_g.value.fill(1.0f);
+        m_beta.value.fill(0.0f);
+        m_runMean.fill(0.0f);
+        m_runVar.fill(1.0f);
+    }
+    std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &in,
+                                          const Shape &) override
+    {
+        const Shape &x = in[0];
+        return std::make_unique<BatchNormRun>(b, BatchNormDesc{x[0], x[1], x[2], x[3], m_eps}, m_g,
+                                              m_beta, m_runMean, m_runVar, m_momentum);
+    }
+
+private:
+    float m_eps, m_momentum;
+    Parameter m_g, m_beta;
+    Tensor m_runMean, m_runVar;
+};
+
+// ---- Add (residual): both inputs must have the same shape. ----
+
+class AddRun final : public LayerRun {
+public:
+    explicit AddRun(Backend &b) : m_b(b) {}
+    void forward(const std::vector<const Tensor *> &in, const Tensor &out,
+                 const StepContext &) override
+    {
+        m_b.add(in[0]->f32(), in[1]->f32(), out.f32(), out.numel());
+    }
+    void backward(const std::vector<const Tensor *> &, const Tensor &, const Tensor &dout,
+                  const std::vector<const Tensor *> &din, const StepContext &) override
+    {
+        for (const Tensor *d : din)
+            if (d) m_b.copy(d->raw(), dout.raw(), dout.bytes());
+    }
+
+private:
+    Backend &m_b;
+};
+
+class Add final : public Layer {
+public:
+    std::string type() const override { return "add"; }
+    int inputCount() const override { return 2; }
+    Result<Shape> build(const std::vector<Shape> &in) override
+    {
+        if (in[0] != in[1])
+            return makeError("add needs inputs of the same shape, got " + shapeList(in));
+        return in[0];
+    }
+    std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &,
+                                          const Shape &) override
+    {
+        return std::make_unique<AddRun>(b);
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Layer> makeLinear(int64_t outFeatures, bool bias)
+{
+    return std::make_unique<Linear>(outFeatures, bias);
+}
+std::unique_ptr<Layer> makeConv2d(int64_t oc, int64_t k, int64_t s, int64_t p, bool bias)
+{
+    return std::make_unique<Conv2d>(oc, k, s, p, bias);
+}
+std::unique_ptr<Layer> makePool2d(PoolKind kind, int64_t k, int64_t s, int64_t p)
+{
+    return std::make_unique<Pool2d>(kind, k, s, p);
+}
+std::unique_ptr<Layer> makeActivation(Activation kind, float alpha)
+{
+    return std::make_unique<ActivationLayer>(kind, alpha);
+}
+std::unique_ptr<Layer> makeFlatten() { return std::make_unique<Flatten>(); }
+std::unique_ptr<Layer> makeDropout(float p) { return std::make_unique<Dropout>(p); }
+std::unique_ptr<Layer> makeBatchNorm2d(float eps, float momentum)
+{
+    return std::make_unique<BatchNorm2d>(eps, momentum);
+}
+std::unique_ptr<Layer> makeAdd() { return std::make_unique<Add>(); }
+
+} // namespace fb::nn

@@ -1,0 +1,27 @@
+#pragma once
+
+#include "core/backend/backend.h"
+
+#include <memory>
+#include <string>
+
+namespace fb::nn {
+
+// A loss against integer class labels: the value, the number of correct arg-max predictions,
+// and the gradient with respect to the model's output.
+class Loss {
+public:
+    virtual ~Loss() = default;
+    virtual std::string type() const = 0;
+    // Checks the model's per-sample output shape against the data's class count.
+    virtual Status check(const Shape &outputSample, int32_t classes) const;
+    // dout may be null (evaluation).
+    virtual LossResult compute(Backend &b, const Tensor &out, const Tensor &labels,
+                               const Tensor *dout) = 0;
+};
+
+std::unique_ptr<Loss> makeCrossEntropy();
+// Mean squared error against one-hot labels.
+std::unique_ptr<Loss> makeMse();
+
+} // namespace fb::nn

@@ -1,0 +1,239 @@
+#include "core/nn/model.h"
+
+#include "core/base/check.h"
+
+#include <cstdio>
+
+namespace fb::nn {
+
+int Model::valueOf(const std::string &id) const
+{
+    if (id == m_inputId) return 0;
+    for (size_t i = 0; i < m_nodes.size(); ++i)
+        if (m_nodes[i].id == id) return int(i) + 1;
+    return -1;
+}
+
+Status Model::addLayer(std::string id, std::unique_ptr<Layer> layer,
+                       std::vector<std::string> inputs)
+{
+    if (int(inputs.size()) != layer->inputCount())
+        return nodeError(id, layer->type() + " takes " + std::to_string(layer->inputCount()) +
+                                 " input(s), got " + std::to_string(inputs.size()));
+    Node n{std::move(id), std::move(layer), {}, {}};
+    for (const auto &in : inputs) {
+        const int v = valueOf(in);
+        if (v < 0) return nodeError(n.id, "input '" + in + "' is not an earlier node of the model");
+        n.inputs.push_back(v);
+    }
+    m_nodes.push_back(std::move(n));
+    m_compiled = false;
+    return {};
+}
+
+Status Model::setOutput(const std::string &id)
+{
+    m_output = valueOf(id);
+    if (m_output <= 0) return nodeError(id, "the model's output must be a layer");
+    return {};
+}
+
+Status Model::compile(const Shape &inputSample)
+{
+    if (m_output <= 0) return makeError("the model has no output layer");
+    m_inputSample = inputSample;
+    std::vector<Shape> shapes{inputSample};
+    for (auto &n : m_nodes) {
+        std::vector<Shape> in;
+        for (int v : n.inputs) in.push_back(shapes[size_t(v)]);
+        auto out = n.layer->build(in);
+        if (!out.ok()) {
+            std::string from;
+            for (size_t i = 0; i < n.inputs.size(); ++i) {
+                const int v = n.inputs[i];
+                from += (i ? ", " : "") + std::string("'") +
+                        (v == 0 ? m_inputId : m_nodes[size_t(v - 1)].id) + "' gives " +
+                        shapes[size_t(v)].str();
+            }
+            return nodeError(n.id, out.error().message + " (input: " + from + ")");
+        }
+        n.outSample = out.value();
+        shapes.push_back(out.value());
+    }
+    m_outputSample = shapes[size_t(m_output)];
+    m_compiled = true;
+    m_plans.clear();
+    return {};
+}
+
+void Model::initialize(uint64_t seed)
+{
+    Rng rng(seed);
+    for (auto &n : m_nodes) n.layer->initialize(rng);
+}
+
+std::vector<NamedParameter> Model::parameters()
+{
+    std::vector<NamedParameter> out;
+    for (auto &n : m_nodes)
+        for (Parameter *p : n.layer->parameters()) out.push_back({n.id + "." + p->name, p});
+    return out;
+}
+
+std::vector<std::pair<std::string, Tensor>> Model::buffers()
+{
+    std::vector<std::pair<std::string, Tensor>> out;
+    for (auto &n : m_nodes)
+        for (auto &[name, t] : n.layer->buffers()) out.emplace_back(n.id + "." + name, t);
+    return out;
+}
+
+int64_t Model::parameterCount()
+{
+    int64_t count = 0;
+    for (auto &p : parameters()) count += p.param->value.numel();
+    return count;
+}
+
+std::string Model::summary()
+{
+    std::string out;
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-14s %-12s %-18s %s\n", "node", "type", "output",
+                  "parameters");
+    out += line;
+    std::snprintf(line, sizeof line, "  %-14s %-12s %-18s\n", m_inputId.c_str(), "input",
+                  m_inputSample.str().c_str());
+    out += line;
+    for (auto &n : m_nodes) {
+        int64_t count = 0;
+        for (Parameter *p : n.layer->parameters()) count += p->value.numel();
+        std::snprintf(line, sizeof line, "  %-14s %-12s %-18s %lld\n", n.id.c_str(),
+                      n.layer->type().c_str(), n.outSample.str().c_str(), (long long)count);
+        out += line;
+    }
+    return out;
+}
+
+Plan &Model::plan(Backend &backend, int64_t batch, bool training)
+{
+    FB_ASSERT(m_compiled, "compile the model before making a plan");
+    if (m_planBackend != &backend) {
+        m_plans.clear();
+        m_planBackend = &backend;
+    }
+    auto &slot = m_plans[{batch, training}];
+    if (!slot) slot = makePlan(backend, batch, training);
+    return *slot;
+}
+
+std::unique_ptr<Plan> Model::makePlan(Backend &backend, int64_t batch, bool training)
+{
+    auto plan = std::make_unique<Plan>();
+    Plan &p = *plan;
+    p.m_batch = batch;
+    p.m_training = training;
+    p.m_output = m_output;
+    p.m_backend = &backend;
+    const size_t values = m_nodes.size() + 1;
+    p.m_values.resize(values);
+    p.m_grads.resize(values);
+    std::vector<Shape> shapes(values);
+    shapes[0] = m_inputSample.prepend(batch);
+
+    for (size_t i = 0; i < m_nodes.size(); ++i) {
+        Node &n = m_nodes[i];
+        const int v = int(i) + 1;
+        shapes[size_t(v)] = n.outSample.prepend(batch);
+        Plan::Step step;
+        step.node = int(i);
+        step.in = n.inputs;
+        step.view = n.layer->isView();
+        step.outShape = shapes[size_t(v)];
+        std::vector<Shape> inShapes;
+        for (int u : n.inputs) inShapes.push_back(shapes[size_t(u)]);
+        step.run = n.layer->instantiate(backend, inShapes, shapes[size_t(v)]);
+        if (!step.view) {
+            p.m_values[size_t(v)] = backend.empty(shapes[size_t(v)]);
+            p.m_bytes += p.m_values[size_t(v)].bytes();
+        }
+        p.m_steps.push_back(std::move(step));
+    }
+
+    if (training) {
+        for (auto &np : parameters())
+            if (!np.param->grad.defined()) np.param->grad = backend.empty(np.param->value.shape());
+        for (size_t v = 1; v < values; ++v) {
+            p.m_grads[v] = backend.empty(shapes[v]);
+            p.m_bytes += p.m_grads[v].bytes();
+        }
+        // Walk the backward pass once to see which gradients several consumers add to: the
+        // first writes the value's gradient, the others write scratch that is then added.
+        std::vector<bool> written(values, false);
+        written[size_t(m_output)] = true;
+        for (auto it = p.m_steps.rbegin(); it != p.m_steps.rend(); ++it) {
+            it->scratchFor.assign(it->in.size(), -1);
+            for (size_t k = 0; k < it->in.size(); ++k) {
+                const int u = it->in[k];
+                if (u == 0) continue;
+                if (!written[size_t(u)]) {
+                    written[size_t(u)] = true;
+                } else {
+                    it->scratchFor[k] = int(p.m_scratch.size());
+                    p.m_scratch.push_back(backend.empty(shapes[size_t(u)]));
+                    p.m_bytes += p.m_scratch.back().bytes();
+                }
+            }
+        }
+    }
+    return plan;
+}
+
+const Tensor &Plan::forward(const Tensor &x, const StepContext &ctx)
+{
+    FB_ASSERT(x.shape()[0] == m_batch, "batch size differs from the plan's");
+    m_values[0] = x;
+    std::vector<const Tensor *> in;
+    StepContext stepCtx = ctx;
+    stepCtx.training = m_training && ctx.training;
+    for (auto &s : m_steps) {
+        const size_t out = size_t(s.node) + 1;
+        if (s.view) m_values[out] = m_values[size_t(s.in[0])].reshaped(s.outShape);
+        in.clear();
+        for (int u : s.in) in.push_back(&m_values[size_t(u)]);
+        stepCtx.seed = mix64(ctx.seed ^ mix64(uint64_t(s.node) + 1));
+        s.run->forward(in, m_values[out], stepCtx);
+    }
+    return m_values[size_t(m_output)];
+}
+
+void Plan::backward(const StepContext &ctx)
+{
+    FB_ASSERT(m_training, "backward needs a training plan");
+    std::vector<const Tensor *> in, din;
+    StepContext stepCtx = ctx;
+    for (auto it = m_steps.rbegin(); it != m_steps.rend(); ++it) {
+        const size_t out = size_t(it->node) + 1;
+        in.clear();
+        din.clear();
+        for (size_t k = 0; k < it->in.size(); ++k) {
+            const int u = it->in[k];
+            in.push_back(&m_values[size_t(u)]);
+            if (u == 0)
+                din.push_back(nullptr);
+            else if (it->scratchFor[k] >= 0)
+                din.push_back(&m_scratch[size_t(it->scratchFor[k])]);
+            else
+                din.push_back(&m_grads[size_t(u)]);
+        }
+        stepCtx.seed = mix64(ctx.seed ^ mix64(uint64_t(it->node) + 1));
+        it->run->backward(in, m_values[out], m_grads[out], din, stepCtx);
+        for (size_t k = 0; k < it->in.size(); ++k) {
+            if (it->scratchFor[k] < 0) continue;
+            const Tensor &g = m_grads[size_t(it->in[k])];
+            m_backend->accumulate(g.f32(), m_scratch[size_t(it->scratchFor[k])].f32(), g.numel());
+        }
+    }
+}
+
+} // namespace fb::nn

@@ -1,0 +1,101 @@
+#pragma once
+
+#include "core/nn/layer.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fb::nn {
+
+struct NamedParameter {
+    std::string name; // "conv1.weight"
+    Parameter *param;
+};
+
+class Model;
+
+// A model compiled for one batch size and mode: every activation and gradient buffer, and every
+// kernel, is made once here and reused step after step.
+class Plan {
+public:
+    // Runs the model on x ([batch, ...sample shape], float32) and returns the output.
+    const Tensor &forward(const Tensor &x, const StepContext &ctx);
+    // Where the loss writes d(loss)/d(output) before backward().
+    const Tensor &outputGrad() const { return m_grads[size_t(m_output)]; }
+    // Fills every parameter's gradient (overwriting it).
+    void backward(const StepContext &ctx);
+    int64_t batch() const { return m_batch; }
+    // Bytes of activations, gradients and scratch this plan holds.
+    size_t bytes() const { return m_bytes; }
+
+private:
+    friend class Model;
+    struct Step {
+        int node;                    // index into the model's nodes
+        std::vector<int> in;         // value ids (0 = model input)
+        std::vector<int> scratchFor; // per input: scratch index, or -1 to write the value's grad
+        std::unique_ptr<LayerRun> run;
+        bool view = false;
+        Shape outShape;
+    };
+    Backend *m_backend = nullptr;
+    int64_t m_batch = 0;
+    int m_output = 0;
+    bool m_training = false;
+    std::vector<Tensor> m_values; // value v = output of node v-1; value 0 = model input
+    std::vector<Tensor> m_grads;  // training only; m_grads[0] unused
+    std::vector<Tensor> m_scratch;
+    std::vector<Step> m_steps;
+    size_t m_bytes = 0;
+};
+
+// The model part of a pipeline: a static DAG of layers from one input to one output.
+class Model {
+public:
+    Model() = default;
+    Model(Model &&) = default;
+    Model &operator=(Model &&) = default;
+
+    void setInput(std::string id) { m_inputId = std::move(id); }
+    // Layers are added in topological order: inputs name the input node or earlier layers.
+    Status addLayer(std::string id, std::unique_ptr<Layer> layer, std::vector<std::string> inputs);
+    Status setOutput(const std::string &id);
+
+    // Shape inference for one sample; a mismatch is an error naming the node and both shapes.
+    Status compile(const Shape &inputSample);
+    // Same seed, same weights (PyTorch's default schemes, our own generator).
+    void initialize(uint64_t seed);
+
+    std::vector<NamedParameter> parameters();
+    std::vector<std::pair<std::string, Tensor>> buffers(); // "bn1.running_mean"
+    int64_t parameterCount();
+    const Shape &inputSample() const { return m_inputSample; }
+    const Shape &outputSample() const { return m_outputSample; }
+    // One line per layer: id, type, output shape, parameter count.
+    std::string summary();
+
+    // The plan for this batch size and mode, made on first use.
+    Plan &plan(Backend &backend, int64_t batch, bool training);
+
+private:
+    struct Node {
+        std::string id;
+        std::unique_ptr<Layer> layer;
+        std::vector<int> inputs; // value ids
+        Shape outSample;
+    };
+    int valueOf(const std::string &id) const; // -1 when unknown
+    std::unique_ptr<Plan> makePlan(Backend &backend, int64_t batch, bool training);
+
+    std::string m_inputId;
+    std::vector<Node> m_nodes;
+    int m_output = -1; // value id
+    Shape m_inputSample, m_outputSample;
+    bool m_compiled = false;
+    std::map<std::pair<int64_t, bool>, std::unique_ptr<Plan>> m_plans;
+    Backend *m_planBackend = nullptr;
+};
+
+} // namespace fb::nn
