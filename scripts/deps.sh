@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Flowbench needs, and only the ones that are missing.
+#
+#   scripts/deps.sh            build tools and libraries + the Fashion-MNIST data set
+#   scripts/deps.sh --bench    ... plus PyTorch and NumPy for bench/cpu_vs_peer.py's peer
+#   scripts/deps.sh --check    install nothing; list what is missing (exit 1 if anything is)
+#
+# Safe to run again and again: a package counts as present when dpkg-query reports
+# "install ok installed", and apt-get runs only when something is missing. Non-interactive
+# (DEBIAN_FRONTEND=noninteractive), so it works in CI with no stdin. Needs root, or sudo.
+# The last line on stdout says what was installed, or that everything was present.
+set -euo pipefail
+
+BUILD_PKGS=(build-essential cmake ninja-build pkg-config qt6-base-dev libdnnl-dev
+            nlohmann-json3-dev zlib1g-dev libopencv-dev)
+DATA_PKGS=(dataset-fashion-mnist)
+BENCH_PKGS=(python3-torch python3-numpy)
+
+usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; }
+
+want_bench=0
+check_only=0
+for arg in "$@"; do
+    case "$arg" in
+        --bench) want_bench=1 ;;
+        --check) check_only=1 ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "deps: unknown option '$arg' (try --help)" >&2; exit 2 ;;
+    esac
+done
+
+groups="build data"
+wanted=("${BUILD_PKGS[@]}" "${DATA_PKGS[@]}")
+if (( want_bench )); then
+    groups+=" bench"
+    wanted+=("${BENCH_PKGS[@]}")
+fi
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+    echo "deps: dpkg-query not found: this script supports Debian 12 only." >&2
+    echo "deps: install these packages (or their equivalents) by hand: ${wanted[*]}" >&2
+    exit 1
+fi
+
+is_installed() {
+    [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]
+}
+
+missing=()
+for p in "${wanted[@]}"; do
+    is_installed "$p" || missing+=("$p")
+done
+
+if (( ${#missing[@]} == 0 )); then
+    echo "deps: all ${#wanted[@]} packages present ($groups)"
+    exit 0
+fi
+
+if (( check_only )); then
+    echo "deps: missing ${#missing[@]} package(s): ${missing[*]}"
+    exit 1
+fi
+
+# Root runs apt-get directly; otherwise sudo (non-interactive -n when there is no terminal,
+# so CI fails with a message instead of waiting for a password nobody will type).
+as_root=()
+if (( EUID != 0 )); then
+    if ! command -v sudo >/dev/null 2>&1; then
+        echo "deps: missing packages: ${missing[*]}" >&2
+        echo "deps: not running as root and sudo is not available; as root, run:" >&2
+        echo "      apt-get update && apt-get install -y --no-install-recommends ${missing[*]}" >&2
+        exit 1
+    fi
+    if [[ -t 0 ]]; then as_root=(sudo); else as_root=(sudo -n); fi
+fi
+apt=("${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get)
+
+echo "deps: installing ${missing[*]}" >&2
+# apt's chatter goes to stderr so that stdout carries only the one summary line.
+if ! "${apt[@]}" update -q >&2; then
+    echo "deps: 'apt-get update' failed (network, sources.list, or permissions?)" >&2
+    exit 1
+fi
+if ! "${apt[@]}" install -y -q --no-install-recommends "${missing[@]}" >&2; then
+    echo "deps: 'apt-get install' failed for: ${missing[*]}" >&2
+    exit 1
+fi
+
+still=()
+for p in "${missing[@]}"; do
+    is_installed "$p" || still+=("$p")
+done
+if (( ${#still[@]} )); then
+    echo "deps: apt-get finished but these are still not installed: ${still[*]}" >&2
+    exit 1
+fi
+echo "deps: installed ${#missing[@]} package(s): ${missing[*]} ($groups now complete)"

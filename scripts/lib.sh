@@ -1,0 +1,38 @@
+# shellcheck shell=bash
+# Shared helpers for scripts/*.sh. Source it; do not run it.
+#
+#   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+#   fb_cd_root     # cd to the repository root, wherever the caller was started from
+#   fb_build       # configure (first time only) and build into build/
+
+# The repository root: the parent of the folder holding this file.
+FB_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+FB_BUILD_DIR="build"
+
+fb_say() { printf '%s\n' "$*" >&2; }
+fb_die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+fb_cd_root() { cd "$FB_ROOT" || fb_die "cannot cd to $FB_ROOT"; }
+
+# Configure with the contract's command line when build/ has no Ninja build yet; afterwards
+# `cmake --build` re-runs CMake by itself whenever a CMakeLists.txt changed. An existing
+# configuration (say a Debug build a developer chose) is left as it is.
+# FLOWBENCH_JOBS=N limits parallel compile jobs (each C++ job can take a GB of memory).
+fb_build() {
+    fb_cd_root
+    command -v cmake >/dev/null || fb_die "cmake not found: run scripts/deps.sh first"
+    command -v ninja >/dev/null || fb_die "ninja not found: run scripts/deps.sh first"
+    if [[ ! -f "$FB_BUILD_DIR/build.ninja" ]]; then
+        if [[ -f "$FB_BUILD_DIR/CMakeCache.txt" ]] &&
+            ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' "$FB_BUILD_DIR/CMakeCache.txt"; then
+            fb_die "$FB_BUILD_DIR/ was configured with another generator; remove it (rm -rf $FB_BUILD_DIR) and run again"
+        fi
+        fb_say "== configure: cmake -S . -B $FB_BUILD_DIR -G Ninja -DCMAKE_BUILD_TYPE=Release"
+        cmake -S . -B "$FB_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release ||
+            fb_die "CMake configure failed (see above)"
+    fi
+    local jobs=()
+    [[ -n "${FLOWBENCH_JOBS:-}" ]] && jobs=(--parallel "$FLOWBENCH_JOBS")
+    fb_say "== build: cmake --build $FB_BUILD_DIR ${jobs[*]}"
+    cmake --build "$FB_BUILD_DIR" "${jobs[@]}" || fb_die "build failed (see above)"
+}
