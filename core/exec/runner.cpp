@@ -19,7 +19,12 @@ using Clock = std::chrono::steady_clock;
 std::string pipelineHash(const graph::PipelineDocument &doc)
 {
     nlohmann::json canon = nlohmann::json::parse(graph::serializePipeline(doc));
-    for (auto &n : canon["nodes"]) n.erase("position");
+    for (auto &n : canon["nodes"]) {
+        n.erase("position");
+        // Training longer, checkpointing more often or moving device continues the same run.
+        if (n.value("type", "") == "train" && n.contains("params"))
+            for (const char *k : {"epochs", "checkpoint_every", "device"}) n["params"].erase(k);
+    }
     const std::string text = canon.dump();
     uint64_t h = 1469598103934665603ull;
     for (unsigned char c : text) {

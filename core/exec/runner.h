@@ -67,8 +67,9 @@ public:
 Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOptions &options,
                                RunObserver &observer);
 
-// FNV-1a of the pipeline's canonical JSON without positions: a checkpoint from another pipeline
-// is refused on resume.
+// FNV-1a of the pipeline's canonical JSON without positions and without the train node's epochs,
+// checkpoint_every and device (changing those continues the same run): a checkpoint from another
+// pipeline is refused on resume.
 std::string pipelineHash(const graph::PipelineDocument &doc);
 
 } // namespace fb::exec

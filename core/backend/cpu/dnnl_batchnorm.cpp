@@ -2,6 +2,8 @@
 
 #include "core/backend/cpu/dnnl_kernels.h"
 
+#include <vector>
+
 namespace fb::dnnlx {
 namespace {
 
@@ -9,7 +11,7 @@ using namespace dnnl;
 
 class DnnlBatchNorm final : public BatchNormKernel {
 public:
-    explicit DnnlBatchNorm(const BatchNormDesc &d)
+    explicit DnnlBatchNorm(const BatchNormDesc &d) : m_unusedShift(size_t(d.c), 0.0f)
     {
         m_data = plainDesc({d.n, d.c, d.h, d.w}, tag::nchw);
         m_chan = plainDesc({d.c}, tag::x);
@@ -51,6 +53,7 @@ public:
             stream(), {{DNNL_ARG_SRC, wrap(m_data, x)}, {DNNL_ARG_DIFF_DST, wrap(m_data, dy)},
                        {DNNL_ARG_SCALE, wrap(m_chan, gamma)}, {DNNL_ARG_MEAN, wrap(m_chan, mean)},
                        {DNNL_ARG_VARIANCE, wrap(m_chan, var)},
+                       {DNNL_ARG_SHIFT, wrap(m_chan, m_unusedShift.data())},
                        {DNNL_ARG_DIFF_SRC, wrap(m_data, dx)},
                        {DNNL_ARG_DIFF_SCALE, wrap(m_chan, dgamma)},
                        {DNNL_ARG_DIFF_SHIFT, wrap(m_chan, dbeta)}}));
@@ -58,6 +61,8 @@ public:
 
 private:
     memory::desc m_data, m_chan;
+    // oneDNN 2.6's backward pass asks for the shift although the gradients do not depend on it.
+    std::vector<float> m_unusedShift;
     batch_normalization_forward m_train, m_infer;
     batch_normalization_backward m_bwd;
 };

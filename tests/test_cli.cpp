@@ -1,0 +1,317 @@
+// flowbench-cli end to end, through the real binary: the DESIGN.md contract (summary line, exit
+// codes, validate, nodes), training to a stated accuracy, determinism, resume, and bad input.
+
+#include <QtTest>
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+
+namespace {
+
+const QString kData = "/usr/share/datasets/fashion-mnist";
+const QString kSource = FLOWBENCH_SOURCE_DIR;
+
+struct CliResult {
+    int exitCode = -1;
+    QString out, err;
+    QJsonObject summary; // the last stdout line, parsed
+};
+
+CliResult cli(const QStringList &args, int timeoutMs = 300000)
+{
+    QProcess p;
+    p.setProgram(FLOWBENCH_CLI);
+    p.setArguments(args);
+    p.start();
+    p.waitForFinished(timeoutMs);
+    CliResult r;
+    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.out = QString::fromUtf8(p.readAllStandardOutput());
+    r.err = QString::fromUtf8(p.readAllStandardError());
+    const QStringList lines = r.out.trimmed().split('\n');
+    if (!lines.isEmpty()) r.summary = QJsonDocument::fromJson(lines.last().toUtf8()).object();
+    return r;
+}
+
+QString example(const char *name) { return kSource + "/resources/examples/" + name; }
+
+QJsonObject readJson(const QString &path)
+{
+    QFile f(path);
+    f.open(QIODevice::ReadOnly);
+    return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+void writeJson(const QString &path, const QJsonObject &o)
+{
+    QFile f(path);
+    f.open(QIODevice::WriteOnly);
+    f.write(QJsonDocument(o).toJson());
+}
+
+// A small, fast MLP run: 3000 training and 1000 test samples.
+QStringList smallRun(const QString &outDir, int epochs = 2)
+{
+    QStringList args;
+    args << "run" << example("fashion_mnist_mlp.json") << "--threads" << "2" << "--set"
+         << "train_data.limit=3000" << "--set" << "test_data.limit=1000" << "--set"
+         << QString("train.epochs=%1").arg(epochs) << "--out" << outDir;
+    return args;
+}
+
+} // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase()
+    {
+        if (!QFile::exists(kData + "/train-images-idx3-ubyte.gz"))
+            QSKIP("Fashion-MNIST is not installed (apt install dataset-fashion-mnist)");
+    }
+
+    void examplesValidate()
+    {
+        for (const char *name : {"fashion_mnist_mlp.json", "fashion_mnist_cnn.json"}) {
+            CliResult r = cli({"validate", example(name)});
+            QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        }
+    }
+
+    void nodesListsEveryTypeWithPortsAndParams()
+    {
+        CliResult r = cli({"nodes", "--json"});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonArray types = QJsonDocument::fromJson(r.out.toUtf8())["node_types"].toArray();
+        QStringList names;
+        for (const auto &t : types) names << t.toObject()["type"].toString();
+        for (const char *t : {"fashion_mnist", "normalize", "input", "linear", "conv2d",
+                              "maxpool2d", "avgpool2d", "relu", "leaky_relu", "sigmoid", "tanh",
+                              "gelu", "flatten", "dropout", "batchnorm2d", "add", "cross_entropy",
+                              "mse", "sgd", "adam", "adamw", "train", "evaluate"})
+            QVERIFY2(names.contains(t), t);
+        CliResult text = cli({"nodes"});
+        QCOMPARE(text.exitCode, 0);
+        QVERIFY(text.out.contains("conv2d") && text.out.contains("kernel_size"));
+    }
+
+    void trainsTheMlpToAStatedAccuracy()
+    {
+        QTemporaryDir dir;
+        CliResult r = cli(smallRun(dir.path()));
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonObject &s = r.summary;
+        QCOMPARE(s["status"].toString(), QString("ok"));
+        QCOMPARE(s["epochs"].toInt(), 2);
+        QCOMPARE(s["steps"].toInt(), 2 * 24); // ceil(3000 / 128) per epoch
+        QVERIFY(s["train_samples_per_s"].toDouble() > 0);
+        QVERIFY(s["wall_s"].toDouble() > 0);
+        QCOMPARE(s["device"].toString(), QString("cpu"));
+        QCOMPARE(s["out_dir"].toString(), dir.path());
+        // 3000 samples, 2 epochs: PyTorch's same model reaches about 0.76 here.
+        QVERIFY2(s["test_accuracy"].toDouble() >= 0.72, qPrintable(r.out));
+        QVERIFY(s["final_loss"].toDouble() > 0 && s["final_loss"].toDouble() < 1.0);
+        QVERIFY(QFile::exists(dir.path() + "/model.safetensors"));
+        QVERIFY(QFile::exists(dir.path() + "/checkpoints/epoch-0002/checkpoint.safetensors"));
+        QVERIFY(r.err.contains("epoch 2/2"));
+    }
+
+    void sameSeedSameLossesOtherSeedOther()
+    {
+        QTemporaryDir a, b, c;
+        CliResult ra = cli(smallRun(a.path(), 1)), rb = cli(smallRun(b.path(), 1));
+        QStringList other = smallRun(c.path(), 1);
+        other << "--set" << "train.seed=7";
+        CliResult rc = cli(other);
+        QCOMPARE(ra.exitCode, 0);
+        QCOMPARE(rb.exitCode, 0);
+        QCOMPARE(rc.exitCode, 0);
+        QCOMPARE(ra.summary["final_loss"].toDouble(), rb.summary["final_loss"].toDouble());
+        QCOMPARE(ra.summary["test_accuracy"].toDouble(), rb.summary["test_accuracy"].toDouble());
+        QVERIFY(ra.summary["final_loss"].toDouble() != rc.summary["final_loss"].toDouble());
+    }
+
+    void resumeContinuesExactly()
+    {
+        QTemporaryDir full, part, other;
+        CliResult whole = cli(smallRun(full.path(), 2));
+        CliResult first = cli(smallRun(part.path(), 1));
+        QCOMPARE(whole.exitCode, 0);
+        QCOMPARE(first.exitCode, 0);
+        QStringList resume = smallRun(part.path(), 2);
+        resume << "--resume" << part.path();
+        CliResult rest = cli(resume);
+        QVERIFY2(rest.exitCode == 0, qPrintable(rest.err));
+        QCOMPARE(rest.summary["final_loss"].toDouble(), whole.summary["final_loss"].toDouble());
+        QCOMPARE(rest.summary["test_accuracy"].toDouble(),
+                 whole.summary["test_accuracy"].toDouble());
+
+        // A checkpoint of another pipeline is refused.
+        QStringList foreign = {"run", example("fashion_mnist_mlp.json"), "--set",
+                               "train_data.limit=3000", "--set", "fc1.out_features=64",
+                               "--set", "train.epochs=2", "--out", other.path(), "--resume",
+                               part.path()};
+        CliResult refused = cli(foreign);
+        QVERIFY(refused.exitCode != 0);
+        QVERIFY2(refused.summary["error"].toObject()["message"].toString().contains(
+                     "different pipeline"),
+                 qPrintable(refused.out));
+    }
+
+    void badPipelinesExitTwoNamingTheNode_data()
+    {
+        QTest::addColumn<QString>("mutation");
+        QTest::addColumn<QString>("expected"); // substring of stderr
+        QTest::newRow("unknown type") << "type:fc1=linearr" << "fc1";
+        QTest::newRow("missing port") << "edge:relu1.out>fc2.input" << "fc2.input";
+        QTest::newRow("missing node") << "edge:relu1.out>ghost.in" << "ghost";
+        QTest::newRow("mismatched ports") << "edge:loss.loss>fc1.in" << "fc1.in";
+        QTest::newRow("cycle") << "edge:fc2.out>flatten.in" << "cycle";
+        QTest::newRow("wrong param type") << "param:fc1.out_features=\"many\"" << "fc1.out_features";
+        QTest::newRow("out of range") << "param:train.batch_size=0" << "train.batch_size";
+        QTest::newRow("newer version") << "version:2" << "newer";
+        QTest::newRow("truncated") << "truncate" << "line";
+    }
+    void badPipelinesExitTwoNamingTheNode()
+    {
+        QFETCH(QString, mutation);
+        QFETCH(QString, expected);
+        QTemporaryDir dir;
+        const QString path = dir.path() + "/p.json";
+        QJsonObject doc = readJson(example("fashion_mnist_mlp.json"));
+        QJsonArray nodes = doc["nodes"].toArray(), edges = doc["edges"].toArray();
+        const QString kind = mutation.section(':', 0, 0), arg = mutation.section(':', 1);
+        if (kind == "type" || kind == "param") {
+            const QString lhs = arg.section('=', 0, 0), rhs = arg.section('=', 1);
+            for (int i = 0; i < nodes.size(); ++i) {
+                QJsonObject n = nodes[i].toObject();
+                if (n["id"].toString() != lhs.section('.', 0, 0)) continue;
+                if (kind == "type") n["type"] = rhs;
+                else {
+                    QJsonObject params = n["params"].toObject();
+                    params[lhs.section('.', 1)] =
+                        QJsonDocument::fromJson(("[" + rhs + "]").toUtf8()).array()[0];
+                    n["params"] = params;
+                }
+                nodes[i] = n;
+            }
+        } else if (kind == "edge") {
+            // Replace the edge into the same target port when there is one, else add.
+            const QString from = arg.section('>', 0, 0), to = arg.section('>', 1);
+            for (int i = 0; i < edges.size(); ++i)
+                if (edges[i].toObject()["to"].toString() == to) edges.removeAt(i--);
+            edges.append(QJsonObject{{"from", from}, {"to", to}});
+        } else if (kind == "version") {
+            doc["version"] = arg.toInt();
+        }
+        doc["nodes"] = nodes;
+        doc["edges"] = edges;
+        writeJson(path, doc);
+        if (kind == "truncate") {
+            QFile f(path);
+            f.open(QIODevice::ReadWrite);
+            f.resize(f.size() / 2);
+        }
+        for (const QString &cmd : {QString("validate"), QString("run")}) {
+            QStringList args{cmd, path};
+            if (cmd == "run") args << "--out" << dir.path() + "/out";
+            CliResult r = cli(args);
+            QCOMPARE(r.exitCode, 2);
+            QVERIFY2(r.err.contains(expected), qPrintable(cmd + ": " + r.err));
+            if (cmd == "run") QCOMPARE(r.summary["status"].toString(), QString("error"));
+        }
+    }
+
+    void badSettingExitsTwo()
+    {
+        CliResult r = cli({"run", example("fashion_mnist_mlp.json"), "--set", "train.epochs=abc"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY(r.err.contains("train.epochs"));
+        r = cli({"run", example("fashion_mnist_mlp.json"), "--threads", "zero"});
+        QCOMPARE(r.exitCode, 2);
+        r = cli({"frobnicate"});
+        QCOMPARE(r.exitCode, 2);
+    }
+
+    void shapeMismatchNamesTheLayer()
+    {
+        QTemporaryDir dir;
+        QJsonObject doc = readJson(example("fashion_mnist_cnn.json"));
+        QJsonArray edges = doc["edges"].toArray();
+        for (int i = 0; i < edges.size(); ++i) {
+            QJsonObject e = edges[i].toObject();
+            if (e["to"].toString() == "fc1.in") e["from"] = "pool2.out"; // skip the flatten
+            edges[i] = e;
+        }
+        doc["edges"] = edges;
+        writeJson(dir.path() + "/p.json", doc);
+        CliResult r = cli({"run", dir.path() + "/p.json", "--out", dir.path() + "/out"});
+        QCOMPARE(r.exitCode, 2);
+        const QJsonObject err = r.summary["error"].toObject();
+        QCOMPARE(err["node"].toString(), QString("fc1"));
+        QVERIFY2(err["message"].toString().contains("[64, 7, 7]"), qPrintable(r.out));
+    }
+
+    void damagedDataNamesTheFile_data()
+    {
+        QTest::addColumn<QString>("damage");
+        QTest::newRow("truncated images") << "truncate";
+        QTest::newRow("garbage images") << "garbage";
+        QTest::newRow("missing images") << "missing";
+        QTest::newRow("labels of another count") << "labels";
+    }
+    void damagedDataNamesTheFile()
+    {
+        QFETCH(QString, damage);
+        QTemporaryDir dir;
+        for (const char *f : {"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
+                              "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"})
+            QVERIFY(QFile::copy(kData + "/" + f, dir.path() + "/" + f));
+        const QString images = dir.path() + "/train-images-idx3-ubyte.gz";
+        if (damage == "truncate") {
+            QFile f(images);
+            QFile::setPermissions(images, QFile::ReadOwner | QFile::WriteOwner);
+            QVERIFY(f.open(QIODevice::ReadWrite));
+            QVERIFY(f.resize(f.size() / 3));
+        } else if (damage == "garbage") {
+            QFile::setPermissions(images, QFile::ReadOwner | QFile::WriteOwner);
+            QFile f(images);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(QByteArray(5000, 'x'));
+        } else if (damage == "missing") {
+            QVERIFY(QFile::remove(images));
+        } else {
+            const QString labels = dir.path() + "/train-labels-idx1-ubyte.gz";
+            QFile::setPermissions(labels, QFile::ReadOwner | QFile::WriteOwner);
+            QVERIFY(QFile::remove(labels));
+            QVERIFY(QFile::copy(kData + "/t10k-labels-idx1-ubyte.gz", labels));
+        }
+        CliResult r = cli({"run", example("fashion_mnist_mlp.json"), "--set",
+                           "train_data.path=" + dir.path(), "--out", dir.path() + "/out"});
+        QVERIFY2(r.exitCode == 1 || r.exitCode == 2, qPrintable(r.err));
+        const QJsonObject err = r.summary["error"].toObject();
+        QCOMPARE(err["node"].toString(), QString("train_data"));
+        QVERIFY2(err["message"].toString().contains("train-") ||
+                     err["file"].toString().contains("train-"),
+                 qPrintable(r.out));
+    }
+
+    void nanLossStopsNamingTheStep()
+    {
+        QTemporaryDir dir;
+        CliResult r = cli({"run", example("fashion_mnist_mlp.json"), "--set",
+                           "train_data.limit=2000", "--set", "optimizer.lr=100000", "--set",
+                           "optimizer.momentum=0", "--out", dir.path()});
+        QCOMPARE(r.exitCode, 1);
+        const QString msg = r.summary["error"].toObject()["message"].toString();
+        QVERIFY2(msg.contains("at step") && (msg.contains("NaN") || msg.contains("infinite")),
+                 qPrintable(r.out));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"

@@ -1,0 +1,260 @@
+// Layers, compiled plans, losses, schedules and initializers: whole-model gradients against
+// finite differences, shape inference errors, and the fast backend against the reference.
+
+#include "core/nn/layers.h"
+#include "core/nn/loss.h"
+#include "core/nn/model.h"
+#include "core/nn/optimizer.h"
+#include "gradcheck.h"
+
+#include <QtTest>
+
+using namespace fb;
+using namespace fb::nn;
+
+namespace {
+
+// input[2,6,6] -> conv(4,3x3,pad1) -> bn -> relu -> a ; a -> conv(4,3x3,pad1) -> b ;
+// add(a, b) -> pool(2) -> dropout -> flatten -> linear(5) -> gelu -> linear(3)
+Model residualModel(float dropout)
+{
+    Model m;
+    m.setInput("x");
+    auto ok = [](const Status &s) { QVERIFY2(s.ok(), s.ok() ? "" : s.error().str().c_str()); };
+    ok(m.addLayer("conv1", makeConv2d(4, 3, 1, 1, true), {"x"}));
+    ok(m.addLayer("bn1", makeBatchNorm2d(1e-5f, 0.1f), {"conv1"}));
+    ok(m.addLayer("relu1", makeActivation(Activation::Sigmoid), {"bn1"}));
+    ok(m.addLayer("conv2", makeConv2d(4, 3, 1, 1, false), {"relu1"}));
+    ok(m.addLayer("res", makeAdd(), {"relu1", "conv2"}));
+    ok(m.addLayer("pool", makePool2d(PoolKind::Avg, 2, 0, 0), {"res"}));
+    ok(m.addLayer("drop", makeDropout(dropout), {"pool"}));
+    ok(m.addLayer("flat", makeFlatten(), {"drop"}));
+    ok(m.addLayer("fc1", makeLinear(5, true), {"flat"}));
+    ok(m.addLayer("act", makeActivation(Activation::Tanh), {"fc1"}));
+    ok(m.addLayer("fc2", makeLinear(3, true), {"act"}));
+    ok(m.setOutput("fc2"));
+    ok(m.compile({2, 6, 6}));
+    m.initialize(7);
+    return m;
+}
+
+float lossOf(Model &m, Backend &b, const Tensor &x, const Tensor &y, uint64_t seed)
+{
+    Plan &plan = m.plan(b, x.shape()[0], true);
+    StepContext ctx{true, seed};
+    const Tensor &out = plan.forward(x, ctx);
+    auto loss = makeCrossEntropy();
+    return loss->compute(b, out, y, nullptr).loss;
+}
+
+} // namespace
+
+class TestNn : public QObject {
+    Q_OBJECT
+
+private slots:
+    void modelGradientsMatchFiniteDifferences()
+    {
+        Backend &b = referenceBackend();
+        Model m = residualModel(0.3f);
+        Tensor x = Tensor::empty({3, 2, 6, 6});
+        auto xv = fbtest::uniformVector(size_t(x.numel()), 5);
+        std::copy(xv.begin(), xv.end(), x.f32());
+        Tensor y = Tensor::empty({3}, DType::I32);
+        y.data<int32_t>()[0] = 0, y.data<int32_t>()[1] = 2, y.data<int32_t>()[2] = 1;
+        const uint64_t seed = 42; // same dropout mask in every evaluation
+
+        Plan &plan = m.plan(b, 3, true);
+        StepContext ctx{true, seed};
+        const Tensor &out = plan.forward(x, ctx);
+        auto loss = makeCrossEntropy();
+        loss->compute(b, out, y, &plan.outputGrad());
+        plan.backward(ctx);
+
+        for (auto &np : m.parameters()) {
+            Tensor &w = np.param->value;
+            std::vector<float> values(w.f32(), w.f32() + w.numel());
+            std::vector<float> analytic(np.param->grad.f32(),
+                                        np.param->grad.f32() + w.numel());
+            auto f = [&](const std::vector<float> &v) {
+                std::copy(v.begin(), v.end(), w.f32());
+                return double(lossOf(m, b, x, y, seed));
+            };
+            auto numeric = fbtest::numericalGradient(f, values, 1e-2);
+            std::copy(values.begin(), values.end(), w.f32());
+            auto cmp = fbtest::compare(analytic, numeric, 2e-3, 3e-2);
+            QVERIFY2(cmp.ok, (np.name + ": " + cmp.report()).c_str());
+        }
+    }
+
+    void fastBackendMatchesReferenceOverSteps()
+    {
+        auto fast = backendFor(Device::cpu());
+        QVERIFY(fast.ok());
+        Model a = residualModel(0.2f), r = residualModel(0.2f);
+        auto oa = makeSgd({0.05f, 0.9f, 0, 0, false}), orf = makeSgd({0.05f, 0.9f, 0, 0, false});
+        oa->attach(a.parameters());
+        orf->attach(r.parameters());
+        auto loss = makeCrossEntropy();
+        for (int step = 0; step < 10; ++step) {
+            Tensor x = Tensor::empty({4, 2, 6, 6});
+            auto xv = fbtest::uniformVector(size_t(x.numel()), 100 + step);
+            std::copy(xv.begin(), xv.end(), x.f32());
+            Tensor y = Tensor::empty({4}, DType::I32);
+            for (int i = 0; i < 4; ++i) y.data<int32_t>()[i] = (i + step) % 3;
+            StepContext ctx{true, uint64_t(step)};
+            float la, lr;
+            {
+                Plan &p = a.plan(*fast.value(), 4, true);
+                la = loss->compute(*fast.value(), p.forward(x, ctx), y, &p.outputGrad()).loss;
+                p.backward(ctx);
+                oa->step(*fast.value(), 0.05f);
+            }
+            {
+                Plan &p = r.plan(referenceBackend(), 4, true);
+                lr = loss->compute(referenceBackend(), p.forward(x, ctx), y, &p.outputGrad()).loss;
+                p.backward(ctx);
+                orf->step(referenceBackend(), 0.05f);
+            }
+            QVERIFY2(std::abs(la - lr) < 1e-4f * std::max(1.0f, std::abs(lr)),
+                     qPrintable(QString("step %1: %2 vs %3").arg(step).arg(la).arg(lr)));
+        }
+    }
+
+    void shapeMismatchNamesNodeAndShapes()
+    {
+        Model m;
+        m.setInput("input");
+        QVERIFY(m.addLayer("conv1", makeConv2d(8, 3, 1, 0, true), {"input"}).ok());
+        QVERIFY(m.addLayer("fc1", makeLinear(10, true), {"conv1"}).ok());
+        QVERIFY(m.setOutput("fc1").ok());
+        Status s = m.compile({1, 28, 28});
+        QVERIFY(!s.ok());
+        QCOMPARE(QString::fromStdString(s.error().node), QString("fc1"));
+        const QString msg = QString::fromStdString(s.error().message);
+        QVERIFY2(msg.contains("[8, 26, 26]") && msg.contains("conv1") && msg.contains("flatten"),
+                 qPrintable(msg));
+
+        Model m2;
+        m2.setInput("input");
+        QVERIFY(m2.addLayer("a", makeConv2d(4, 3, 1, 1, true), {"input"}).ok());
+        QVERIFY(m2.addLayer("b", makeConv2d(4, 3, 1, 0, true), {"input"}).ok());
+        QVERIFY(m2.addLayer("sum", makeAdd(), {"a", "b"}).ok());
+        QVERIFY(m2.setOutput("sum").ok());
+        s = m2.compile({1, 8, 8});
+        QVERIFY(!s.ok());
+        QCOMPARE(QString::fromStdString(s.error().node), QString("sum"));
+        QVERIFY2(QString::fromStdString(s.error().message).contains("[4, 8, 8] and [4, 6, 6]"),
+                 s.error().message.c_str());
+
+        Model m3;
+        m3.setInput("input");
+        QVERIFY(m3.addLayer("conv", makeConv2d(4, 9, 1, 0, true), {"input"}).ok());
+        QVERIFY(m3.setOutput("conv").ok());
+        s = m3.compile({1, 5, 5});
+        QVERIFY(!s.ok());
+        QCOMPARE(QString::fromStdString(s.error().node), QString("conv"));
+    }
+
+    void initializationMatchesPyTorchBounds()
+    {
+        Model m;
+        m.setInput("x");
+        QVERIFY(m.addLayer("fc", makeLinear(300, true), {"x"}).ok());
+        QVERIFY(m.setOutput("fc").ok());
+        QVERIFY(m.compile({400}).ok());
+        m.initialize(1);
+        const float bound = 1.0f / 20.0f; // 1/sqrt(400)
+        for (auto &np : m.parameters()) {
+            const Tensor &t = np.param->value;
+            double sum = 0, sq = 0, maxAbs = 0;
+            for (int64_t i = 0; i < t.numel(); ++i) {
+                sum += t.f32()[i];
+                sq += double(t.f32()[i]) * t.f32()[i];
+                maxAbs = std::max(maxAbs, double(std::abs(t.f32()[i])));
+            }
+            const double mean = sum / double(t.numel()), var = sq / double(t.numel());
+            QVERIFY2(maxAbs <= bound, np.name.c_str());
+            QVERIFY2(maxAbs > 0.95 * bound, np.name.c_str());
+            QVERIFY(std::abs(mean) < 0.1 * bound);
+            if (t.numel() > 1000) QVERIFY(std::abs(var - bound * bound / 3.0) < 0.05 * bound * bound);
+        }
+        // Same seed, same weights; another seed, other weights.
+        Tensor first = m.parameters()[0].param->value.clone();
+        m.initialize(1);
+        QCOMPARE(std::memcmp(first.raw(), m.parameters()[0].param->value.raw(), first.bytes()), 0);
+        m.initialize(2);
+        QVERIFY(std::memcmp(first.raw(), m.parameters()[0].param->value.raw(), first.bytes()) != 0);
+    }
+
+    void schedules()
+    {
+        LrSchedule s;
+        s.base = 0.1f;
+        s.stepsPerEpoch = 10;
+        s.totalSteps = 100;
+        QCOMPARE(s.at(0), 0.1f);
+        QCOMPARE(s.at(99), 0.1f);
+
+        s.kind = LrSchedule::Kind::Step;
+        s.stepEpochs = 3;
+        s.gamma = 0.5f;
+        QCOMPARE(s.at(29), 0.1f);   // epoch 2
+        QCOMPARE(s.at(30), 0.05f);  // epoch 3
+        QCOMPARE(s.at(65), 0.025f); // epoch 6
+
+        s.kind = LrSchedule::Kind::Cosine;
+        s.minLr = 0.0f;
+        QCOMPARE(s.at(0), 0.1f);
+        QVERIFY(std::abs(s.at(50) - 0.05f) < 1e-6f);
+        QVERIFY(std::abs(s.at(100)) < 1e-7f);
+
+        s.kind = LrSchedule::Kind::Constant;
+        s.warmupSteps = 4;
+        QVERIFY(std::abs(s.at(0) - 0.025f) < 1e-7f);
+        QVERIFY(std::abs(s.at(3) - 0.1f) < 1e-7f);
+        QCOMPARE(s.at(4), 0.1f);
+    }
+
+    void batchNormEvalUsesRunningStatistics()
+    {
+        Backend &b = referenceBackend();
+        Model m;
+        m.setInput("x");
+        QVERIFY(m.addLayer("bn", makeBatchNorm2d(1e-5f, 1.0f), {"x"}).ok());
+        QVERIFY(m.setOutput("bn").ok());
+        QVERIFY(m.compile({1, 2, 2}).ok());
+        m.initialize(0);
+        Tensor x = Tensor::empty({2, 1, 2, 2});
+        const float v[] = {1, 2, 3, 4, 5, 6, 7, 8}; // mean 4.5, biased var 5.25, unbiased 6
+        std::copy(v, v + 8, x.f32());
+        m.plan(b, 2, true).forward(x, {true, 0});
+        auto bufs = m.buffers();
+        QCOMPARE(bufs[0].second.f32()[0], 4.5f);
+        QVERIFY(std::abs(bufs[1].second.f32()[0] - 6.0f) < 1e-5f);
+        const Tensor &y = m.plan(b, 2, false).forward(x, {false, 0});
+        QVERIFY(std::abs(y.f32()[0] - (1 - 4.5f) / std::sqrt(6.0f + 1e-5f)) < 1e-5f);
+    }
+
+    void mseLossAgainstOneHot()
+    {
+        auto mse = makeMse();
+        Tensor out = Tensor::empty({2, 3});
+        const float o[] = {0.5f, 0.2f, 0.1f, 0.0f, 0.0f, 1.0f};
+        std::copy(o, o + 6, out.f32());
+        Tensor y = Tensor::empty({2}, DType::I32);
+        y.data<int32_t>()[0] = 0;
+        y.data<int32_t>()[1] = 1;
+        Tensor d = Tensor::empty({2, 3});
+        LossResult r = mse->compute(referenceBackend(), out, y, &d);
+        // ((0.5-1)^2 + 0.04 + 0.01 + 0 + 1 + 1) / 6 = 2.3 / 6
+        QVERIFY(std::abs(r.loss - 2.3f / 6.0f) < 1e-6f);
+        QCOMPARE(r.correct, int64_t(1));
+        QVERIFY(std::abs(d.f32()[4] - 2.0f * (0.0f - 1.0f) / 6.0f) < 1e-6f);
+        QVERIFY(!mse->check({4}, 3).ok());
+        QVERIFY(mse->check({3}, 3).ok());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestNn)
+#include "test_nn.moc"
