@@ -1,0 +1,334 @@
+// The built-in node types. Each is described once here; everything else (validation, inspector,
+// palette, `flowbench-cli nodes`) reads this description.
+#include "core/graph/node_types.h"
+
+namespace fb::graph {
+
+namespace {
+
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+// Allowed range of a numeric parameter.
+struct Range {
+    double min = -inf;
+    double max = inf;
+    bool minExclusive = false;
+    bool maxExclusive = false;
+};
+
+Range any() { return {}; }
+Range atLeast(double v) { return {v, inf, false, false}; }
+Range above(double v) { return {v, inf, true, false}; }
+Range closed(double lo, double hi) { return {lo, hi, false, false}; }
+Range halfOpen(double lo, double hi) { return {lo, hi, false, true}; } // [lo, hi)
+
+ParamSpec intParam(std::string name, long long def, Range r, std::string help)
+{
+    return {std::move(name), ParamType::Int, def, r.min, r.max, r.minExclusive, r.maxExclusive,
+            {}, std::move(help)};
+}
+
+ParamSpec floatParam(std::string name, double def, Range r, std::string help)
+{
+    return {std::move(name), ParamType::Float, def, r.min, r.max, r.minExclusive, r.maxExclusive,
+            {}, std::move(help)};
+}
+
+ParamSpec boolParam(std::string name, bool def, std::string help)
+{
+    ParamSpec p;
+    p.name = std::move(name);
+    p.type = ParamType::Bool;
+    p.defaultValue = def;
+    p.help = std::move(help);
+    return p;
+}
+
+ParamSpec pathParam(std::string name, std::string def, std::string help)
+{
+    ParamSpec p;
+    p.name = std::move(name);
+    p.type = ParamType::Path;
+    p.defaultValue = std::move(def);
+    p.help = std::move(help);
+    return p;
+}
+
+ParamSpec enumParam(std::string name, std::vector<std::string> choices, std::string def,
+                    std::string help)
+{
+    ParamSpec p;
+    p.name = std::move(name);
+    p.type = ParamType::Enum;
+    p.defaultValue = std::move(def);
+    p.choices = std::move(choices);
+    p.help = std::move(help);
+    return p;
+}
+
+PortSpec port(std::string name, PortType type, std::string help)
+{
+    return {std::move(name), type, std::move(help), false};
+}
+
+PortSpec tensorIn(std::string help = "Activations from the previous layer.")
+{
+    return port("in", PortType::Tensor, std::move(help));
+}
+
+PortSpec tensorOut(std::string help = "Activations for the next layer.")
+{
+    return port("out", PortType::Tensor, std::move(help));
+}
+
+// A model layer: one tensor in, one tensor out.
+NodeTypeSpec layer(std::string type, std::string title, std::string help,
+                   std::vector<ParamSpec> params = {})
+{
+    NodeTypeSpec t;
+    t.type = std::move(type);
+    t.category = "Model";
+    t.title = std::move(title);
+    t.help = std::move(help);
+    t.inputs = {tensorIn()};
+    t.outputs = {tensorOut()};
+    t.params = std::move(params);
+    return t;
+}
+
+std::vector<ParamSpec> poolParams()
+{
+    return {intParam("kernel_size", 2, atLeast(1), "Height and width of the pooling window."),
+            intParam("stride", 0, atLeast(0), "Step between windows; 0 = same as kernel_size."),
+            intParam("padding", 0, atLeast(0), "Rows/columns added on every side.")};
+}
+
+std::vector<ParamSpec> scheduleParams()
+{
+    return {
+        enumParam("schedule", {"constant", "step", "cosine"}, "constant",
+                  "Learning-rate schedule after warmup: constant, step decay or cosine decay."),
+        intParam("warmup_steps", 0, atLeast(0),
+                 "Linear warmup from 0 to lr over this many steps; 0 = no warmup."),
+        intParam("step_epochs", 10, atLeast(1),
+                 "For the step schedule: multiply the rate by gamma every step_epochs epochs."),
+        floatParam("gamma", 0.1, above(0), "For the step schedule: the decay factor."),
+        floatParam("min_lr", 0.0, atLeast(0),
+                   "For the cosine schedule: the rate it decays to at the last step."),
+    };
+}
+
+NodeTypeSpec optimizer(std::string type, std::string title, std::string help,
+                       std::vector<ParamSpec> params)
+{
+    NodeTypeSpec t;
+    t.type = std::move(type);
+    t.category = "Training";
+    t.title = std::move(title);
+    t.help = std::move(help);
+    t.outputs = {port("optimizer", PortType::Optimizer, "Wire to the Train node's optimizer.")};
+    t.params = std::move(params);
+    for (ParamSpec &p : scheduleParams())
+        t.params.push_back(std::move(p));
+    return t;
+}
+
+std::vector<ParamSpec> adamParams(double weightDecay, const char *decayHelp)
+{
+    return {floatParam("lr", 0.001, above(0), "Learning rate (peak rate when scheduled)."),
+            floatParam("beta1", 0.9, halfOpen(0, 1), "Decay rate of the gradient mean."),
+            floatParam("beta2", 0.999, halfOpen(0, 1), "Decay rate of the squared-gradient mean."),
+            floatParam("eps", 1e-8, above(0), "Added to the denominator for numerical stability."),
+            floatParam("weight_decay", weightDecay, atLeast(0), decayHelp)};
+}
+
+NodeTypeRegistry makeBuiltin()
+{
+    NodeTypeRegistry r;
+    const PortSpec samplesOut =
+        port("samples", PortType::Samples, "Stream of (image, label) samples.");
+
+    // --- Data
+    {
+        NodeTypeSpec t;
+        t.type = "fashion_mnist";
+        t.category = "Data";
+        t.title = "Fashion-MNIST";
+        t.help = "Fashion-MNIST: 28x28 grey clothing images in 10 classes, pixels scaled to [0,1].";
+        t.outputs = {samplesOut};
+        t.params = {
+            pathParam("path", "/usr/share/datasets/fashion-mnist",
+                      "Folder with the gzip IDX files (train-images-idx3-ubyte.gz, ...)."),
+            enumParam("split", {"train", "test"}, "train",
+                      "Which part to read: 60000 training or 10000 test samples."),
+            intParam("limit", 0, atLeast(0), "Read only the first N samples; 0 = all samples."),
+        };
+        r.add(std::move(t));
+    }
+    {
+        NodeTypeSpec t;
+        t.type = "idx_dataset";
+        t.category = "Data";
+        t.title = "IDX dataset";
+        t.help = "Any image/label pair of IDX files (MNIST layout, optionally gzip-compressed).";
+        t.outputs = {samplesOut};
+        t.params = {
+            pathParam("images", "", "IDX file of images (uint8, N x H x W)."),
+            pathParam("labels", "", "IDX file of labels (uint8, N), one per image."),
+            intParam("limit", 0, atLeast(0), "Read only the first N samples; 0 = all samples."),
+        };
+        r.add(std::move(t));
+    }
+
+    // --- Preprocess
+    {
+        NodeTypeSpec t;
+        t.type = "normalize";
+        t.category = "Preprocess";
+        t.title = "Normalize";
+        t.help = "Pixels arrive in [0,1]; outputs (x - mean) / std.";
+        t.inputs = {port("samples", PortType::Samples, "Samples to normalize.")};
+        t.outputs = {port("samples", PortType::Samples, "The same samples, normalized.")};
+        t.params = {
+            floatParam("mean", 0.2860, any(),
+                       "Subtracted from every pixel (the Fashion-MNIST mean is 0.2860)."),
+            floatParam("std", 0.3530, above(0),
+                       "Then every pixel is divided by it (the Fashion-MNIST std is 0.3530)."),
+        };
+        r.add(std::move(t));
+    }
+
+    // --- Model
+    {
+        NodeTypeSpec t;
+        t.type = "input";
+        t.category = "Model";
+        t.title = "Input";
+        t.help = "The model's input; its shape comes from the data wired to the Train node.";
+        t.outputs = {port("out", PortType::Tensor, "A batch of input samples.")};
+        r.add(std::move(t));
+    }
+    r.add(layer("linear", "Linear", "Fully connected layer: out = in x W^T + b.",
+                {intParam("out_features", 128, atLeast(1), "Number of output features."),
+                 boolParam("bias", true, "Learn an additive bias per output feature.")}));
+    r.add(layer("conv2d", "Conv 2D", "2-D convolution over NCHW images.",
+                {intParam("out_channels", 32, atLeast(1), "Number of output channels (filters)."),
+                 intParam("kernel_size", 3, atLeast(1), "Height and width of each filter."),
+                 intParam("stride", 1, atLeast(1), "Step between filter positions."),
+                 intParam("padding", 0, atLeast(0), "Zero rows/columns added on every side."),
+                 boolParam("bias", true, "Learn an additive bias per output channel.")}));
+    r.add(layer("maxpool2d", "Max pool 2D", "Keeps the largest value in each window.",
+                poolParams()));
+    r.add(layer("avgpool2d", "Average pool 2D", "Averages the values in each window.",
+                poolParams()));
+    r.add(layer("relu", "ReLU", "max(0, x), elementwise."));
+    r.add(layer("leaky_relu", "Leaky ReLU", "x for x > 0, negative_slope * x otherwise.",
+                {floatParam("negative_slope", 0.01, atLeast(0), "Slope for negative inputs.")}));
+    r.add(layer("sigmoid", "Sigmoid", "1 / (1 + exp(-x)), elementwise."));
+    r.add(layer("tanh", "Tanh", "Hyperbolic tangent, elementwise."));
+    r.add(layer("gelu", "GELU", "Gaussian error linear unit (tanh approximation), elementwise."));
+    r.add(layer("flatten", "Flatten", "Folds all axes but the batch into one: N x C x H x W -> "
+                                      "N x (C*H*W)."));
+    r.add(layer("dropout", "Dropout",
+                "While training, zeroes each value with probability p and scales the rest by "
+                "1/(1-p); passes values through unchanged when evaluating.",
+                {floatParam("p", 0.5, halfOpen(0, 1), "Probability of zeroing a value.")}));
+    r.add(layer("batchnorm2d", "Batch norm 2D",
+                "Normalizes each channel over the batch, then scales and shifts it (learned).",
+                {floatParam("eps", 1e-5, above(0),
+                            "Added to the variance for numerical stability."),
+                 floatParam("momentum", 0.1, closed(0, 1),
+                            "Weight of the current batch in the running mean and variance.")}));
+    {
+        NodeTypeSpec t;
+        t.type = "add";
+        t.category = "Model";
+        t.title = "Add";
+        t.help = "Elementwise a + b, e.g. a residual connection; shapes must match.";
+        t.inputs = {port("a", PortType::Tensor, "First operand."),
+                    port("b", PortType::Tensor, "Second operand, same shape as a.")};
+        t.outputs = {tensorOut("a + b.")};
+        r.add(std::move(t));
+    }
+
+    // --- Training
+    {
+        NodeTypeSpec t;
+        t.type = "cross_entropy";
+        t.category = "Training";
+        t.title = "Cross-entropy loss";
+        t.help = "Softmax cross-entropy of the model's outputs against the labels, mean over the "
+                 "batch.";
+        t.outputs = {port("loss", PortType::Loss, "Wire to the Train node's loss.")};
+        r.add(std::move(t));
+    }
+    {
+        NodeTypeSpec t;
+        t.type = "mse";
+        t.category = "Training";
+        t.title = "Mean squared error";
+        t.help = "Mean squared error of the model's outputs against one-hot labels.";
+        t.outputs = {port("loss", PortType::Loss, "Wire to the Train node's loss.")};
+        r.add(std::move(t));
+    }
+    r.add(optimizer("sgd", "SGD", "Stochastic gradient descent, optionally with momentum.",
+                    {floatParam("lr", 0.01, above(0), "Learning rate (peak rate when scheduled)."),
+                     floatParam("momentum", 0.0, closed(0, 1), "Momentum factor; 0 = plain SGD."),
+                     boolParam("nesterov", false, "Use Nesterov momentum."),
+                     floatParam("weight_decay", 0.0, atLeast(0),
+                                "L2 penalty added to the gradient.")}));
+    r.add(optimizer("adam", "Adam", "Adam: adaptive per-parameter rates from gradient moments.",
+                    adamParams(0.0, "L2 penalty added to the gradient (coupled, as in Adam).")));
+    r.add(optimizer("adamw", "AdamW", "Adam with weight decay applied directly to the weights.",
+                    adamParams(0.01, "Decoupled weight decay, applied to the weights each step.")));
+    {
+        NodeTypeSpec t;
+        t.type = "train";
+        t.category = "Training";
+        t.title = "Train";
+        t.help = "Trains the model on the data with the loss and optimizer; writes checkpoints.";
+        t.inputs = {
+            port("data", PortType::Samples, "Training samples; they set the model's input shape."),
+            port("model", PortType::Tensor, "Output of the model's last layer."),
+            port("loss", PortType::Loss, "Loss to minimize."),
+            port("optimizer", PortType::Optimizer, "How the weights are updated."),
+        };
+        t.outputs = {port("trained", PortType::Model, "The trained model, for Evaluate.")};
+        t.params = {
+            intParam("epochs", 1, atLeast(1), "Passes over the training data."),
+            intParam("batch_size", 128, atLeast(1), "Samples per training step."),
+            intParam("seed", 0, atLeast(0), "Seeds weight init, shuffling and dropout."),
+            boolParam("shuffle", true, "Shuffle the samples at the start of every epoch."),
+            intParam("checkpoint_every", 1, atLeast(0),
+                     "Write a checkpoint every N epochs; 0 = only at the end."),
+            enumParam("device", {"auto", "cpu", "cuda"}, "auto",
+                      "Where to train; auto = the GPU when there is one, else the CPU."),
+        };
+        r.add(std::move(t));
+    }
+    {
+        NodeTypeSpec t;
+        t.type = "evaluate";
+        t.category = "Training";
+        t.title = "Evaluate";
+        t.help = "Runs the trained model over the data: loss, accuracy, confusion matrix.";
+        t.inputs = {
+            port("data", PortType::Samples, "Samples to evaluate on (e.g. the test split)."),
+            port("model", PortType::Model, "The trained model."),
+        };
+        t.outputs = {port("metrics", PortType::Metrics, "Loss, accuracy and confusion matrix.")};
+        t.params = {intParam("batch_size", 1000, atLeast(1), "Samples per evaluation step.")};
+        r.add(std::move(t));
+    }
+    return r;
+}
+
+} // namespace
+
+const NodeTypeRegistry &NodeTypeRegistry::builtin()
+{
+    static const NodeTypeRegistry registry = makeBuiltin();
+    return registry;
+}
+
+} // namespace fb::graph

@@ -1,0 +1,234 @@
+#include "core/graph/node_types.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+namespace fb::graph {
+
+std::string_view portTypeName(PortType type)
+{
+    switch (type) {
+    case PortType::Samples: return "samples";
+    case PortType::Tensor: return "tensor";
+    case PortType::Loss: return "loss";
+    case PortType::Optimizer: return "optimizer";
+    case PortType::Model: return "model";
+    case PortType::Metrics: return "metrics";
+    }
+    return "?";
+}
+
+std::string_view paramTypeName(ParamType type)
+{
+    switch (type) {
+    case ParamType::Int: return "int";
+    case ParamType::Float: return "float";
+    case ParamType::Bool: return "bool";
+    case ParamType::String: return "string";
+    case ParamType::Enum: return "enum";
+    case ParamType::Path: return "path";
+    }
+    return "?";
+}
+
+namespace {
+
+// Shortest text that reads back as the same double ("128", "0.01", "1e-05").
+std::string numberText(double v)
+{
+    char buf[64];
+    auto res = std::to_chars(buf, buf + sizeof buf, v);
+    return std::string(buf, res.ptr);
+}
+
+std::string joined(const std::vector<std::string> &items, std::string_view sep = ", ")
+{
+    std::string out;
+    for (size_t i = 0; i < items.size(); ++i) {
+        if (i) out += sep;
+        out += items[i];
+    }
+    return out;
+}
+
+const PortSpec *findPort(const std::vector<PortSpec> &ports, std::string_view name)
+{
+    for (const PortSpec &p : ports)
+        if (p.name == name) return &p;
+    return nullptr;
+}
+
+} // namespace
+
+std::string jsonText(const nlohmann::json &value, size_t maxLength)
+{
+    std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (text.size() > maxLength) text = text.substr(0, maxLength) + "...";
+    return text;
+}
+
+bool ParamSpec::hasRange() const { return std::isfinite(min) || std::isfinite(max); }
+
+std::string ParamSpec::rangeText() const
+{
+    const bool lo = std::isfinite(min), hi = std::isfinite(max);
+    if (lo && hi) {
+        return std::string(minExclusive ? "(" : "[") + numberText(min) + ", " + numberText(max) +
+               (maxExclusive ? ")" : "]");
+    }
+    if (lo) return std::string(minExclusive ? "> " : ">= ") + numberText(min);
+    if (hi) return std::string(maxExclusive ? "< " : "<= ") + numberText(max);
+    return {};
+}
+
+const PortSpec *NodeTypeSpec::input(std::string_view name) const { return findPort(inputs, name); }
+
+const PortSpec *NodeTypeSpec::output(std::string_view name) const
+{
+    return findPort(outputs, name);
+}
+
+const ParamSpec *NodeTypeSpec::param(std::string_view name) const
+{
+    for (const ParamSpec &p : params)
+        if (p.name == name) return &p;
+    return nullptr;
+}
+
+void NodeTypeRegistry::add(NodeTypeSpec spec)
+{
+    for (NodeTypeSpec &t : m_types) {
+        if (t.type == spec.type) {
+            t = std::move(spec);
+            return;
+        }
+    }
+    m_types.push_back(std::move(spec));
+}
+
+const NodeTypeSpec *NodeTypeRegistry::find(std::string_view type) const
+{
+    for (const NodeTypeSpec &t : m_types)
+        if (t.type == type) return &t;
+    return nullptr;
+}
+
+namespace {
+
+// Categories in the order their first type was added, so the listing follows the palette.
+std::vector<std::string> categoriesOf(const NodeTypeRegistry &registry)
+{
+    std::vector<std::string> cats;
+    for (const NodeTypeSpec &t : registry.all())
+        if (std::find(cats.begin(), cats.end(), t.category) == cats.end())
+            cats.push_back(t.category);
+    return cats;
+}
+
+std::string padded(const std::string &s, size_t width)
+{
+    return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
+
+std::string paramTypeText(const ParamSpec &p)
+{
+    std::string out(paramTypeName(p.type));
+    if (p.type == ParamType::Enum) out += " {" + joined(p.choices, "|") + "}";
+    if (p.hasRange()) {
+        out += ' ';
+        out += p.rangeText();
+    }
+    return out;
+}
+
+} // namespace
+
+std::string describeNodeTypes(const NodeTypeRegistry &registry)
+{
+    std::string out;
+    for (const std::string &cat : categoriesOf(registry)) {
+        out += "== " + cat + " ==\n\n";
+        for (const NodeTypeSpec &t : registry.all()) {
+            if (t.category != cat) continue;
+            out += t.type + " - " + t.title + "\n";
+            if (!t.help.empty()) out += "  " + t.help + "\n";
+
+            size_t width = 0;
+            for (const auto &p : t.inputs) width = std::max(width, p.name.size());
+            for (const auto &p : t.outputs) width = std::max(width, p.name.size());
+            for (const auto &p : t.params) width = std::max(width, p.name.size());
+            width += 2;
+
+            auto ports = [&](const char *heading, const std::vector<PortSpec> &list) {
+                if (list.empty()) return;
+                out += std::string("  ") + heading + ":\n";
+                for (const PortSpec &p : list) {
+                    out += "    " + padded(p.name, width) + std::string(portTypeName(p.type));
+                    if (p.optional) out += " (optional)";
+                    if (!p.help.empty()) out += "  " + p.help;
+                    out += "\n";
+                }
+            };
+            ports("inputs", t.inputs);
+            ports("outputs", t.outputs);
+            if (!t.params.empty()) {
+                out += "  parameters:\n";
+                for (const ParamSpec &p : t.params) {
+                    out += "    " + padded(p.name, width) + paramTypeText(p) +
+                           ", default " + jsonText(p.defaultValue) + "\n";
+                    if (!p.help.empty())
+                        out += "    " + std::string(width, ' ') + p.help + "\n";
+                }
+            }
+            out += "\n";
+        }
+    }
+    return out;
+}
+
+nlohmann::json nodeTypesJson(const NodeTypeRegistry &registry)
+{
+    using nlohmann::json;
+    auto portsJson = [](const std::vector<PortSpec> &list) {
+        json arr = json::array();
+        for (const PortSpec &p : list) {
+            arr.push_back({{"name", p.name},
+                           {"type", std::string(portTypeName(p.type))},
+                           {"help", p.help},
+                           {"optional", p.optional}});
+        }
+        return arr;
+    };
+
+    json types = json::array();
+    for (const NodeTypeSpec &t : registry.all()) {
+        json params = json::array();
+        for (const ParamSpec &p : t.params) {
+            json j = {{"name", p.name},
+                      {"type", std::string(paramTypeName(p.type))},
+                      {"default", p.defaultValue},
+                      {"help", p.help}};
+            if (std::isfinite(p.min)) {
+                j["min"] = p.min;
+                j["min_exclusive"] = p.minExclusive;
+            }
+            if (std::isfinite(p.max)) {
+                j["max"] = p.max;
+                j["max_exclusive"] = p.maxExclusive;
+            }
+            if (p.type == ParamType::Enum) j["choices"] = p.choices;
+            params.push_back(std::move(j));
+        }
+        types.push_back({{"type", t.type},
+                         {"category", t.category},
+                         {"title", t.title},
+                         {"help", t.help},
+                         {"inputs", portsJson(t.inputs)},
+                         {"outputs", portsJson(t.outputs)},
+                         {"params", std::move(params)}});
+    }
+    return {{"format", "flowbench.node-types"}, {"version", 1}, {"node_types", std::move(types)}};
+}
+
+} // namespace fb::graph
