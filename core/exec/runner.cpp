@@ -218,6 +218,11 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                                                     sampleShapeOf(*d.value()).str() +
                                                     " differ from the training samples " +
                                                     sampleShapeOf(*ds).str());
+        if (d.value()->classes > ds->classes)
+            return nodeError(e.data.sourceNode,
+                             "has labels up to " + std::to_string(d.value()->classes - 1) +
+                                 " but the training data only has classes 0.." +
+                                 std::to_string(ds->classes - 1));
         evalData.push_back(d.value());
     }
 

@@ -1,1 +1,0 @@
-// Temporary: keeps the target non-empty until this folder's first real source lands. Delete then.

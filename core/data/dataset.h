@@ -1,0 +1,37 @@
+#pragma once
+
+#include "core/base/result.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fb::data {
+
+// A labelled image data set held in memory as it came from disk (uint8 pixels); conversion to
+// float and normalization happen per batch in the Loader, which keeps the resident set 4x smaller.
+struct ImageDataset {
+    std::string name;
+    int64_t count = 0, channels = 1, height = 0, width = 0;
+    int32_t classes = 0;
+    std::vector<uint8_t> pixels; // count * channels * height * width, NCHW per sample
+    std::vector<int32_t> labels; // count
+
+    int64_t sampleSize() const { return channels * height * width; }
+    const uint8_t *sample(int64_t i) const { return pixels.data() + i * sampleSize(); }
+};
+
+// Images from an IDX file of uint8 with dimensions [N, H, W] (one channel) or [N, C, H, W],
+// labels from an IDX file of uint8 with dimensions [N]. `classes` is the largest label in the
+// whole labels file plus one, so a `limit`ed subset still has the full class count. `limit` > 0
+// keeps the first `limit` samples; 0 keeps all.
+Result<ImageDataset> loadIdxImages(const std::string &imagesPath, const std::string &labelsPath,
+                                   int64_t limit = 0);
+
+// Fashion-MNIST (or MNIST) in `dir`: split "train" reads train-images-idx3-ubyte and
+// train-labels-idx1-ubyte, split "test" the t10k-* files; each either gzip-compressed (".gz",
+// preferred when both exist) or plain.
+Result<ImageDataset> loadFashionMnist(const std::string &dir, const std::string &split,
+                                      int64_t limit = 0);
+
+} // namespace fb::data
