@@ -26,7 +26,8 @@ namespace fbtest {
 inline void fillUniform(std::vector<float> &v, uint64_t seed, float lo = -1.0f, float hi = 1.0f)
 {
     fb::Rng rng(seed);
-    for (float &x : v) x = rng.uniform(lo, hi);
+    for (float &x : v)
+        x = rng.uniform(lo, hi);
 }
 
 inline std::vector<float> uniformVector(size_t count, uint64_t seed, float lo = -1.0f,
@@ -57,18 +58,20 @@ inline std::vector<float> distinctVector(size_t count, uint64_t seed, float gap 
                                          float start = -1.0f)
 {
     std::vector<float> v(count);
-    for (size_t i = 0; i < count; ++i) v[i] = start + gap * float(i);
+    for (size_t i = 0; i < count; ++i)
+        v[i] = start + gap * float(i);
     fb::Rng rng(seed);
-    for (size_t i = count; i > 1; --i) std::swap(v[i - 1], v[size_t(rng.below(i))]);
+    for (size_t i = count; i > 1; --i)
+        std::swap(v[i - 1], v[size_t(rng.below(i))]);
     return v;
 }
 
 // sum(a[i] * b[i]) in double: the random-projection loss.
-template <class A, class B>
-double dot(const A &a, const B &b)
+template <class A, class B> double dot(const A &a, const B &b)
 {
     double sum = 0.0;
-    for (size_t i = 0; i < a.size(); ++i) sum += double(a[i]) * double(b[i]);
+    for (size_t i = 0; i < a.size(); ++i)
+        sum += double(a[i]) * double(b[i]);
     return sum;
 }
 
@@ -76,8 +79,7 @@ double dot(const A &a, const B &b)
 // grad[i] = (f(x + eps e_i) - f(x - eps e_i)) / (x_i+ - x_i-). The divisor is the step actually
 // taken after rounding x_i +- eps to float, which removes most of float's rounding error. x is
 // perturbed in place and restored before returning.
-template <class F>
-std::vector<double> numericalGradient(F &&f, std::vector<float> &x, double eps)
+template <class F> std::vector<double> numericalGradient(F &&f, std::vector<float> &x, double eps)
 {
     std::vector<double> grad(x.size());
     for (size_t i = 0; i < x.size(); ++i) {
@@ -148,9 +150,12 @@ GradComparison compare(const A &actual, const E &expected, double atol, double r
         const bool bad = !(err <= tolerance); // NaN compares false: a failure
         // How far beyond its tolerance the element is; the worst one goes into the report.
         double excess = 0.0;
-        if (!std::isfinite(err)) excess = INFINITY;
-        else if (tolerance > 0.0) excess = err / tolerance;
-        else if (err > 0.0) excess = INFINITY;
+        if (!std::isfinite(err))
+            excess = INFINITY;
+        else if (tolerance > 0.0)
+            excess = err / tolerance;
+        else if (err > 0.0)
+            excess = INFINITY;
         if (std::isfinite(err)) c.maxAbsError = std::max(c.maxAbsError, err);
         if (e != 0.0 && std::isfinite(err))
             c.maxRelError = std::max(c.maxRelError, err / std::abs(e));

@@ -12,9 +12,12 @@ namespace {
 
 using Vec = std::vector<float>;
 
-Vec vec(size_t n, uint64_t seed) { return fbtest::uniformVector(n, seed); }
+Vec vec(size_t n, uint64_t seed)
+{
+    return fbtest::uniformVector(n, seed);
+}
 
-#define EXPECT_CLOSE(actual, expected, atol, rtol)                                                \
+#define EXPECT_CLOSE(actual, expected, atol, rtol)                                                 \
     do {                                                                                           \
         auto cmp_ = fbtest::compare(actual, expected, atol, rtol);                                 \
         QVERIFY2(cmp_.ok, (std::string(#actual) + ": " + cmp_.report()).c_str());                  \
@@ -40,7 +43,8 @@ private slots:
     void initTestCase()
     {
         QVERIFY(!fastBackends().empty());
-        for (Backend *b : fastBackends()) b->setThreads(2);
+        for (Backend *b : fastBackends())
+            b->setThreads(2);
     }
 
     void conv_data()
@@ -129,8 +133,17 @@ private slots:
     void pool()
     {
         QFETCH(QList<int>, p);
-        PoolDesc d{p[0] ? PoolKind::Avg : PoolKind::Max, p[1], p[2], p[3], p[4], p[5], p[6],
-                   p[7], p[8], p[9], p[10]};
+        PoolDesc d{p[0] ? PoolKind::Avg : PoolKind::Max,
+                   p[1],
+                   p[2],
+                   p[3],
+                   p[4],
+                   p[5],
+                   p[6],
+                   p[7],
+                   p[8],
+                   p[9],
+                   p[10]};
         const size_t xs = size_t(d.n * d.c * d.h * d.w), ys = size_t(d.n * d.c * d.oh() * d.ow());
         // Distinct values: max pooling's winner is well defined.
         Vec x = fbtest::distinctVector(xs, 1, 0.01f), dy = vec(ys, 2);
@@ -181,7 +194,8 @@ private slots:
         BatchNormDesc d{4, 3, 5, 6, 1e-5f};
         const size_t xs = size_t(d.n * d.c * d.h * d.w), cs = size_t(d.c);
         Vec x = vec(xs, 1), g = vec(cs, 2), bt = vec(cs, 3), dy = vec(xs, 4);
-        for (float &v : x) v = 2.0f * v + 0.5f;
+        for (float &v : x)
+            v = 2.0f * v + 0.5f;
         auto ref = referenceBackend().makeBatchNorm(d);
         Vec y0(xs), m0(cs), v0(cs), dx0(xs), dg0(cs), db0(cs), yi0(xs);
         ref->forwardTraining(x.data(), g.data(), bt.data(), y0.data(), m0.data(), v0.data());

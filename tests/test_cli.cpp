@@ -36,7 +36,10 @@ CliResult cli(const QStringList &args, int timeoutMs = 300000)
     return r;
 }
 
-QString example(const char *name) { return kSource + "/resources/examples/" + name; }
+QString example(const char *name)
+{
+    return kSource + "/resources/examples/" + name;
+}
 
 QJsonObject readJson(const QString &path)
 {
@@ -56,9 +59,13 @@ void writeJson(const QString &path, const QJsonObject &o)
 QStringList smallRun(const QString &outDir, int epochs = 2)
 {
     QStringList args;
-    args << "run" << example("fashion_mnist_mlp.json") << "--threads" << "2" << "--set"
-         << "train_data.limit=3000" << "--set" << "test_data.limit=1000" << "--set"
-         << QString("train.epochs=%1").arg(epochs) << "--out" << outDir;
+    args << "run" << example("fashion_mnist_mlp.json") << "--threads"
+         << "2"
+         << "--set"
+         << "train_data.limit=3000"
+         << "--set"
+         << "test_data.limit=1000"
+         << "--set" << QString("train.epochs=%1").arg(epochs) << "--out" << outDir;
     return args;
 }
 
@@ -88,11 +95,13 @@ private slots:
         QCOMPARE(r.exitCode, 0);
         const QJsonArray types = QJsonDocument::fromJson(r.out.toUtf8())["node_types"].toArray();
         QStringList names;
-        for (const auto &t : types) names << t.toObject()["type"].toString();
-        for (const char *t : {"fashion_mnist", "normalize", "input", "linear", "conv2d",
-                              "maxpool2d", "avgpool2d", "relu", "leaky_relu", "sigmoid", "tanh",
-                              "gelu", "flatten", "dropout", "batchnorm2d", "add", "cross_entropy",
-                              "mse", "sgd", "adam", "adamw", "train", "evaluate"})
+        for (const auto &t : types)
+            names << t.toObject()["type"].toString();
+        for (const char *t :
+             {"fashion_mnist", "normalize", "input",       "linear",  "conv2d",        "maxpool2d",
+              "avgpool2d",     "relu",      "leaky_relu",  "sigmoid", "tanh",          "gelu",
+              "flatten",       "dropout",   "batchnorm2d", "add",     "cross_entropy", "mse",
+              "sgd",           "adam",      "adamw",       "train",   "evaluate"})
             QVERIFY2(names.contains(t), t);
         CliResult text = cli({"nodes"});
         QCOMPARE(text.exitCode, 0);
@@ -125,7 +134,8 @@ private slots:
         QTemporaryDir a, b, c;
         CliResult ra = cli(smallRun(a.path(), 1)), rb = cli(smallRun(b.path(), 1));
         QStringList other = smallRun(c.path(), 1);
-        other << "--set" << "train.seed=7";
+        other << "--set"
+              << "train.seed=7";
         CliResult rc = cli(other);
         QCOMPARE(ra.exitCode, 0);
         QCOMPARE(rb.exitCode, 0);
@@ -151,10 +161,12 @@ private slots:
                  whole.summary["test_accuracy"].toDouble());
 
         // A checkpoint of another pipeline is refused.
-        QStringList foreign = {"run", example("fashion_mnist_mlp.json"), "--set",
-                               "train_data.limit=3000", "--set", "fc1.out_features=64",
-                               "--set", "train.epochs=2", "--out", other.path(), "--resume",
-                               part.path()};
+        QStringList foreign = {"run",      example("fashion_mnist_mlp.json"),
+                               "--set",    "train_data.limit=3000",
+                               "--set",    "fc1.out_features=64",
+                               "--set",    "train.epochs=2",
+                               "--out",    other.path(),
+                               "--resume", part.path()};
         CliResult refused = cli(foreign);
         QVERIFY(refused.exitCode != 0);
         QVERIFY2(refused.summary["error"].toObject()["message"].toString().contains(
@@ -166,15 +178,24 @@ private slots:
     {
         QTest::addColumn<QString>("mutation");
         QTest::addColumn<QString>("expected"); // substring of stderr
-        QTest::newRow("unknown type") << "type:fc1=linearr" << "fc1";
-        QTest::newRow("missing port") << "edge:relu1.out>fc2.input" << "fc2.input";
-        QTest::newRow("missing node") << "edge:relu1.out>ghost.in" << "ghost";
-        QTest::newRow("mismatched ports") << "edge:loss.loss>fc1.in" << "fc1.in";
-        QTest::newRow("cycle") << "edge:fc2.out>flatten.in" << "cycle";
-        QTest::newRow("wrong param type") << "param:fc1.out_features=\"many\"" << "fc1.out_features";
-        QTest::newRow("out of range") << "param:train.batch_size=0" << "train.batch_size";
-        QTest::newRow("newer version") << "version:2" << "newer";
-        QTest::newRow("truncated") << "truncate" << "line";
+        QTest::newRow("unknown type") << "type:fc1=linearr"
+                                      << "fc1";
+        QTest::newRow("missing port") << "edge:relu1.out>fc2.input"
+                                      << "fc2.input";
+        QTest::newRow("missing node") << "edge:relu1.out>ghost.in"
+                                      << "ghost";
+        QTest::newRow("mismatched ports") << "edge:loss.loss>fc1.in"
+                                          << "fc1.in";
+        QTest::newRow("cycle") << "edge:fc2.out>flatten.in"
+                               << "cycle";
+        QTest::newRow("wrong param type") << "param:fc1.out_features=\"many\""
+                                          << "fc1.out_features";
+        QTest::newRow("out of range") << "param:train.batch_size=0"
+                                      << "train.batch_size";
+        QTest::newRow("newer version") << "version:2"
+                                       << "newer";
+        QTest::newRow("truncated") << "truncate"
+                                   << "line";
     }
     void badPipelinesExitTwoNamingTheNode()
     {
@@ -190,7 +211,8 @@ private slots:
             for (int i = 0; i < nodes.size(); ++i) {
                 QJsonObject n = nodes[i].toObject();
                 if (n["id"].toString() != lhs.section('.', 0, 0)) continue;
-                if (kind == "type") n["type"] = rhs;
+                if (kind == "type")
+                    n["type"] = rhs;
                 else {
                     QJsonObject params = n["params"].toObject();
                     params[lhs.section('.', 1)] =

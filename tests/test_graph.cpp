@@ -97,7 +97,10 @@ json withParam(const std::string &id, const std::string &name, json value)
     return p;
 }
 
-QByteArray bytes(const json &j) { return QByteArray::fromStdString(j.dump(2)); }
+QByteArray bytes(const json &j)
+{
+    return QByteArray::fromStdString(j.dump(2));
+}
 
 PipelineDocument parseOrFail(const json &j)
 {
@@ -148,10 +151,10 @@ private slots:
 void TestGraph::builtinTypes()
 {
     const std::set<std::string> expected = {
-        "fashion_mnist", "idx_dataset", "normalize", "input",      "linear",  "conv2d",
-        "maxpool2d",     "avgpool2d",   "relu",      "sigmoid",    "tanh",    "gelu",
+        "fashion_mnist", "idx_dataset", "normalize", "input",       "linear", "conv2d",
+        "maxpool2d",     "avgpool2d",   "relu",      "sigmoid",     "tanh",   "gelu",
         "flatten",       "leaky_relu",  "dropout",   "batchnorm2d", "add",    "cross_entropy",
-        "mse",           "sgd",         "adam",      "adamw",      "train",   "evaluate"};
+        "mse",           "sgd",         "adam",      "adamw",       "train",  "evaluate"};
     const auto &reg = NodeTypeRegistry::builtin();
     std::set<std::string> actual;
     for (const NodeTypeSpec &t : reg.all()) {
@@ -238,8 +241,8 @@ void TestGraph::validationErrors_data()
     p = minimalPipeline();
     unwire(p, "train.trained", "eval.model");
     wire(p, "train.trained", "phantom.model");
-    QTest::newRow("edge to missing node") << bytes(p) << "phantom.model"
-                                          << QStringList{"no node 'phantom'"};
+    QTest::newRow("edge to missing node")
+        << bytes(p) << "phantom.model" << QStringList{"no node 'phantom'"};
 
     p = minimalPipeline();
     unwire(p, "linear.out", "train.model");
@@ -307,39 +310,36 @@ void TestGraph::validationErrors_data()
     QTest::newRow("unknown param, type without params")
         << bytes(withParam("flatten", "dims", 1)) << "flatten.dims"
         << QStringList{"unknown parameter 'dims'", "no parameters"};
-    QTest::newRow("int given string") << bytes(withParam("train", "epochs", "3"))
-                                      << "train.epochs" << QStringList{"expects an integer"};
-    QTest::newRow("int given float") << bytes(withParam("train", "epochs", 2.5))
-                                     << "train.epochs" << QStringList{"expects an integer", "2.5"};
+    QTest::newRow("int given string") << bytes(withParam("train", "epochs", "3")) << "train.epochs"
+                                      << QStringList{"expects an integer"};
+    QTest::newRow("int given float") << bytes(withParam("train", "epochs", 2.5)) << "train.epochs"
+                                     << QStringList{"expects an integer", "2.5"};
     QTest::newRow("float given string") << bytes(withParam("sgd", "lr", "fast")) << "sgd.lr"
                                         << QStringList{"expects a number", "fast"};
     QTest::newRow("bool given int") << bytes(withParam("linear", "bias", 1)) << "linear.bias"
                                     << QStringList{"expects true or false"};
-    QTest::newRow("path given number") << bytes(withParam("fm_train", "path", 5))
-                                       << "fm_train.path" << QStringList{"expects a path"};
+    QTest::newRow("path given number") << bytes(withParam("fm_train", "path", 5)) << "fm_train.path"
+                                       << QStringList{"expects a path"};
     QTest::newRow("enum given number") << bytes(withParam("fm_train", "split", 1))
                                        << "fm_train.split" << QStringList{"train, test"};
     QTest::newRow("below min") << bytes(withParam("linear", "out_features", 0))
                                << "linear.out_features" << QStringList{"= 0", "allowed: >= 1"};
     QTest::newRow("negative int") << bytes(withParam("train", "seed", -1)) << "train.seed"
                                   << QStringList{"= -1", "out of range", ">= 0"};
-    QTest::newRow("exclusive min") << bytes(withParam("norm", "std", 0)) << "norm.std"
-                                   << QStringList{"= 0", "allowed: > 0"};
-    QTest::newRow("exclusive min lr") << bytes(withParam("sgd", "lr", 0.0)) << "sgd.lr"
-                                      << QStringList{"out of range", "> 0"};
+    QTest::newRow("exclusive min")
+        << bytes(withParam("norm", "std", 0)) << "norm.std" << QStringList{"= 0", "allowed: > 0"};
+    QTest::newRow("exclusive min lr")
+        << bytes(withParam("sgd", "lr", 0.0)) << "sgd.lr" << QStringList{"out of range", "> 0"};
     QTest::newRow("above max") << bytes(withParam("sgd", "momentum", 1.5)) << "sgd.momentum"
                                << QStringList{"= 1.5", "allowed: [0, 1]"};
-    QTest::newRow("exclusive max")
-        << bytes(withLayer("drop", "dropout", {{"p", 1.0}})) << "drop.p"
-        << QStringList{"out of range", "allowed: [0, 1)"};
-    QTest::newRow("exclusive max beta")
-        << bytes([] {
-               json p = minimalPipeline();
-               nodeOf(p, "sgd")["type"] = "adam";
-               nodeOf(p, "sgd")["params"] = {{"beta2", 1}};
-               return p;
-           }())
-        << "sgd.beta2" << QStringList{"= 1", "[0, 1)"};
+    QTest::newRow("exclusive max") << bytes(withLayer("drop", "dropout", {{"p", 1.0}})) << "drop.p"
+                                   << QStringList{"out of range", "allowed: [0, 1)"};
+    QTest::newRow("exclusive max beta") << bytes([] {
+        json p = minimalPipeline();
+        nodeOf(p, "sgd")["type"] = "adam";
+        nodeOf(p, "sgd")["params"] = {{"beta2", 1}};
+        return p;
+    }()) << "sgd.beta2" << QStringList{"= 1", "[0, 1)"};
     QTest::newRow("enum not a choice")
         << bytes(withParam("fm_train", "split", "validation")) << "fm_train.split"
         << QStringList{"\"validation\"", "not one of: train, test"};
@@ -402,23 +402,29 @@ void TestGraph::parseErrors_data()
     QTest::addColumn<QString>("node");
     QTest::addColumn<QString>("substring");
 
-    QTest::newRow("not json") << QByteArray("hello world") << 1 << "" << "not valid JSON";
-    QTest::newRow("empty") << QByteArray("") << 1 << "" << "not valid JSON";
+    QTest::newRow("not json") << QByteArray("hello world") << 1 << ""
+                              << "not valid JSON";
+    QTest::newRow("empty") << QByteArray("") << 1 << ""
+                           << "not valid JSON";
     QTest::newRow("syntax error on line 3")
         << QByteArray("{\n  \"format\": \"flowbench.pipeline\",\n  \"version\": 1 oops\n}") << 3
-        << "" << "not valid JSON (line 3";
+        << ""
+        << "not valid JSON (line 3";
 
     // Cut the pretty text after its 12th line: the error is where the text stops.
     QByteArray full = bytes(minimalPipeline());
     int cut = 0;
     for (int i = 0; i < 12; ++i)
         cut = full.indexOf('\n', cut) + 1;
-    QTest::newRow("truncated") << full.left(cut) << 12 << "" << "end of input";
-    QTest::newRow("truncated no newline") << full.left(cut - 1) << 12 << "" << "line 12";
+    QTest::newRow("truncated") << full.left(cut) << 12 << ""
+                               << "end of input";
+    QTest::newRow("truncated no newline") << full.left(cut - 1) << 12 << ""
+                                          << "line 12";
 
     QTest::newRow("number overflow")
         << QByteArray(R"({"format": "flowbench.pipeline", "version": 1e999, "nodes": []})") << 0
-        << "" << "number overflow";
+        << ""
+        << "number overflow";
     QTest::newRow("newer version")
         << QByteArray(R"({"format": "flowbench.pipeline", "version": 2, "nodes": []})") << 0 << ""
         << "written by a newer Flowbench (version 2); this build reads version 1";
@@ -426,23 +432,28 @@ void TestGraph::parseErrors_data()
         << QByteArray(R"({"format": "flowbench.pipeline", "version": 0, "nodes": []})") << 0 << ""
         << "unsupported version 0";
     QTest::newRow("version string")
-        << QByteArray(R"({"format": "flowbench.pipeline", "version": "1", "nodes": []})") << 0
-        << "" << "\"version\" must be an integer";
+        << QByteArray(R"({"format": "flowbench.pipeline", "version": "1", "nodes": []})") << 0 << ""
+        << "\"version\" must be an integer";
     QTest::newRow("no version") << QByteArray(R"({"format": "flowbench.pipeline", "nodes": []})")
-                                << 0 << "" << "no \"version\"";
-    QTest::newRow("wrong format")
-        << QByteArray(R"({"format": "other.thing", "version": 1, "nodes": []})") << 0 << ""
-        << "not a Flowbench pipeline: \"format\" is \"other.thing\"";
+                                << 0 << ""
+                                << "no \"version\"";
+    QTest::newRow("wrong format") << QByteArray(
+                                         R"({"format": "other.thing", "version": 1, "nodes": []})")
+                                  << 0 << ""
+                                  << "not a Flowbench pipeline: \"format\" is \"other.thing\"";
     QTest::newRow("no format") << QByteArray(R"({"version": 1, "nodes": []})") << 0 << ""
                                << "no \"format\"";
-    QTest::newRow("array") << QByteArray("[1, 2]") << 0 << "" << "expected a JSON object";
+    QTest::newRow("array") << QByteArray("[1, 2]") << 0 << ""
+                           << "expected a JSON object";
 
     auto withNodes = [](const char *nodes) {
         return QByteArray(R"({"format": "flowbench.pipeline", "version": 1, "nodes": )") + nodes +
                "}";
     };
-    QTest::newRow("nodes not array") << withNodes("{}") << 0 << "" << "\"nodes\" must be an array";
-    QTest::newRow("node not object") << withNodes("[3]") << 0 << "" << "nodes[0] must be an object";
+    QTest::newRow("nodes not array") << withNodes("{}") << 0 << ""
+                                     << "\"nodes\" must be an array";
+    QTest::newRow("node not object") << withNodes("[3]") << 0 << ""
+                                     << "nodes[0] must be an object";
     QTest::newRow("node without id") << withNodes(R"([{"type": "relu"}])") << 0 << ""
                                      << "nodes[0] has no \"id\"";
     QTest::newRow("id not string") << withNodes(R"([{"id": 7, "type": "relu"}])") << 0 << ""
@@ -457,16 +468,17 @@ void TestGraph::parseErrors_data()
     QTest::newRow("params not object")
         << withNodes(R"([{"id": "a", "type": "relu", "params": [1]}])") << 0 << "a"
         << "\"params\" must be an object";
-    QTest::newRow("bad position")
-        << withNodes(R"([{"id": "a", "type": "relu", "position": [1]}])") << 0 << "a"
-        << "\"position\" must be [x, y]";
+    QTest::newRow("bad position") << withNodes(R"([{"id": "a", "type": "relu", "position": [1]}])")
+                                  << 0 << "a"
+                                  << "\"position\" must be [x, y]";
 
     auto withEdges = [](const char *edges) {
         return QByteArray(R"({"format": "flowbench.pipeline", "version": 1, "nodes": [],
                              "edges": )") +
                edges + "}";
     };
-    QTest::newRow("edges not array") << withEdges("3") << 0 << "" << "\"edges\" must be an array";
+    QTest::newRow("edges not array") << withEdges("3") << 0 << ""
+                                     << "\"edges\" must be an array";
     QTest::newRow("edge without dot") << withEdges(R"([{"from": "a", "to": "b.in"}])") << 0 << ""
                                       << "edges[0]: \"from\" must be \"NODE.PORT\"";
     QTest::newRow("edge without to")
@@ -595,21 +607,31 @@ void TestGraph::applySettings_data()
     QTest::addColumn<QString>("node");   // the error's node, or the changed node
     QTest::addColumn<QString>("expect"); // the message substring, or the new value as JSON
 
-    QTest::newRow("int") << "train.epochs=5" << true << "train.epochs" << "5";
-    QTest::newRow("int plus") << "train.epochs=+5" << true << "train.epochs" << "5";
-    QTest::newRow("float") << "sgd.lr=0.05" << true << "sgd.lr" << "0.05";
-    QTest::newRow("float from int text") << "sgd.lr=1" << true << "sgd.lr" << "1.0";
+    QTest::newRow("int") << "train.epochs=5" << true << "train.epochs"
+                         << "5";
+    QTest::newRow("int plus") << "train.epochs=+5" << true << "train.epochs"
+                              << "5";
+    QTest::newRow("float") << "sgd.lr=0.05" << true << "sgd.lr"
+                           << "0.05";
+    QTest::newRow("float from int text") << "sgd.lr=1" << true << "sgd.lr"
+                                         << "1.0";
     QTest::newRow("float exponent") << "sgd.weight_decay=5e-4" << true << "sgd.weight_decay"
                                     << "0.0005";
-    QTest::newRow("bool false") << "linear.bias=false" << true << "linear.bias" << "false";
-    QTest::newRow("bool 1") << "train.shuffle=1" << true << "train.shuffle" << "true";
-    QTest::newRow("bool 0") << "train.shuffle=0" << true << "train.shuffle" << "false";
-    QTest::newRow("enum") << "fm_train.split=test" << true << "fm_train.split" << "\"test\"";
+    QTest::newRow("bool false") << "linear.bias=false" << true << "linear.bias"
+                                << "false";
+    QTest::newRow("bool 1") << "train.shuffle=1" << true << "train.shuffle"
+                            << "true";
+    QTest::newRow("bool 0") << "train.shuffle=0" << true << "train.shuffle"
+                            << "false";
+    QTest::newRow("enum") << "fm_train.split=test" << true << "fm_train.split"
+                          << "\"test\"";
     QTest::newRow("path verbatim") << "fm_train.path=/data/a=b c" << true << "fm_train.path"
                                    << "\"/data/a=b c\"";
-    QTest::newRow("empty path") << "fm_train.path=" << true << "fm_train.path" << "\"\"";
+    QTest::newRow("empty path") << "fm_train.path=" << true << "fm_train.path"
+                                << "\"\"";
 
-    QTest::newRow("unknown node") << "ghost.epochs=3" << false << "ghost" << "no node 'ghost'";
+    QTest::newRow("unknown node") << "ghost.epochs=3" << false << "ghost"
+                                  << "no node 'ghost'";
     QTest::newRow("unknown param") << "train.epoch=3" << false << "train.epoch"
                                    << "has no parameter 'epoch'";
     QTest::newRow("int given text") << "train.epochs=abc" << false << "train.epochs"
@@ -620,15 +642,18 @@ void TestGraph::applySettings_data()
                                        << "expects an integer";
     QTest::newRow("float given text") << "sgd.lr=fast" << false << "sgd.lr"
                                       << "expects a number, got 'fast'";
-    QTest::newRow("float nan") << "sgd.lr=nan" << false << "sgd.lr" << "expects a number";
+    QTest::newRow("float nan") << "sgd.lr=nan" << false << "sgd.lr"
+                               << "expects a number";
     QTest::newRow("bool given text") << "train.shuffle=yes" << false << "train.shuffle"
                                      << "expects true or false";
     QTest::newRow("out of range") << "train.epochs=0" << false << "train.epochs"
                                   << "allowed: >= 1";
     QTest::newRow("not a choice") << "train.device=tpu" << false << "train.device"
                                   << "not one of: auto, cpu, cuda";
-    QTest::newRow("no equals") << "train.epochs" << false << "" << "expected NODE.PARAM=VALUE";
-    QTest::newRow("no dot") << "epochs=3" << false << "" << "expected NODE.PARAM=VALUE";
+    QTest::newRow("no equals") << "train.epochs" << false << ""
+                               << "expected NODE.PARAM=VALUE";
+    QTest::newRow("no dot") << "epochs=3" << false << ""
+                            << "expected NODE.PARAM=VALUE";
 }
 
 void TestGraph::applySettings()
@@ -769,7 +794,7 @@ void TestGraph::editingRefusesBadData()
 void TestGraph::paramDefaults()
 {
     PipelineDocument doc = parseOrFail(minimalPipeline());
-    QCOMPARE(doc.param("train", "epochs"), json(2));      // set in the file
+    QCOMPARE(doc.param("train", "epochs"), json(2));       // set in the file
     QCOMPARE(doc.param("train", "batch_size"), json(128)); // the type's default
     QCOMPARE(doc.param("fm_test", "split"), json("test"));
     QCOMPARE(doc.param("fm_train", "split"), json("train"));

@@ -74,8 +74,7 @@ private slots:
         for (auto &np : m.parameters()) {
             Tensor &w = np.param->value;
             std::vector<float> values(w.f32(), w.f32() + w.numel());
-            std::vector<float> analytic(np.param->grad.f32(),
-                                        np.param->grad.f32() + w.numel());
+            std::vector<float> analytic(np.param->grad.f32(), np.param->grad.f32() + w.numel());
             auto f = [&](const std::vector<float> &v) {
                 std::copy(v.begin(), v.end(), w.f32());
                 return double(lossOf(m, b, x, y, seed));
@@ -101,7 +100,8 @@ private slots:
             auto xv = fbtest::uniformVector(size_t(x.numel()), 100 + step);
             std::copy(xv.begin(), xv.end(), x.f32());
             Tensor y = Tensor::empty({4}, DType::I32);
-            for (int i = 0; i < 4; ++i) y.data<int32_t>()[i] = (i + step) % 3;
+            for (int i = 0; i < 4; ++i)
+                y.data<int32_t>()[i] = (i + step) % 3;
             StepContext ctx{true, uint64_t(step)};
             float la, lr;
             {
@@ -177,7 +177,8 @@ private slots:
             QVERIFY2(maxAbs <= bound, np.name.c_str());
             QVERIFY2(maxAbs > 0.95 * bound, np.name.c_str());
             QVERIFY(std::abs(mean) < 0.1 * bound);
-            if (t.numel() > 1000) QVERIFY(std::abs(var - bound * bound / 3.0) < 0.05 * bound * bound);
+            if (t.numel() > 1000)
+                QVERIFY(std::abs(var - bound * bound / 3.0) < 0.05 * bound * bound);
         }
         // Same seed, same weights; another seed, other weights.
         Tensor first = m.parameters()[0].param->value.clone();

@@ -23,7 +23,7 @@ Q_DECLARE_METATYPE(fb::BatchNormDesc)
 
 // Fails the current test with the comparison's report unless every element is within
 // atol + rtol * |expected|.
-#define VERIFY_CLOSE(actual, expected, atol, rtol)                                                \
+#define VERIFY_CLOSE(actual, expected, atol, rtol)                                                 \
     do {                                                                                           \
         const auto cmp_ = fbtest::compare((actual), (expected), (atol), (rtol));                   \
         QVERIFY2(cmp_.ok, (std::string(#actual ": ") + cmp_.report()).c_str());                    \
@@ -125,8 +125,8 @@ void TestReferenceKernels::identity()
 
     CountingBackend counting;
     fb::Backend &base = counting;
-    auto conv = base.makeConv(fb::ConvDesc{.n = 1, .c = 1, .h = 3, .w = 3, .oc = 1, .kh = 1,
-                                           .kw = 1});
+    auto conv =
+        base.makeConv(fb::ConvDesc{.n = 1, .c = 1, .h = 3, .w = 3, .oc = 1, .kh = 1, .kw = 1});
     QVERIFY(conv);
     QCOMPARE(counting.m_convs, 1);
     QCOMPARE(QString::fromStdString(base.name()), QStringLiteral("cpu-reference"));
@@ -161,7 +161,8 @@ void TestReferenceKernels::gradcheckHarnessCatchesWrongGradients()
     for (size_t i = 0; i < distinct.size(); ++i)
         for (size_t j = i + 1; j < distinct.size(); ++j)
             QVERIFY(std::abs(distinct[i] - distinct[j]) > 0.09f);
-    for (float v : fbtest::awayFromZeroVector(100, 4, 0.1f, 1.0f)) QVERIFY(std::abs(v) >= 0.1f);
+    for (float v : fbtest::awayFromZeroVector(100, 4, 0.1f, 1.0f))
+        QVERIFY(std::abs(v) >= 0.1f);
 }
 
 // ---- Convolution ----
@@ -175,28 +176,53 @@ void TestReferenceKernels::convForwardKnown_data()
 
     // Input is always the 3x3 image 1..9:  1 2 3 / 4 5 6 / 7 8 9.
     // An all-ones 3x3 kernel with padding 1 sums each cell's neighbourhood.
-    QTest::newRow("box 3x3 pad 1") << fb::ConvDesc{.n = 1, .c = 1, .h = 3, .w = 3, .oc = 1,
-                                                   .kh = 3, .kw = 3, .ph = 1, .pw = 1,
-                                                   .bias = false}
-                                   << Vec(9, 1.0f) << Vec{}
-                                   << Expected{12, 21, 16, 27, 45, 33, 24, 39, 28};
+    QTest::newRow("box 3x3 pad 1")
+        << fb::ConvDesc{.n = 1,
+                        .c = 1,
+                        .h = 3,
+                        .w = 3,
+                        .oc = 1,
+                        .kh = 3,
+                        .kw = 3,
+                        .ph = 1,
+                        .pw = 1,
+                        .bias = false}
+        << Vec(9, 1.0f) << Vec{} << Expected{12, 21, 16, 27, 45, 33, 24, 39, 28};
     // Stride 2 keeps the corners of the above.
-    QTest::newRow("box 3x3 pad 1 stride 2")
-        << fb::ConvDesc{.n = 1, .c = 1, .h = 3, .w = 3, .oc = 1, .kh = 3, .kw = 3, .sh = 2,
-                        .sw = 2, .ph = 1, .pw = 1, .bias = false}
-        << Vec(9, 1.0f) << Vec{} << Expected{12, 16, 24, 28};
+    QTest::newRow("box 3x3 pad 1 stride 2") << fb::ConvDesc{.n = 1,
+                                                            .c = 1,
+                                                            .h = 3,
+                                                            .w = 3,
+                                                            .oc = 1,
+                                                            .kh = 3,
+                                                            .kw = 3,
+                                                            .sh = 2,
+                                                            .sw = 2,
+                                                            .ph = 1,
+                                                            .pw = 1,
+                                                            .bias = false}
+                                            << Vec(9, 1.0f) << Vec{} << Expected{12, 16, 24, 28};
     // A 1x2 kernel [1, 10] is a correlation (not flipped): y = x[i, j] + 10 x[i, j + 1], + 0.5.
     QTest::newRow("1x2 kernel, bias")
-        << fb::ConvDesc{.n = 1, .c = 1, .h = 3, .w = 3, .oc = 1, .kh = 1, .kw = 2}
-        << Vec{1, 10} << Vec{0.5f} << Expected{21.5, 32.5, 54.5, 65.5, 87.5, 98.5};
+        << fb::ConvDesc{.n = 1, .c = 1, .h = 3, .w = 3, .oc = 1, .kh = 1, .kw = 2} << Vec{1, 10}
+        << Vec{0.5f} << Expected{21.5, 32.5, 54.5, 65.5, 87.5, 98.5};
     // Two output channels: the centre tap, and minus the top-left tap with bias 100. Padding 1
     // with a 2x2 kernel and stride 2 gives a 2x2 output starting one cell outside the image.
     // Channel 1 at (r, c) reads x[2r - 1, 2c - 1]: zero padding except at (1, 1) -> -5.
     QTest::newRow("two channels, stride 2, pad 1")
-        << fb::ConvDesc{.n = 1, .c = 1, .h = 3, .w = 3, .oc = 2, .kh = 2, .kw = 2, .sh = 2,
-                        .sw = 2, .ph = 1, .pw = 1}
-        << Vec{0, 0, 0, 1, -1, 0, 0, 0} << Vec{0.0f, 100.0f}
-        // Channel 0 reads x[2r, 2c]: 1 3 / 7 9.
+        << fb::ConvDesc{.n = 1,
+                        .c = 1,
+                        .h = 3,
+                        .w = 3,
+                        .oc = 2,
+                        .kh = 2,
+                        .kw = 2,
+                        .sh = 2,
+                        .sw = 2,
+                        .ph = 1,
+                        .pw = 1}
+        << Vec{0, 0, 0, 1, -1, 0, 0, 0}
+        << Vec{0.0f, 100.0f} // Channel 0 reads x[2r, 2c]: 1 3 / 7 9.
         << Expected{1, 3, 7, 9, 100, 100, 100, 95};
 }
 
@@ -232,22 +258,36 @@ void TestReferenceKernels::convGradients_data()
     QTest::addColumn<fb::ConvDesc>("desc");
     QTest::newRow("3x3 stride 1 pad 0")
         << fb::ConvDesc{.n = 2, .c = 3, .h = 5, .w = 5, .oc = 4, .kh = 3, .kw = 3};
-    QTest::newRow("3x3 stride 1 pad 1")
-        << fb::ConvDesc{.n = 2, .c = 3, .h = 5, .w = 5, .oc = 4, .kh = 3, .kw = 3, .ph = 1,
-                        .pw = 1};
-    QTest::newRow("3x2 stride 2 pad 1x0 no bias")
-        << fb::ConvDesc{.n = 1, .c = 2, .h = 7, .w = 6, .oc = 3, .kh = 3, .kw = 2, .sh = 2,
-                        .sw = 2, .ph = 1, .pw = 0, .bias = false};
-    QTest::newRow("2x3 stride 2x1 pad 0x1")
-        << fb::ConvDesc{.n = 2, .c = 2, .h = 6, .w = 7, .oc = 3, .kh = 2, .kw = 3, .sh = 2,
-                        .sw = 1, .ph = 0, .pw = 1};
+    QTest::newRow("3x3 stride 1 pad 1") << fb::ConvDesc{
+        .n = 2, .c = 3, .h = 5, .w = 5, .oc = 4, .kh = 3, .kw = 3, .ph = 1, .pw = 1};
+    QTest::newRow("3x2 stride 2 pad 1x0 no bias") << fb::ConvDesc{.n = 1,
+                                                                  .c = 2,
+                                                                  .h = 7,
+                                                                  .w = 6,
+                                                                  .oc = 3,
+                                                                  .kh = 3,
+                                                                  .kw = 2,
+                                                                  .sh = 2,
+                                                                  .sw = 2,
+                                                                  .ph = 1,
+                                                                  .pw = 0,
+                                                                  .bias = false};
+    QTest::newRow("2x3 stride 2x1 pad 0x1") << fb::ConvDesc{.n = 2,
+                                                            .c = 2,
+                                                            .h = 6,
+                                                            .w = 7,
+                                                            .oc = 3,
+                                                            .kh = 2,
+                                                            .kw = 3,
+                                                            .sh = 2,
+                                                            .sw = 1,
+                                                            .ph = 0,
+                                                            .pw = 1};
     // Stride 2 over 6 rows with a 3-tap kernel never reads the last row: its gradient is zero.
-    QTest::newRow("3x3 stride 2 unread edge")
-        << fb::ConvDesc{.n = 1, .c = 2, .h = 6, .w = 6, .oc = 2, .kh = 3, .kw = 3, .sh = 2,
-                        .sw = 2};
-    QTest::newRow("1x1 stride 2 no bias")
-        << fb::ConvDesc{.n = 2, .c = 3, .h = 5, .w = 5, .oc = 2, .kh = 1, .kw = 1, .sh = 2,
-                        .sw = 2, .bias = false};
+    QTest::newRow("3x3 stride 2 unread edge") << fb::ConvDesc{
+        .n = 1, .c = 2, .h = 6, .w = 6, .oc = 2, .kh = 3, .kw = 3, .sh = 2, .sw = 2};
+    QTest::newRow("1x1 stride 2 no bias") << fb::ConvDesc{
+        .n = 2, .c = 3, .h = 5, .w = 5, .oc = 2, .kh = 1, .kw = 1, .sh = 2, .sw = 2, .bias = false};
 }
 
 void TestReferenceKernels::convGradients()
@@ -366,20 +406,21 @@ void TestReferenceKernels::poolForwardKnown_data()
     fb::PoolDesc avgPad = avg;
     avgPad.ph = avgPad.pw = 1;
     QTest::newRow("avg 2x2 stride 2 pad 1")
-        << avgPad << grid
-        << Expected{0.25, 1.75, 0, 2.5, 3.25, 2, 2.25, 1.75, 2.75};
+        << avgPad << grid << Expected{0.25, 1.75, 0, 2.5, 3.25, 2, 2.25, 1.75, 2.75};
     // Max pooling on all-negative input with padding: padding never wins, so the corners are the
     // corner cells themselves, not 0.
     fb::PoolDesc maxPad = base;
     maxPad.ph = maxPad.pw = 1;
     Vec negative(16);
-    for (int i = 0; i < 16; ++i) negative[size_t(i)] = -float(i + 1);
+    for (int i = 0; i < 16; ++i)
+        negative[size_t(i)] = -float(i + 1);
     //  -1  -2  -3  -4 / -5  -6  -7  -8 / -9 -10 -11 -12 / -13 -14 -15 -16
     QTest::newRow("max 2x2 stride 2 pad 1, negative")
         << maxPad << negative << Expected{-1, -2, -4, -5, -6, -8, -13, -14, -16};
     // Overlapping 3x3 windows at stride 1, two channels (the second channel is the first + 100).
     Vec twoChannels = grid;
-    for (float v : grid) twoChannels.push_back(v + 100.0f);
+    for (float v : grid)
+        twoChannels.push_back(v + 100.0f);
     QTest::newRow("max 3x3 stride 1, two channels")
         << fb::PoolDesc{.n = 1, .c = 2, .h = 4, .w = 4, .kh = 3, .kw = 3, .sh = 1, .sw = 1}
         << twoChannels << Expected{8, 8, 9, 11, 108, 108, 109, 111};
@@ -442,8 +483,7 @@ void TestReferenceKernels::poolGradients_data()
     QTest::addColumn<fb::PoolDesc>("desc");
     for (fb::PoolKind kind : {fb::PoolKind::Max, fb::PoolKind::Avg}) {
         const char *name = kind == fb::PoolKind::Max ? "max" : "avg";
-        QTest::addRow("%s 2x2 stride 2", name)
-            << fb::PoolDesc{kind, 2, 2, 4, 6, 2, 2, 2, 2, 0, 0};
+        QTest::addRow("%s 2x2 stride 2", name) << fb::PoolDesc{kind, 2, 2, 4, 6, 2, 2, 2, 2, 0, 0};
         QTest::addRow("%s 3x3 stride 2 pad 1", name)
             << fb::PoolDesc{kind, 1, 2, 5, 6, 3, 3, 2, 2, 1, 1};
         QTest::addRow("%s 2x3 stride 1x2 pad 1", name)
@@ -488,8 +528,8 @@ void TestReferenceKernels::activationValuesAndSlopes_data()
     // ReLU's slope at exactly 0 is 0; LeakyReLU's (alpha 0.2 here) is alpha.
     QTest::newRow("relu") << Activation::Relu << Vec{-1, 0, 2} << Expected{0, 0, 2}
                           << Expected{0, 0, 1};
-    QTest::newRow("leaky relu") << Activation::LeakyRelu << Vec{-2, 0, 3}
-                                << Expected{-0.4, 0, 3} << Expected{0.2, 0.2, 1};
+    QTest::newRow("leaky relu") << Activation::LeakyRelu << Vec{-2, 0, 3} << Expected{-0.4, 0, 3}
+                                << Expected{0.2, 0.2, 1};
     // sigmoid(2) = 1 / (1 + e^-2) = 0.880797078; slope s(1-s): 0.25 at 0, 0.104993585 at 2.
     QTest::newRow("sigmoid") << Activation::Sigmoid << Vec{0, 2, -2}
                              << Expected{0.5, 0.880797078, 0.119202922}
@@ -565,8 +605,7 @@ void TestReferenceKernels::batchNormKnown()
     const Vec x{1, 2, 10, 20, 3, 4, 30, 40}, gamma{2, 1}, beta{3, -1};
     auto kernel = m_backend.makeBatchNorm(fb::BatchNormDesc{.n = 2, .c = 2, .h = 1, .w = 2});
     Vec y(8, kStale), mean(2, kStale), var(2, kStale);
-    kernel->forwardTraining(x.data(), gamma.data(), beta.data(), y.data(), mean.data(),
-                            var.data());
+    kernel->forwardTraining(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), var.data());
     VERIFY_CLOSE(mean, (Expected{2.5, 25}), 1e-6, 1e-6);
     VERIFY_CLOSE(var, (Expected{1.25, 125}), 1e-6, 1e-6);
     VERIFY_CLOSE(y,
@@ -576,8 +615,8 @@ void TestReferenceKernels::batchNormKnown()
 
     // Inference with given statistics: mean 0 and var 4 - 1e-5 make the divisor exactly 2.
     const Vec givenMean{0, 10}, givenVar{4.0f - 1e-5f, 1.0f - 1e-5f};
-    kernel->forwardInference(x.data(), gamma.data(), beta.data(), givenMean.data(),
-                             givenVar.data(), y.data());
+    kernel->forwardInference(x.data(), gamma.data(), beta.data(), givenMean.data(), givenVar.data(),
+                             y.data());
     // channel 0: 2 * x / 2 + 3 = x + 3; channel 1: (x - 10) / 1 - 1 = x - 11.
     VERIFY_CLOSE(y, (Expected{4, 5, -1, 9, 6, 7, 19, 29}), 1e-5, 1e-6);
 }
@@ -595,8 +634,7 @@ void TestReferenceKernels::batchNormNormalizesEachChannel()
     const Vec gamma(3, 1.0f), beta(3, 0.0f);
     auto kernel = m_backend.makeBatchNorm(d);
     Vec y(size_t(count), kStale), mean(3), var(3);
-    kernel->forwardTraining(x.data(), gamma.data(), beta.data(), y.data(), mean.data(),
-                            var.data());
+    kernel->forwardTraining(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), var.data());
     for (int64_t c = 0; c < d.c; ++c) {
         double sum = 0.0, sq = 0.0, xSum = 0.0;
         const double m = double(d.n * plane);
@@ -624,8 +662,8 @@ void TestReferenceKernels::batchNormGradients_data()
     QTest::newRow("2x3x2x3") << fb::BatchNormDesc{.n = 2, .c = 3, .h = 2, .w = 3};
     QTest::newRow("5x2x1x1 (after a linear layer)")
         << fb::BatchNormDesc{.n = 5, .c = 2, .h = 1, .w = 1};
-    QTest::newRow("1x2x3x3 eps 1e-3") << fb::BatchNormDesc{.n = 1, .c = 2, .h = 3, .w = 3,
-                                                           .eps = 1e-3f};
+    QTest::newRow("1x2x3x3 eps 1e-3")
+        << fb::BatchNormDesc{.n = 1, .c = 2, .h = 3, .w = 3, .eps = 1e-3f};
 }
 
 void TestReferenceKernels::batchNormGradients()
@@ -639,8 +677,7 @@ void TestReferenceKernels::batchNormGradients()
     auto kernel = m_backend.makeBatchNorm(desc);
     Vec y(count), mean(channels), var(channels);
     auto loss = [&](const Vec &xv, const Vec &gv, const Vec &bv) {
-        kernel->forwardTraining(xv.data(), gv.data(), bv.data(), y.data(), mean.data(),
-                                var.data());
+        kernel->forwardTraining(xv.data(), gv.data(), bv.data(), y.data(), mean.data(), var.data());
         return fbtest::dot(y, r);
     };
     loss(x, gamma, beta); // the statistics the backward pass is given
@@ -649,18 +686,17 @@ void TestReferenceKernels::batchNormGradients()
                      dgamma.data(), dbeta.data());
 
     const double eps = 1e-3;
-    VERIFY_CLOSE(dx,
-                 fbtest::numericalGradient([&](const Vec &v) { return loss(v, gamma, beta); }, x,
-                                           eps),
-                 1e-3, 1e-2);
-    VERIFY_CLOSE(dgamma,
-                 fbtest::numericalGradient([&](const Vec &v) { return loss(x, v, beta); }, gamma,
-                                           eps),
-                 1e-3, 1e-2);
-    VERIFY_CLOSE(dbeta,
-                 fbtest::numericalGradient([&](const Vec &v) { return loss(x, gamma, v); }, beta,
-                                           eps),
-                 1e-3, 1e-2);
+    VERIFY_CLOSE(
+        dx, fbtest::numericalGradient([&](const Vec &v) { return loss(v, gamma, beta); }, x, eps),
+        1e-3, 1e-2);
+    VERIFY_CLOSE(
+        dgamma,
+        fbtest::numericalGradient([&](const Vec &v) { return loss(x, v, beta); }, gamma, eps), 1e-3,
+        1e-2);
+    VERIFY_CLOSE(
+        dbeta,
+        fbtest::numericalGradient([&](const Vec &v) { return loss(x, gamma, v); }, beta, eps), 1e-3,
+        1e-2);
 }
 
 // ---- Small ops ----
@@ -690,10 +726,10 @@ void TestReferenceKernels::softmaxCrossEntropyKnown()
         m_backend.softmaxCrossEntropy(logits.data(), labels.data(), 2, 3, dlogits.data());
     QVERIFY2(std::abs(r.loss - 0.753109127) < 1e-6, qPrintable(QString::number(r.loss, 'g', 9)));
     QCOMPARE(r.correct, int64_t(1));
-    VERIFY_CLOSE(dlogits,
-                 (Expected{0.045015287, 0.122364236, -0.167379522, 0.166666667, -0.333333333,
-                           0.166666667}),
-                 1e-7, 1e-6);
+    VERIFY_CLOSE(
+        dlogits,
+        (Expected{0.045015287, 0.122364236, -0.167379522, 0.166666667, -0.333333333, 0.166666667}),
+        1e-7, 1e-6);
 
     // Without dlogits only the loss and the count come back.
     const std::vector<int32_t> firstClass{0, 0};
@@ -735,7 +771,8 @@ void TestReferenceKernels::softmaxCrossEntropyGradient()
     // Each row of (softmax - onehot) / n sums to zero.
     for (int64_t row = 0; row < n; ++row) {
         double sum = 0.0;
-        for (int64_t k = 0; k < classes; ++k) sum += dlogits[size_t(row * classes + k)];
+        for (int64_t k = 0; k < classes; ++k)
+            sum += dlogits[size_t(row * classes + k)];
         QVERIFY(std::abs(sum) < 1e-7);
     }
 }
@@ -809,7 +846,8 @@ void TestReferenceKernels::dropoutIsDeterministic()
     QVERIFY(m1 != m2);
     // The mask of element i depends on seed + i only, so a run can be split anywhere (threads,
     // devices): seed 43 at element i is seed 42 at element i + 1.
-    for (int64_t i = 0; i + 1 < count; ++i) QCOMPARE(m2[size_t(i)], m1[size_t(i + 1)]);
+    for (int64_t i = 0; i + 1 < count; ++i)
+        QCOMPARE(m2[size_t(i)], m1[size_t(i + 1)]);
 }
 
 void TestReferenceKernels::dropoutZeroIsIdentity()
@@ -865,16 +903,16 @@ void TestReferenceKernels::sgdSteps_data()
     QTest::newRow("momentum") << 0.9f << 0.0f << 0.0f << false << Expected{0.95, -2.025}
                               << Expected{0.915, -2.1475};
     // No dampening on the first step; then buf = 0.9 g1 + 0.5 g2 = [0.4, 0.725].
-    QTest::newRow("momentum dampening") << 0.9f << 0.5f << 0.0f << false
-                                        << Expected{0.95, -2.025} << Expected{0.91, -2.0975};
+    QTest::newRow("momentum dampening")
+        << 0.9f << 0.5f << 0.0f << false << Expected{0.95, -2.025} << Expected{0.91, -2.0975};
     // Step 1: buf = g1, step = g1 + 0.9 buf = [0.95, 0.475] -> [0.905, -2.0475].
     // Step 2: buf = [0.35, 1.225], step = g2 + 0.9 buf = [0.215, 2.1025] -> [0.8835, -2.25775].
     QTest::newRow("nesterov") << 0.9f << 0.0f << 0.0f << true << Expected{0.905, -2.0475}
                               << Expected{0.8835, -2.25775};
     // Step 1: g' = buf = [0.6, 0.05] -> [0.94, -2.005]. Step 2: g' = [-0.006, 0.7995],
     // buf = 0.9 [0.6, 0.05] + g' = [0.534, 0.8445] -> [0.8866, -2.08945].
-    QTest::newRow("momentum weight decay") << 0.9f << 0.0f << 0.1f << false
-                                           << Expected{0.94, -2.005} << Expected{0.8866, -2.08945};
+    QTest::newRow("momentum weight decay")
+        << 0.9f << 0.0f << 0.1f << false << Expected{0.94, -2.005} << Expected{0.8866, -2.08945};
 }
 
 void TestReferenceKernels::sgdSteps()
@@ -885,8 +923,11 @@ void TestReferenceKernels::sgdSteps()
     QFETCH(bool, nesterov);
     QFETCH(Expected, after1);
     QFETCH(Expected, after2);
-    const fb::SgdParams p{.lr = 0.1f, .momentum = momentum, .dampening = dampening,
-                          .weightDecay = weightDecay, .nesterov = nesterov};
+    const fb::SgdParams p{.lr = 0.1f,
+                          .momentum = momentum,
+                          .dampening = dampening,
+                          .weightDecay = weightDecay,
+                          .nesterov = nesterov};
     Vec w{1, -2}, buf{kStale, kStale}; // the first step must not read buf
     const Vec g1{0.5f, 0.25f}, g2{-0.1f, 1.0f};
     float *bufPtr = momentum != 0.0f ? buf.data() : nullptr;

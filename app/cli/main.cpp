@@ -35,6 +35,7 @@ commands:
       --out DIR               output folder (default: runs/<name>-<time>)
       --events FILE|-         write the JSON-lines event stream (- = stdout)
       --resume DIR            continue from the newest checkpoint under DIR
+      --profile               report the forward and backward time of every layer
   validate PIPELINE.json  check a pipeline; exit 2 with one line per problem
   nodes [--json]          list every node type with its ports and parameters
   --version               print the version
@@ -59,7 +60,8 @@ int usageError(const std::string &message)
 
 void printProblems(const std::vector<Error> &problems)
 {
-    for (const auto &p : problems) std::fprintf(stderr, "%s\n", p.str().c_str());
+    for (const auto &p : problems)
+        std::fprintf(stderr, "%s\n", p.str().c_str());
 }
 
 Result<graph::PipelineDocument> loadAndValidate(const std::string &path,
@@ -134,7 +136,8 @@ int cmdRun(int argc, char **argv)
             v = value(a.c_str());
             if (!v) return usageError(a + " needs a value");
         }
-        if (a == "--device") options.device = v;
+        if (a == "--device")
+            options.device = v;
         else if (a == "--threads") {
             char *end = nullptr;
             const long n = std::strtol(v, &end, 10);
@@ -142,13 +145,22 @@ int cmdRun(int argc, char **argv)
                 return usageError("--threads needs a whole number from 1 to 1024, got '" +
                                   std::string(v) + "'");
             options.threads = int(n);
-        } else if (a == "--set") settings.push_back(v);
-        else if (a == "--out") options.outDir = v;
-        else if (a == "--events") events = v;
-        else if (a == "--resume") options.resumeDir = v;
-        else if (a.starts_with("--")) return usageError("unknown option " + a);
-        else if (pipeline.empty()) pipeline = a;
-        else return usageError("unexpected argument " + a);
+        } else if (a == "--set")
+            settings.push_back(v);
+        else if (a == "--out")
+            options.outDir = v;
+        else if (a == "--events")
+            events = v;
+        else if (a == "--resume")
+            options.resumeDir = v;
+        else if (a == "--profile")
+            options.profile = true;
+        else if (a.starts_with("--"))
+            return usageError("unknown option " + a);
+        else if (pipeline.empty())
+            pipeline = a;
+        else
+            return usageError("unexpected argument " + a);
     }
     if (pipeline.empty()) return usageError("run needs a pipeline file");
     if (options.outDir.empty()) options.outDir = defaultOutDir(pipeline);
@@ -158,9 +170,15 @@ int cmdRun(int argc, char **argv)
     if (!reporter.ok())
         return usageError("cannot open the event file '" + events + "' for writing");
 
-    json summary{{"status", "error"}, {"error", nullptr}, {"epochs", 0}, {"steps", 0},
-                 {"train_samples_per_s", 0}, {"test_accuracy", nullptr}, {"final_loss", nullptr},
-                 {"wall_s", 0}, {"device", options.device.empty() ? "cpu" : options.device},
+    json summary{{"status", "error"},
+                 {"error", nullptr},
+                 {"epochs", 0},
+                 {"steps", 0},
+                 {"train_samples_per_s", 0},
+                 {"test_accuracy", nullptr},
+                 {"final_loss", nullptr},
+                 {"wall_s", 0},
+                 {"device", options.device.empty() ? "cpu" : options.device},
                  {"out_dir", options.outDir}};
     const auto start = std::chrono::steady_clock::now();
     auto finish = [&](int code) {
@@ -175,7 +193,8 @@ int cmdRun(int argc, char **argv)
     auto doc = loadAndValidate(pipeline, settings, problems);
     if (!problems.empty()) {
         printProblems(problems);
-        for (const auto &p : problems) reporter.error(p);
+        for (const auto &p : problems)
+            reporter.error(p);
         summary["error"] = errorJson(problems.front());
         if (problems.size() > 1)
             summary["error"]["message"] = problems.front().message + " (and " +

@@ -23,7 +23,10 @@ std::string duration(double s)
     return buf;
 }
 
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double since(Clock::time_point t)
+{
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 } // namespace
 
@@ -64,17 +67,25 @@ void RunReporter::clearBar()
 void RunReporter::runStarted(const exec::RunInfo &info)
 {
     m_started = true;
-    std::fprintf(stderr, "%s: %lld training samples, %lld steps per epoch, %lld parameters, "
-                         "device %s, %d threads\n%s",
-                 info.pipeline.c_str(), (long long)info.trainSamples,
-                 (long long)info.stepsPerEpoch, (long long)info.parameters, info.device.c_str(),
-                 info.threads, info.modelSummary.c_str());
+    std::fprintf(stderr,
+                 "%s: %lld training samples, %lld steps per epoch, %lld parameters, "
+                 "device %s, %d threads\n%s",
+                 info.pipeline.c_str(), (long long)info.trainSamples, (long long)info.stepsPerEpoch,
+                 (long long)info.parameters, info.device.c_str(), info.threads,
+                 info.modelSummary.c_str());
     if (!info.outDir.empty()) std::fprintf(stderr, "output: %s\n", info.outDir.c_str());
-    event({{"type", "run_start"}, {"version", 1}, {"pipeline", info.pipeline},
-           {"device", info.device}, {"threads", info.threads}, {"epochs", info.epochs},
-           {"first_epoch", info.firstEpoch}, {"steps_per_epoch", info.stepsPerEpoch},
-           {"train_samples", info.trainSamples}, {"parameters", info.parameters},
-           {"out_dir", info.outDir}, {"flowbench", FLOWBENCH_VERSION}});
+    event({{"type", "run_start"},
+           {"version", 1},
+           {"pipeline", info.pipeline},
+           {"device", info.device},
+           {"threads", info.threads},
+           {"epochs", info.epochs},
+           {"first_epoch", info.firstEpoch},
+           {"steps_per_epoch", info.stepsPerEpoch},
+           {"train_samples", info.trainSamples},
+           {"parameters", info.parameters},
+           {"out_dir", info.outDir},
+           {"flowbench", FLOWBENCH_VERSION}});
 }
 
 void RunReporter::progress(const exec::Progress &p)
@@ -82,9 +93,15 @@ void RunReporter::progress(const exec::Progress &p)
     const bool lastOfEpoch = p.stepInEpoch == p.stepsPerEpoch;
     if (m_events && (since(m_lastEvent) >= 0.1 || lastOfEpoch)) {
         m_lastEvent = Clock::now();
-        event({{"type", "progress"}, {"epoch", p.epoch + 1}, {"epochs", p.epochs},
-               {"step", p.step}, {"total_steps", p.totalSteps}, {"loss", p.loss},
-               {"accuracy", p.accuracy}, {"lr", p.lr}, {"samples_per_s", p.samplesPerSecond},
+        event({{"type", "progress"},
+               {"epoch", p.epoch + 1},
+               {"epochs", p.epochs},
+               {"step", p.step},
+               {"total_steps", p.totalSteps},
+               {"loss", p.loss},
+               {"accuracy", p.accuracy},
+               {"lr", p.lr},
+               {"samples_per_s", p.samplesPerSecond},
                {"eta_s", p.etaSeconds}});
     }
     char text[256];
@@ -120,15 +137,20 @@ void RunReporter::epochFinished(const exec::EpochResult &r)
         std::snprintf(buf, sizeof buf, "  %s: loss %.4f acc %.4f", e.node.c_str(), e.loss,
                       e.accuracy);
         evals += buf;
-        evalJson.push_back({{"node", e.node}, {"loss", e.loss}, {"accuracy", e.accuracy},
-                            {"samples", e.samples}});
+        evalJson.push_back(
+            {{"node", e.node}, {"loss", e.loss}, {"accuracy", e.accuracy}, {"samples", e.samples}});
     }
-    std::fprintf(stderr, "epoch %lld/%lld done in %s (%.0f samples/s)  train loss %.4f acc %.4f%s\n",
+    std::fprintf(stderr,
+                 "epoch %lld/%lld done in %s (%.0f samples/s)  train loss %.4f acc %.4f%s\n",
                  (long long)(r.epoch + 1), (long long)r.epochs, duration(r.seconds).c_str(),
                  r.samplesPerSecond, r.trainLoss, r.trainAccuracy, evals.c_str());
-    event({{"type", "epoch"}, {"epoch", r.epoch + 1}, {"epochs", r.epochs},
-           {"train_loss", r.trainLoss}, {"train_accuracy", r.trainAccuracy},
-           {"seconds", r.seconds}, {"samples_per_s", r.samplesPerSecond},
+    event({{"type", "epoch"},
+           {"epoch", r.epoch + 1},
+           {"epochs", r.epochs},
+           {"train_loss", r.trainLoss},
+           {"train_accuracy", r.trainAccuracy},
+           {"seconds", r.seconds},
+           {"samples_per_s", r.samplesPerSecond},
            {"evaluations", evalJson}});
 }
 

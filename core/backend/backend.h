@@ -12,10 +12,10 @@ namespace fb {
 
 // y[n, oc, oh, ow] = sum_{c,i,j} x[n, c, oh*sh - ph + i, ow*sw - pw + j] * w[oc, c, i, j] + b[oc]
 struct ConvDesc {
-    int64_t n, c, h, w;      // input
-    int64_t oc, kh, kw;      // output channels, kernel
-    int64_t sh = 1, sw = 1;  // stride
-    int64_t ph = 0, pw = 0;  // zero padding, both sides
+    int64_t n, c, h, w;     // input
+    int64_t oc, kh, kw;     // output channels, kernel
+    int64_t sh = 1, sw = 1; // stride
+    int64_t ph = 0, pw = 0; // zero padding, both sides
     bool bias = true;
     int64_t oh() const { return (h + 2 * ph - kh) / sh + 1; }
     int64_t ow() const { return (w + 2 * pw - kw) / sw + 1; }
@@ -59,7 +59,8 @@ struct BatchNormDesc {
 // ---- Kernels: made once per layer and batch size (shape inference and kernel choice happen at
 // compile time), then called every step. Outputs are overwritten, never accumulated.
 // As in a training step, backwardWeights gets the x of the latest forward call and the dy of the
-// latest backwardData call, unchanged since: fast kernels reuse the layouts they made for them. ----
+// latest backwardData call, unchanged since: fast kernels reuse the layouts they made for them.
+// ----
 
 class ConvKernel {
 public:
@@ -132,7 +133,17 @@ struct LossResult {
 };
 
 enum class OpKind : uint8_t {
-    Conv, Linear, Pool, Activation, BatchNorm, Add, SoftmaxCrossEntropy, Mse, Dropout, Sgd, Adam
+    Conv,
+    Linear,
+    Pool,
+    Activation,
+    BatchNorm,
+    Add,
+    SoftmaxCrossEntropy,
+    Mse,
+    Dropout,
+    Sgd,
+    Adam
 };
 
 // One backend per device kind (DESIGN.md): memory, kernels, and the small ops of training. No
@@ -171,8 +182,7 @@ public:
     // so a mask is the same on every device and thread count; y = x * mask.
     virtual void dropoutForward(const float *x, float *y, float *mask, int64_t count, float p,
                                 uint64_t seed) = 0;
-    virtual void dropoutBackward(const float *dy, const float *mask, float *dx,
-                                 int64_t count) = 0;
+    virtual void dropoutBackward(const float *dy, const float *mask, float *dx, int64_t count) = 0;
 
     // PyTorch's SGD: g' = g + wd*w; buf = first ? g' : momentum*buf + (1-dampening)*g';
     // step = nesterov ? g' + momentum*buf : buf (plain g' when momentum is 0); w -= lr*step.

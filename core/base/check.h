@@ -5,7 +5,7 @@
 
 // FB_ASSERT is for programmer errors only: it stays on in release builds because a silent wrong
 // answer from the engine is worse than a stop with the location.
-#define FB_ASSERT(cond, msg)                                                                      \
+#define FB_ASSERT(cond, msg)                                                                       \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
             std::fprintf(stderr, "flowbench: internal error at %s:%d: %s (%s)\n", __FILE__,        \

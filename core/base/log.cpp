@@ -8,7 +8,10 @@ namespace fb {
 static LogLevel g_level = LogLevel::Info;
 static std::mutex g_mutex;
 
-void setLogLevel(LogLevel level) { g_level = level; }
+void setLogLevel(LogLevel level)
+{
+    g_level = level;
+}
 
 void log(LogLevel level, const std::string &message)
 {

@@ -4,17 +4,21 @@ namespace fb {
 
 std::string Error::str() const
 {
+    // Built with append() rather than operator+: GCC 12 gives a false -Wrestrict for the latter.
     std::string out;
-    if (!node.empty()) out += "node '" + node + "': ";
+    if (!node.empty()) out.append("node '").append(node).append("': ");
     if (!file.empty()) {
-        out += file;
-        if (line > 0) out += ":" + std::to_string(line);
-        out += ": ";
+        out.append(file);
+        if (line > 0) out.append(":").append(std::to_string(line));
+        out.append(": ");
     }
-    return out + message;
+    return out.append(message);
 }
 
-Error makeError(std::string message) { return Error{std::move(message), {}, {}, 0}; }
+Error makeError(std::string message)
+{
+    return Error{std::move(message), {}, {}, 0};
+}
 
 Error nodeError(std::string node, std::string message)
 {

@@ -11,9 +11,9 @@ namespace fb {
 // parameter) or the input file and line at fault. Programmer errors assert instead.
 struct Error {
     std::string message;
-    std::string node;  // node id, optionally "node.port" or "node.param"
-    std::string file;  // input file at fault
-    int line = 0;      // line in that file, 0 when unknown
+    std::string node; // node id, optionally "node.port" or "node.param"
+    std::string file; // input file at fault
+    int line = 0;     // line in that file, 0 when unknown
 
     // "node 'conv1': message" / "file.idx: message" / "message".
     std::string str() const;
@@ -24,39 +24,72 @@ Error nodeError(std::string node, std::string message);
 Error fileError(std::string file, std::string message, int line = 0);
 
 // Result<T> holds a value or an Error. Result<void> holds nothing or an Error.
-template <class T>
-class [[nodiscard]] Result {
+template <class T> class [[nodiscard]] Result {
 public:
-    Result(T value) : m_v(std::move(value)) {}
-    Result(Error error) : m_v(std::move(error)) {}
+    Result(T value)
+        : m_v(std::move(value))
+    {}
+    Result(Error error)
+        : m_v(std::move(error))
+    {}
 
     bool ok() const { return m_v.index() == 0; }
     explicit operator bool() const { return ok(); }
 
-    T &value() & { assert(ok()); return std::get<0>(m_v); }
-    const T &value() const & { assert(ok()); return std::get<0>(m_v); }
-    T &&value() && { assert(ok()); return std::get<0>(std::move(m_v)); }
+    T &value() &
+    {
+        assert(ok());
+        return std::get<0>(m_v);
+    }
+    const T &value() const &
+    {
+        assert(ok());
+        return std::get<0>(m_v);
+    }
+    T &&value() &&
+    {
+        assert(ok());
+        return std::get<0>(std::move(m_v));
+    }
     T *operator->() { return &value(); }
     const T *operator->() const { return &value(); }
     T &operator*() & { return value(); }
 
-    const Error &error() const { assert(!ok()); return std::get<1>(m_v); }
-    Error &error() { assert(!ok()); return std::get<1>(m_v); }
+    const Error &error() const
+    {
+        assert(!ok());
+        return std::get<1>(m_v);
+    }
+    Error &error()
+    {
+        assert(!ok());
+        return std::get<1>(m_v);
+    }
 
 private:
     std::variant<T, Error> m_v;
 };
 
-template <>
-class [[nodiscard]] Result<void> {
+template <> class [[nodiscard]] Result<void> {
 public:
     Result() = default;
-    Result(Error error) : m_error(std::move(error)), m_ok(false) {}
+    Result(Error error)
+        : m_error(std::move(error))
+        , m_ok(false)
+    {}
 
     bool ok() const { return m_ok; }
     explicit operator bool() const { return ok(); }
-    const Error &error() const { assert(!m_ok); return m_error; }
-    Error &error() { assert(!m_ok); return m_error; }
+    const Error &error() const
+    {
+        assert(!m_ok);
+        return m_error;
+    }
+    Error &error()
+    {
+        assert(!m_ok);
+        return m_error;
+    }
 
 private:
     Error m_error;
@@ -68,7 +101,7 @@ using Status = Result<void>;
 } // namespace fb
 
 // Propagates the error of an expression returning Result<...>.
-#define FB_TRY(expr)                                                                              \
+#define FB_TRY(expr)                                                                               \
     do {                                                                                           \
         auto fb_try_result_ = (expr);                                                              \
         if (!fb_try_result_.ok()) return std::move(fb_try_result_.error());                        \

@@ -21,7 +21,10 @@ void Rng::reseed(uint64_t seed)
     }
 }
 
-static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static inline uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
 
 uint64_t Rng::next()
 {
@@ -36,7 +39,10 @@ uint64_t Rng::next()
     return result;
 }
 
-float Rng::uniform() { return float(next() >> 40) * (1.0f / 16777216.0f); }
+float Rng::uniform()
+{
+    return float(next() >> 40) * (1.0f / 16777216.0f);
+}
 
 uint64_t Rng::below(uint64_t n)
 {
@@ -60,7 +66,8 @@ float Rng::normal()
 
 void Rng::setState(const std::vector<uint64_t> &s)
 {
-    for (int i = 0; i < 4 && i < int(s.size()); ++i) m_s[i] = s[i];
+    for (int i = 0; i < 4 && i < int(s.size()); ++i)
+        m_s[i] = s[i];
 }
 
 } // namespace fb

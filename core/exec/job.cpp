@@ -23,8 +23,7 @@ struct Params {
     std::string s(const char *name) const { return get(name).get<std::string>(); }
 };
 
-const graph::Edge *inputEdge(const PipelineDocument &doc, const std::string &node,
-                             const char *port)
+const graph::Edge *inputEdge(const PipelineDocument &doc, const std::string &node, const char *port)
 {
     return doc.edgeInto(node, port);
 }
@@ -43,8 +42,7 @@ Result<DataSpec> readData(const PipelineDocument &doc, const std::string &consum
         if (!n) return nodeError(id, "missing node");
         Params p{doc, id};
         if (n->type == "normalize") {
-            spec.normalize.insert(spec.normalize.begin(),
-                                  {id, p.f("mean"), p.f("std")});
+            spec.normalize.insert(spec.normalize.begin(), {id, p.f("mean"), p.f("std")});
             const graph::Edge *up = inputEdge(doc, id, "samples");
             if (!up) return nodeError(id + ".samples", "no data is connected");
             id = up->fromNode;
@@ -60,8 +58,8 @@ Result<DataSpec> readData(const PipelineDocument &doc, const std::string &consum
             spec.images = p.s("images");
             spec.labels = p.s("labels");
         } else {
-            return nodeError(id, "a '" + n->type + "' node cannot feed samples to '" + consumer +
-                                     "'");
+            return nodeError(id,
+                             "a '" + n->type + "' node cannot feed samples to '" + consumer + "'");
         }
         return spec;
     }
@@ -85,7 +83,7 @@ nn::LrSchedule readSchedule(const Params &p, float base)
 const std::set<std::string> &layerTypes()
 {
     static const std::set<std::string> types{
-        "linear", "conv2d", "maxpool2d", "avgpool2d", "relu", "leaky_relu", "sigmoid",
+        "linear", "conv2d", "maxpool2d", "avgpool2d", "relu",        "leaky_relu", "sigmoid",
         "tanh",   "gelu",   "flatten",   "dropout",   "batchnorm2d", "add"};
     return types;
 }

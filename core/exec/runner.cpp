@@ -23,7 +23,8 @@ std::string pipelineHash(const graph::PipelineDocument &doc)
         n.erase("position");
         // Training longer, checkpointing more often or moving device continues the same run.
         if (n.value("type", "") == "train" && n.contains("params"))
-            for (const char *k : {"epochs", "checkpoint_every", "device"}) n["params"].erase(k);
+            for (const char *k : {"epochs", "checkpoint_every", "device"})
+                n["params"].erase(k);
     }
     const std::string text = canon.dump();
     uint64_t h = 1469598103934665603ull;
@@ -45,10 +46,9 @@ double secondsSince(Clock::time_point t)
 
 Result<std::shared_ptr<const data::ImageDataset>> loadData(const DataSpec &spec)
 {
-    Result<data::ImageDataset> ds =
-        spec.sourceType == "fashion_mnist"
-            ? data::loadFashionMnist(spec.path, spec.split, spec.limit)
-            : data::loadIdxImages(spec.images, spec.labels, spec.limit);
+    Result<data::ImageDataset> ds = spec.sourceType == "fashion_mnist"
+                                        ? data::loadFashionMnist(spec.path, spec.split, spec.limit)
+                                        : data::loadIdxImages(spec.images, spec.labels, spec.limit);
     if (!ds.ok()) {
         Error e = ds.error();
         e.node = spec.sourceNode;
@@ -66,7 +66,10 @@ std::vector<std::shared_ptr<const data::Transform>> transformsOf(const DataSpec 
     return t;
 }
 
-Shape sampleShapeOf(const data::ImageDataset &d) { return {d.channels, d.height, d.width}; }
+Shape sampleShapeOf(const data::ImageDataset &d)
+{
+    return {d.channels, d.height, d.width};
+}
 
 Evaluation evaluate(nn::Model &model, Backend &backend, nn::Loss &loss,
                     std::shared_ptr<const data::ImageDataset> ds, const EvaluateSpec &spec)
@@ -117,9 +120,12 @@ Checkpoint newestCheckpoint(const std::string &outDir)
 io::NamedTensors checkpointTensors(nn::Model &model, const nn::Optimizer &opt)
 {
     io::NamedTensors t;
-    for (auto &p : model.parameters()) t.emplace_back("model." + p.name, p.param->value);
-    for (auto &[name, b] : model.buffers()) t.emplace_back("model." + name, b);
-    for (auto &[name, s] : opt.state()) t.emplace_back("optimizer." + name, s);
+    for (auto &p : model.parameters())
+        t.emplace_back("model." + p.name, p.param->value);
+    for (auto &[name, b] : model.buffers())
+        t.emplace_back("model." + name, b);
+    for (auto &[name, s] : opt.state())
+        t.emplace_back("optimizer." + name, s);
     return t;
 }
 
@@ -147,7 +153,8 @@ Status writeCheckpoint(const std::string &outDir, int64_t epoch, int64_t step,
                                 checkpointTensors(model, opt), meta));
     fs::remove_all(final, ec);
     fs::rename(tmp, final, ec);
-    if (ec) return fileError(final.string(), "cannot move the checkpoint into place: " + ec.message());
+    if (ec)
+        return fileError(final.string(), "cannot move the checkpoint into place: " + ec.message());
     writtenDir = final.string();
     return {};
 }
@@ -199,7 +206,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     auto device = Device::parse(devName);
     if (!device.ok()) return nodeError(job.trainNode + ".device", device.error().message);
     auto backendResult = backendFor(device.value());
-    if (!backendResult.ok()) return nodeError(job.trainNode + ".device", backendResult.error().message);
+    if (!backendResult.ok())
+        return nodeError(job.trainNode + ".device", backendResult.error().message);
     Backend &backend = *backendResult.value();
     const int threads = options.threads > 0
                             ? options.threads
@@ -214,15 +222,14 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         auto d = loadData(e.data);
         if (!d.ok()) return d.error();
         if (sampleShapeOf(*d.value()) != sampleShapeOf(*ds))
-            return nodeError(e.data.sourceNode, "samples of shape " +
-                                                    sampleShapeOf(*d.value()).str() +
-                                                    " differ from the training samples " +
-                                                    sampleShapeOf(*ds).str());
-        if (d.value()->classes > ds->classes)
             return nodeError(e.data.sourceNode,
-                             "has labels up to " + std::to_string(d.value()->classes - 1) +
-                                 " but the training data only has classes 0.." +
-                                 std::to_string(ds->classes - 1));
+                             "samples of shape " + sampleShapeOf(*d.value()).str() +
+                                 " differ from the training samples " + sampleShapeOf(*ds).str());
+        if (d.value()->classes > ds->classes)
+            return nodeError(e.data.sourceNode, "has labels up to " +
+                                                    std::to_string(d.value()->classes - 1) +
+                                                    " but the training data only has classes 0.." +
+                                                    std::to_string(ds->classes - 1));
         evalData.push_back(d.value());
     }
 
@@ -235,6 +242,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         if (!s.ok()) return nodeError(job.outputNode, s.error().message);
     }
     model.initialize(job.seed);
+    model.setProfiling(options.profile);
     auto optimizer = buildOptimizer(job.optimizer);
     optimizer->attach(model.parameters());
 
@@ -306,7 +314,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
             if (!std::isfinite(r.loss)) {
                 const Checkpoint cp = outDir.empty() ? Checkpoint{} : newestCheckpoint(outDir);
                 return nodeError(job.lossNode,
-                                 "the loss became " + std::string(std::isnan(r.loss) ? "NaN" : "infinite") +
+                                 "the loss became " +
+                                     std::string(std::isnan(r.loss) ? "NaN" : "infinite") +
                                      " at step " + std::to_string(step + 1) + " (epoch " +
                                      std::to_string(epoch + 1) + "); last whole checkpoint: " +
                                      (cp.epoch >= 0 ? cp.dir : std::string("none")) +
@@ -336,8 +345,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
             p.elapsedSeconds = el;
             p.samplesPerSecond = double(trainSamples + seen) / std::max(el, 1e-9);
             const int64_t doneSteps = step - firstEpoch * stepsPerEpoch;
-            p.etaSeconds = el / double(std::max<int64_t>(doneSteps, 1)) *
-                           double(totalSteps - step);
+            p.etaSeconds = el / double(std::max<int64_t>(doneSteps, 1)) * double(totalSteps - step);
             observer.progress(p);
         }
         const double epochSeconds = secondsSince(epochStart);
@@ -352,7 +360,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         er.seconds = epochSeconds;
         er.samplesPerSecond = double(seen) / std::max(epochSeconds, 1e-9);
         for (size_t i = 0; i < job.evaluations.size(); ++i)
-            er.evaluations.push_back(evaluate(model, backend, *loss, evalData[i], job.evaluations[i]));
+            er.evaluations.push_back(
+                evaluate(model, backend, *loss, evalData[i], job.evaluations[i]));
         observer.epochFinished(er);
         if (!er.evaluations.empty()) summary.testAccuracy = er.evaluations[0].accuracy;
 
@@ -365,10 +374,15 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         }
     }
 
+    if (options.profile)
+        observer.message(LogLevel::Info, "time per layer (training):\n" + model.profileReport());
+
     if (!outDir.empty()) {
         io::NamedTensors weights;
-        for (auto &p : model.parameters()) weights.emplace_back(p.name, p.param->value);
-        for (auto &[name, b] : model.buffers()) weights.emplace_back(name, b);
+        for (auto &p : model.parameters())
+            weights.emplace_back(p.name, p.param->value);
+        for (auto &[name, b] : model.buffers())
+            weights.emplace_back(name, b);
         FB_TRY(io::writeSafetensors((fs::path(outDir) / "model.safetensors").string(), weights,
                                     {{"format", "flowbench.model"}, {"pipeline_hash", hash}}));
     }

@@ -14,6 +14,7 @@ struct RunOptions {
     int threads = 0;          // 0 = every core
     std::string outDir;       // "" = no files written
     std::string resumeDir;    // continue from the newest checkpoint under this folder
+    bool profile = false;     // time every layer and report where the step time went
 };
 
 struct RunInfo {
@@ -23,9 +24,9 @@ struct RunInfo {
 };
 
 struct Progress {
-    int64_t epoch = 0, epochs = 0;             // epoch counts from 0
+    int64_t epoch = 0, epochs = 0; // epoch counts from 0
     int64_t step = 0, stepInEpoch = 0, stepsPerEpoch = 0, totalSteps = 0;
-    float loss = 0, accuracy = 0;               // this epoch so far
+    float loss = 0, accuracy = 0; // this epoch so far
     float lr = 0;
     double samplesPerSecond = 0, elapsedSeconds = 0, etaSeconds = 0;
 };

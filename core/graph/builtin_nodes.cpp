@@ -16,22 +16,37 @@ struct Range {
     bool maxExclusive = false;
 };
 
-Range any() { return {}; }
-Range atLeast(double v) { return {v, inf, false, false}; }
-Range above(double v) { return {v, inf, true, false}; }
-Range closed(double lo, double hi) { return {lo, hi, false, false}; }
-Range halfOpen(double lo, double hi) { return {lo, hi, false, true}; } // [lo, hi)
+Range any()
+{
+    return {};
+}
+Range atLeast(double v)
+{
+    return {v, inf, false, false};
+}
+Range above(double v)
+{
+    return {v, inf, true, false};
+}
+Range closed(double lo, double hi)
+{
+    return {lo, hi, false, false};
+}
+Range halfOpen(double lo, double hi)
+{
+    return {lo, hi, false, true};
+} // [lo, hi)
 
 ParamSpec intParam(std::string name, long long def, Range r, std::string help)
 {
-    return {std::move(name), ParamType::Int, def, r.min, r.max, r.minExclusive, r.maxExclusive,
-            {}, std::move(help)};
+    return {std::move(name), ParamType::Int, def, r.min,          r.max,
+            r.minExclusive,  r.maxExclusive, {},  std::move(help)};
 }
 
 ParamSpec floatParam(std::string name, double def, Range r, std::string help)
 {
-    return {std::move(name), ParamType::Float, def, r.min, r.max, r.minExclusive, r.maxExclusive,
-            {}, std::move(help)};
+    return {std::move(name), ParamType::Float, def, r.min,          r.max,
+            r.minExclusive,  r.maxExclusive,   {},  std::move(help)};
 }
 
 ParamSpec boolParam(std::string name, bool def, std::string help)
@@ -217,28 +232,29 @@ NodeTypeRegistry makeBuiltin()
                  intParam("stride", 1, atLeast(1), "Step between filter positions."),
                  intParam("padding", 0, atLeast(0), "Zero rows/columns added on every side."),
                  boolParam("bias", true, "Learn an additive bias per output channel.")}));
-    r.add(layer("maxpool2d", "Max pool 2D", "Keeps the largest value in each window.",
-                poolParams()));
-    r.add(layer("avgpool2d", "Average pool 2D", "Averages the values in each window.",
-                poolParams()));
+    r.add(
+        layer("maxpool2d", "Max pool 2D", "Keeps the largest value in each window.", poolParams()));
+    r.add(
+        layer("avgpool2d", "Average pool 2D", "Averages the values in each window.", poolParams()));
     r.add(layer("relu", "ReLU", "max(0, x), elementwise."));
     r.add(layer("leaky_relu", "Leaky ReLU", "x for x > 0, negative_slope * x otherwise.",
                 {floatParam("negative_slope", 0.01, atLeast(0), "Slope for negative inputs.")}));
     r.add(layer("sigmoid", "Sigmoid", "1 / (1 + exp(-x)), elementwise."));
     r.add(layer("tanh", "Tanh", "Hyperbolic tangent, elementwise."));
     r.add(layer("gelu", "GELU", "Gaussian error linear unit (tanh approximation), elementwise."));
-    r.add(layer("flatten", "Flatten", "Folds all axes but the batch into one: N x C x H x W -> "
-                                      "N x (C*H*W)."));
+    r.add(layer("flatten", "Flatten",
+                "Folds all axes but the batch into one: N x C x H x W -> "
+                "N x (C*H*W)."));
     r.add(layer("dropout", "Dropout",
                 "While training, zeroes each value with probability p and scales the rest by "
                 "1/(1-p); passes values through unchanged when evaluating.",
                 {floatParam("p", 0.5, halfOpen(0, 1), "Probability of zeroing a value.")}));
-    r.add(layer("batchnorm2d", "Batch norm 2D",
-                "Normalizes each channel over the batch, then scales and shifts it (learned).",
-                {floatParam("eps", 1e-5, above(0),
-                            "Added to the variance for numerical stability."),
-                 floatParam("momentum", 0.1, closed(0, 1),
-                            "Weight of the current batch in the running mean and variance.")}));
+    r.add(
+        layer("batchnorm2d", "Batch norm 2D",
+              "Normalizes each channel over the batch, then scales and shifts it (learned).",
+              {floatParam("eps", 1e-5, above(0), "Added to the variance for numerical stability."),
+               floatParam("momentum", 0.1, closed(0, 1),
+                          "Weight of the current batch in the running mean and variance.")}));
     {
         NodeTypeSpec t;
         t.type = "add";
@@ -271,12 +287,12 @@ NodeTypeRegistry makeBuiltin()
         t.outputs = {port("loss", PortType::Loss, "Wire to the Train node's loss.")};
         r.add(std::move(t));
     }
-    r.add(optimizer("sgd", "SGD", "Stochastic gradient descent, optionally with momentum.",
-                    {floatParam("lr", 0.01, above(0), "Learning rate (peak rate when scheduled)."),
-                     floatParam("momentum", 0.0, closed(0, 1), "Momentum factor; 0 = plain SGD."),
-                     boolParam("nesterov", false, "Use Nesterov momentum."),
-                     floatParam("weight_decay", 0.0, atLeast(0),
-                                "L2 penalty added to the gradient.")}));
+    r.add(optimizer(
+        "sgd", "SGD", "Stochastic gradient descent, optionally with momentum.",
+        {floatParam("lr", 0.01, above(0), "Learning rate (peak rate when scheduled)."),
+         floatParam("momentum", 0.0, closed(0, 1), "Momentum factor; 0 = plain SGD."),
+         boolParam("nesterov", false, "Use Nesterov momentum."),
+         floatParam("weight_decay", 0.0, atLeast(0), "L2 penalty added to the gradient.")}));
     r.add(optimizer("adam", "Adam", "Adam: adaptive per-parameter rates from gradient moments.",
                     adamParams(0.0, "L2 penalty added to the gradient (coupled, as in Adam).")));
     r.add(optimizer("adamw", "AdamW", "Adam with weight decay applied directly to the weights.",

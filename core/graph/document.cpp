@@ -28,8 +28,7 @@ PipelineDocument::PipelineDocument(const PipelineDocument &other)
     : m_nodes(other.m_nodes)
     , m_edges(other.m_edges)
     , m_extra(other.m_extra)
-{
-}
+{}
 
 PipelineDocument &PipelineDocument::operator=(const PipelineDocument &other)
 {
@@ -72,9 +71,8 @@ Status PipelineDocument::addNode(Node n)
 
 Status PipelineDocument::removeNode(std::string_view id)
 {
-    auto it = std::find_if(m_nodes.begin(), m_nodes.end(), [&](const Node &n) {
-        return n.id == id;
-    });
+    auto it =
+        std::find_if(m_nodes.begin(), m_nodes.end(), [&](const Node &n) { return n.id == id; });
     if (it == m_nodes.end()) return nodeError(std::string(id), "no node '" + std::string(id) + "'");
 
     // Edges first, so an observer never sees an edge whose node is gone.
@@ -113,9 +111,8 @@ Status PipelineDocument::addEdge(Edge e)
 
 Status PipelineDocument::removeEdge(const Edge &e)
 {
-    auto it = std::find_if(m_edges.begin(), m_edges.end(), [&](const Edge &x) {
-        return x.sameEnds(e);
-    });
+    auto it =
+        std::find_if(m_edges.begin(), m_edges.end(), [&](const Edge &x) { return x.sameEnds(e); });
     if (it == m_edges.end()) return nodeError(e.toNode, "no edge " + e.str());
     Edge removed = std::move(*it);
     m_edges.erase(it);

@@ -9,12 +9,18 @@ namespace fb::graph {
 std::string_view portTypeName(PortType type)
 {
     switch (type) {
-    case PortType::Samples: return "samples";
-    case PortType::Tensor: return "tensor";
-    case PortType::Loss: return "loss";
-    case PortType::Optimizer: return "optimizer";
-    case PortType::Model: return "model";
-    case PortType::Metrics: return "metrics";
+    case PortType::Samples:
+        return "samples";
+    case PortType::Tensor:
+        return "tensor";
+    case PortType::Loss:
+        return "loss";
+    case PortType::Optimizer:
+        return "optimizer";
+    case PortType::Model:
+        return "model";
+    case PortType::Metrics:
+        return "metrics";
     }
     return "?";
 }
@@ -22,12 +28,18 @@ std::string_view portTypeName(PortType type)
 std::string_view paramTypeName(ParamType type)
 {
     switch (type) {
-    case ParamType::Int: return "int";
-    case ParamType::Float: return "float";
-    case ParamType::Bool: return "bool";
-    case ParamType::String: return "string";
-    case ParamType::Enum: return "enum";
-    case ParamType::Path: return "path";
+    case ParamType::Int:
+        return "int";
+    case ParamType::Float:
+        return "float";
+    case ParamType::Bool:
+        return "bool";
+    case ParamType::String:
+        return "string";
+    case ParamType::Enum:
+        return "enum";
+    case ParamType::Path:
+        return "path";
     }
     return "?";
 }
@@ -68,7 +80,10 @@ std::string jsonText(const nlohmann::json &value, size_t maxLength)
     return text;
 }
 
-bool ParamSpec::hasRange() const { return std::isfinite(min) || std::isfinite(max); }
+bool ParamSpec::hasRange() const
+{
+    return std::isfinite(min) || std::isfinite(max);
+}
 
 std::string ParamSpec::rangeText() const
 {
@@ -82,7 +97,10 @@ std::string ParamSpec::rangeText() const
     return {};
 }
 
-const PortSpec *NodeTypeSpec::input(std::string_view name) const { return findPort(inputs, name); }
+const PortSpec *NodeTypeSpec::input(std::string_view name) const
+{
+    return findPort(inputs, name);
+}
 
 const PortSpec *NodeTypeSpec::output(std::string_view name) const
 {
@@ -155,9 +173,12 @@ std::string describeNodeTypes(const NodeTypeRegistry &registry)
             if (!t.help.empty()) out += "  " + t.help + "\n";
 
             size_t width = 0;
-            for (const auto &p : t.inputs) width = std::max(width, p.name.size());
-            for (const auto &p : t.outputs) width = std::max(width, p.name.size());
-            for (const auto &p : t.params) width = std::max(width, p.name.size());
+            for (const auto &p : t.inputs)
+                width = std::max(width, p.name.size());
+            for (const auto &p : t.outputs)
+                width = std::max(width, p.name.size());
+            for (const auto &p : t.params)
+                width = std::max(width, p.name.size());
             width += 2;
 
             auto ports = [&](const char *heading, const std::vector<PortSpec> &list) {
@@ -175,10 +196,9 @@ std::string describeNodeTypes(const NodeTypeRegistry &registry)
             if (!t.params.empty()) {
                 out += "  parameters:\n";
                 for (const ParamSpec &p : t.params) {
-                    out += "    " + padded(p.name, width) + paramTypeText(p) +
-                           ", default " + jsonText(p.defaultValue) + "\n";
-                    if (!p.help.empty())
-                        out += "    " + std::string(width, ' ') + p.help + "\n";
+                    out += "    " + padded(p.name, width) + paramTypeText(p) + ", default " +
+                           jsonText(p.defaultValue) + "\n";
+                    if (!p.help.empty()) out += "    " + std::string(width, ' ') + p.help + "\n";
                 }
             }
             out += "\n";

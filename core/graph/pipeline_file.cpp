@@ -60,7 +60,10 @@ std::string nodeLabel(size_t index, const std::string &id)
     return label;
 }
 
-std::string typeOf(const json &j) { return j.type_name(); }
+std::string typeOf(const json &j)
+{
+    return j.type_name();
+}
 
 // "NODE.PORT" -> node, port. Node ids have no '.', so the first one separates them.
 bool splitEndpoint(const std::string &text, std::string &node, std::string &port)

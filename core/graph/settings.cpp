@@ -29,8 +29,7 @@ std::string lowered(std::string_view s)
 }
 
 // The whole text must be the number: "12abc" is not 12.
-template <class T>
-bool parseNumber(std::string_view text, T &value)
+template <class T> bool parseNumber(std::string_view text, T &value)
 {
     text = trimmed(text);
     if (text.size() > 1 && text.front() == '+' && text[1] != '-') text.remove_prefix(1);

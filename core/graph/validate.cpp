@@ -64,14 +64,15 @@ std::string suggestion(std::string_view name, const std::vector<std::string> &kn
 
 bool inRange(double v, const ParamSpec &spec)
 {
-    if (std::isfinite(spec.min) && (spec.minExclusive ? v <= spec.min : v < spec.min))
-        return false;
-    if (std::isfinite(spec.max) && (spec.maxExclusive ? v >= spec.max : v > spec.max))
-        return false;
+    if (std::isfinite(spec.min) && (spec.minExclusive ? v <= spec.min : v < spec.min)) return false;
+    if (std::isfinite(spec.max) && (spec.maxExclusive ? v >= spec.max : v > spec.max)) return false;
     return true;
 }
 
-std::string endpoint(const std::string &node, const std::string &port) { return node + "." + port; }
+std::string endpoint(const std::string &node, const std::string &port)
+{
+    return node + "." + port;
+}
 
 // Where an edge end lands, when its node and type are known.
 struct End {
@@ -88,8 +89,8 @@ End resolve(const PipelineDocument &doc, const NodeTypeRegistry &registry, const
 }
 
 // The port checks one edge needs; shared by validate() (all problems) and checkEdge() (first).
-void checkEdgePorts(const PipelineDocument &doc, const NodeTypeRegistry &registry,
-                    const Edge &e, std::vector<Error> &out)
+void checkEdgePorts(const PipelineDocument &doc, const NodeTypeRegistry &registry, const Edge &e,
+                    std::vector<Error> &out)
 {
     const std::string from = endpoint(e.fromNode, e.fromPort);
     const std::string to = endpoint(e.toNode, e.toPort);
@@ -109,11 +110,11 @@ void checkEdgePorts(const PipelineDocument &doc, const NodeTypeRegistry &registr
                                               "output to an input"));
         } else if (!out_) {
             auto names = portNames(src.spec->outputs);
-            out.push_back(nodeError(
-                from, what + "node '" + e.fromNode + "' (" + src.spec->type +
-                          ") has no output port '" + e.fromPort + "'" +
-                          (names.empty() ? " (it has no outputs)"
-                                         : " (outputs: " + joined(names) + ")")));
+            out.push_back(
+                nodeError(from, what + "node '" + e.fromNode + "' (" + src.spec->type +
+                                    ") has no output port '" + e.fromPort + "'" +
+                                    (names.empty() ? " (it has no outputs)"
+                                                   : " (outputs: " + joined(names) + ")")));
         }
     }
     if (dst.spec) {
@@ -124,17 +125,16 @@ void checkEdgePorts(const PipelineDocument &doc, const NodeTypeRegistry &registr
                                             "output to an input"));
         } else if (!in) {
             auto names = portNames(dst.spec->inputs);
-            out.push_back(nodeError(
-                to, what + "node '" + e.toNode + "' (" + dst.spec->type +
-                        ") has no input port '" + e.toPort + "'" +
-                        (names.empty() ? " (it has no inputs)"
-                                       : " (inputs: " + joined(names) + ")")));
+            out.push_back(nodeError(to, what + "node '" + e.toNode + "' (" + dst.spec->type +
+                                            ") has no input port '" + e.toPort + "'" +
+                                            (names.empty() ? " (it has no inputs)"
+                                                           : " (inputs: " + joined(names) + ")")));
         }
     }
     if (out_ && in && out_->type != in->type) {
         const std::string a(portTypeName(out_->type)), b(portTypeName(in->type));
-        out.push_back(nodeError(to, what + "port types differ: " + from + " gives " + a +
-                                        ", but " + to + " takes " + b));
+        out.push_back(nodeError(to, what + "port types differ: " + from + " gives " + a + ", but " +
+                                        to + " takes " + b));
     }
 }
 
@@ -168,8 +168,7 @@ void findCycles(const PipelineDocument &doc, std::vector<Error> &out)
         auto a = index.find(e.fromNode), b = index.find(e.toNode);
         if (a == index.end() || b == index.end()) continue;
         auto &list = next[a->second];
-        if (std::find(list.begin(), list.end(), b->second) == list.end())
-            list.push_back(b->second);
+        if (std::find(list.begin(), list.end(), b->second) == list.end()) list.push_back(b->second);
     }
 
     // Tarjan's strongly connected components.
@@ -250,8 +249,9 @@ void findCycles(const PipelineDocument &doc, std::vector<Error> &out)
         for (const std::string &id : path)
             text += id + " -> ";
         text += ids[s];
-        out.push_back(nodeError(ids[s], "cycle: " + text + "; a pipeline must not loop back "
-                                                           "on itself"));
+        out.push_back(nodeError(ids[s], "cycle: " + text +
+                                            "; a pipeline must not loop back "
+                                            "on itself"));
     }
 }
 
@@ -287,8 +287,8 @@ Status checkParamValue(const ParamSpec &spec, const json &value, std::string_vie
         break;
     }
     if (value.is_number() && !inRange(value.get<double>(), spec)) {
-        return nodeError(where, where + " = " + jsonText(value) + " is out of range; allowed: " +
-                                    spec.rangeText());
+        return nodeError(where, where + " = " + jsonText(value) +
+                                    " is out of range; allowed: " + spec.rangeText());
     }
     if (spec.type == ParamType::Enum) {
         const std::string s = value.get<std::string>();
@@ -337,12 +337,11 @@ std::vector<Error> validate(const PipelineDocument &doc, const NodeTypeRegistry 
                 std::vector<std::string> names;
                 for (const ParamSpec &q : spec->params)
                     names.push_back(q.name);
-                errors.push_back(nodeError(
-                    n.id + "." + p.key(),
-                    "unknown parameter '" + p.key() + "' for node type " + spec->type +
-                        suggestion(p.key(), names) +
-                        (names.empty() ? "; it has no parameters"
-                                       : "; parameters: " + joined(names))));
+                errors.push_back(nodeError(n.id + "." + p.key(),
+                                           "unknown parameter '" + p.key() + "' for node type " +
+                                               spec->type + suggestion(p.key(), names) +
+                                               (names.empty() ? "; it has no parameters"
+                                                              : "; parameters: " + joined(names))));
                 continue;
             }
             Status s = checkParamValue(*ps, p.value(), n.id);
@@ -374,10 +373,9 @@ std::vector<Error> validate(const PipelineDocument &doc, const NodeTypeRegistry 
                 std::vector<std::string> sources;
                 for (const Edge *e : it->second)
                     sources.push_back(endpoint(e->fromNode, e->fromPort));
-                errors.push_back(nodeError(where, "input " + where + " has " +
-                                                      std::to_string(sources.size()) +
-                                                      " edges (from " + joined(sources) +
-                                                      "); an input takes one"));
+                errors.push_back(nodeError(
+                    where, "input " + where + " has " + std::to_string(sources.size()) +
+                               " edges (from " + joined(sources) + "); an input takes one"));
             }
         }
     }

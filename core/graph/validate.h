@@ -19,8 +19,7 @@ std::vector<Error> validate(const PipelineDocument &doc,
 
 // One value against its parameter's description: JSON type, range, choices. The error names
 // "nodeId.param".
-Status checkParamValue(const ParamSpec &spec, const nlohmann::json &value,
-                       std::string_view nodeId);
+Status checkParamValue(const ParamSpec &spec, const nlohmann::json &value, std::string_view nodeId);
 
 // Whether an editor may add this edge: both nodes and ports exist, output to input, same port
 // type, the input is free, and no cycle would form. Lets the canvas refuse a bad wire with a

@@ -52,8 +52,7 @@ public:
     virtual void initialize(Rng &rng) {}
     // The output aliases the input's storage (Flatten): no copy in the forward pass.
     virtual bool isView() const { return false; }
-    virtual std::unique_ptr<LayerRun> instantiate(Backend &backend,
-                                                  const std::vector<Shape> &in,
+    virtual std::unique_ptr<LayerRun> instantiate(Backend &backend, const std::vector<Shape> &in,
                                                   const Shape &out) = 0;
 };
 

@@ -9,7 +9,8 @@ void initUniformFanIn(Tensor &t, int64_t fanIn, Rng &rng)
 {
     const float bound = fanIn > 0 ? 1.0f / std::sqrt(float(fanIn)) : 0.0f;
     float *p = t.f32();
-    for (int64_t i = 0; i < t.numel(); ++i) p[i] = rng.uniform(-bound, bound);
+    for (int64_t i = 0; i < t.numel(); ++i)
+        p[i] = rng.uniform(-bound, bound);
 }
 
 namespace {
@@ -22,7 +23,8 @@ Parameter makeParam(const char *name, const Shape &shape)
 std::string shapeList(const std::vector<Shape> &s)
 {
     std::string out;
-    for (size_t i = 0; i < s.size(); ++i) out += (i ? " and " : "") + s[i].str();
+    for (size_t i = 0; i < s.size(); ++i)
+        out += (i ? " and " : "") + s[i].str();
     return out;
 }
 
@@ -31,7 +33,10 @@ std::string shapeList(const std::vector<Shape> &s)
 class LinearRun final : public LayerRun {
 public:
     LinearRun(Backend &b, const LinearDesc &d, Parameter &w, Parameter *bias)
-        : m_kernel(b.makeLinear(d)), m_w(w), m_b(bias) {}
+        : m_kernel(b.makeLinear(d))
+        , m_w(w)
+        , m_b(bias)
+    {}
     void forward(const std::vector<const Tensor *> &in, const Tensor &out,
                  const StepContext &) override
     {
@@ -54,13 +59,16 @@ private:
 
 class Linear final : public Layer {
 public:
-    Linear(int64_t out, bool bias) : m_out(out), m_hasBias(bias) {}
+    Linear(int64_t out, bool bias)
+        : m_out(out)
+        , m_hasBias(bias)
+    {}
     std::string type() const override { return "linear"; }
     Result<Shape> build(const std::vector<Shape> &in) override
     {
         if (in[0].rank() != 1)
-            return makeError("linear expects a flat input of shape [features], got " +
-                             in[0].str() + "; put a flatten node before it");
+            return makeError("linear expects a flat input of shape [features], got " + in[0].str() +
+                             "; put a flatten node before it");
         m_in = in[0][0];
         if (!m_w.value.defined() || m_w.value.shape() != Shape{m_out, m_in}) {
             m_w = makeParam("weight", {m_out, m_in});
@@ -96,7 +104,10 @@ private:
 class ConvRun final : public LayerRun {
 public:
     ConvRun(Backend &b, const ConvDesc &d, Parameter &w, Parameter *bias)
-        : m_kernel(b.makeConv(d)), m_w(w), m_b(bias) {}
+        : m_kernel(b.makeConv(d))
+        , m_w(w)
+        , m_b(bias)
+    {}
     void forward(const std::vector<const Tensor *> &in, const Tensor &out,
                  const StepContext &) override
     {
@@ -120,13 +131,19 @@ private:
 class Conv2d final : public Layer {
 public:
     Conv2d(int64_t oc, int64_t k, int64_t s, int64_t p, bool bias)
-        : m_oc(oc), m_k(k), m_s(s), m_p(p), m_hasBias(bias) {}
+        : m_oc(oc)
+        , m_k(k)
+        , m_s(s)
+        , m_p(p)
+        , m_hasBias(bias)
+    {}
     std::string type() const override { return "conv2d"; }
     Result<Shape> build(const std::vector<Shape> &in) override
     {
         if (in[0].rank() != 3)
             return makeError("conv2d expects an image input of shape [channels, height, width], "
-                             "got " + in[0].str());
+                             "got " +
+                             in[0].str());
         m_c = in[0][0];
         const int64_t h = in[0][1], w = in[0][2];
         const int64_t oh = (h + 2 * m_p - m_k) / m_s + 1, ow = (w + 2 * m_p - m_k) / m_s + 1;
@@ -170,7 +187,9 @@ private:
 
 class PoolRun final : public LayerRun {
 public:
-    PoolRun(Backend &b, const PoolDesc &d) : m_kernel(b.makePool(d)) {}
+    PoolRun(Backend &b, const PoolDesc &d)
+        : m_kernel(b.makePool(d))
+    {}
     void forward(const std::vector<const Tensor *> &in, const Tensor &out,
                  const StepContext &) override
     {
@@ -189,7 +208,11 @@ private:
 class Pool2d final : public Layer {
 public:
     Pool2d(PoolKind kind, int64_t k, int64_t s, int64_t p)
-        : m_kind(kind), m_k(k), m_s(s > 0 ? s : k), m_p(p) {}
+        : m_kind(kind)
+        , m_k(k)
+        , m_s(s > 0 ? s : k)
+        , m_p(p)
+    {}
     std::string type() const override
     {
         return m_kind == PoolKind::Max ? "maxpool2d" : "avgpool2d";
@@ -197,8 +220,10 @@ public:
     Result<Shape> build(const std::vector<Shape> &in) override
     {
         if (in[0].rank() != 3)
-            return makeError(type() + " expects an image input of shape [channels, height, "
-                             "width], got " + in[0].str());
+            return makeError(type() +
+                             " expects an image input of shape [channels, height, "
+                             "width], got " +
+                             in[0].str());
         if (2 * m_p > m_k)
             return makeError("padding " + std::to_string(m_p) +
                              " must be at most half the kernel size " + std::to_string(m_k));
@@ -225,7 +250,9 @@ private:
 
 class ActivationRun final : public LayerRun {
 public:
-    ActivationRun(Backend &b, const ActivationDesc &d) : m_kernel(b.makeActivation(d)) {}
+    ActivationRun(Backend &b, const ActivationDesc &d)
+        : m_kernel(b.makeActivation(d))
+    {}
     void forward(const std::vector<const Tensor *> &in, const Tensor &out,
                  const StepContext &) override
     {
@@ -243,15 +270,23 @@ private:
 
 class ActivationLayer final : public Layer {
 public:
-    ActivationLayer(Activation kind, float alpha) : m_kind(kind), m_alpha(alpha) {}
+    ActivationLayer(Activation kind, float alpha)
+        : m_kind(kind)
+        , m_alpha(alpha)
+    {}
     std::string type() const override
     {
         switch (m_kind) {
-        case Activation::Relu: return "relu";
-        case Activation::LeakyRelu: return "leaky_relu";
-        case Activation::Sigmoid: return "sigmoid";
-        case Activation::Tanh: return "tanh";
-        case Activation::Gelu: return "gelu";
+        case Activation::Relu:
+            return "relu";
+        case Activation::LeakyRelu:
+            return "leaky_relu";
+        case Activation::Sigmoid:
+            return "sigmoid";
+        case Activation::Tanh:
+            return "tanh";
+        case Activation::Gelu:
+            return "gelu";
         }
         return "activation";
     }
@@ -272,8 +307,7 @@ private:
 class FlattenRun final : public LayerRun {
 public:
     void forward(const std::vector<const Tensor *> &, const Tensor &, const StepContext &) override
-    {
-    }
+    {}
     void backward(const std::vector<const Tensor *> &, const Tensor &, const Tensor &dout,
                   const std::vector<const Tensor *> &din, const StepContext &) override
     {
@@ -297,7 +331,11 @@ public:
 
 class DropoutRun final : public LayerRun {
 public:
-    DropoutRun(Backend &b, const Shape &s, float p) : m_b(b), m_p(p), m_mask(b.empty(s)) {}
+    DropoutRun(Backend &b, const Shape &s, float p)
+        : m_b(b)
+        , m_p(p)
+        , m_mask(b.empty(s))
+    {}
     void forward(const std::vector<const Tensor *> &in, const Tensor &out,
                  const StepContext &ctx) override
     {
@@ -325,7 +363,9 @@ private:
 
 class Dropout final : public Layer {
 public:
-    explicit Dropout(float p) : m_p(p) {}
+    explicit Dropout(float p)
+        : m_p(p)
+    {}
     std::string type() const override { return "dropout"; }
     Result<Shape> build(const std::vector<Shape> &in) override { return in[0]; }
     std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &in,
@@ -343,13 +383,18 @@ private:
 
 class BatchNormRun final : public LayerRun {
 public:
-    BatchNormRun(Backend &b, const BatchNormDesc &d, Parameter &g, Parameter &beta,
-                 Tensor &runMean, Tensor &runVar, float momentum)
-        : m_kernel(b.makeBatchNorm(d)), m_g(g), m_beta(beta), m_runMean(runMean),
-          m_runVar(runVar), m_momentum(momentum), m_mean(Tensor::empty({d.c})),
-          m_var(Tensor::empty({d.c})), m_count(d.n * d.h * d.w)
-    {
-    }
+    BatchNormRun(Backend &b, const BatchNormDesc &d, Parameter &g, Parameter &beta, Tensor &runMean,
+                 Tensor &runVar, float momentum)
+        : m_kernel(b.makeBatchNorm(d))
+        , m_g(g)
+        , m_beta(beta)
+        , m_runMean(runMean)
+        , m_runVar(runVar)
+        , m_momentum(momentum)
+        , m_mean(Tensor::empty({d.c}))
+        , m_var(Tensor::empty({d.c}))
+        , m_count(d.n * d.h * d.w)
+    {}
     void forward(const std::vector<const Tensor *> &in, const Tensor &out,
                  const StepContext &ctx) override
     {
@@ -377,8 +422,8 @@ public:
             scratch = Tensor::empty(in[0]->shape());
             dx = scratch.f32();
         }
-        m_kernel->backward(in[0]->f32(), dout.f32(), m_g.value.f32(), m_mean.f32(), m_var.f32(),
-                           dx, m_g.grad.f32(), m_beta.grad.f32());
+        m_kernel->backward(in[0]->f32(), dout.f32(), m_g.value.f32(), m_mean.f32(), m_var.f32(), dx,
+                           m_g.grad.f32(), m_beta.grad.f32());
     }
 
 private:
@@ -392,13 +437,17 @@ private:
 
 class BatchNorm2d final : public Layer {
 public:
-    BatchNorm2d(float eps, float momentum) : m_eps(eps), m_momentum(momentum) {}
+    BatchNorm2d(float eps, float momentum)
+        : m_eps(eps)
+        , m_momentum(momentum)
+    {}
     std::string type() const override { return "batchnorm2d"; }
     Result<Shape> build(const std::vector<Shape> &in) override
     {
         if (in[0].rank() != 3)
             return makeError("batchnorm2d expects an image input of shape [channels, height, "
-                             "width], got " + in[0].str());
+                             "width], got " +
+                             in[0].str());
         const int64_t c = in[0][0];
         if (!m_g.value.defined() || m_g.value.numel() != c) {
             m_g = makeParam("weight", {c});
@@ -440,7 +489,9 @@ private:
 
 class AddRun final : public LayerRun {
 public:
-    explicit AddRun(Backend &b) : m_b(b) {}
+    explicit AddRun(Backend &b)
+        : m_b(b)
+    {}
     void forward(const std::vector<const Tensor *> &in, const Tensor &out,
                  const StepContext &) override
     {
@@ -492,12 +543,21 @@ std::unique_ptr<Layer> makeActivation(Activation kind, float alpha)
 {
     return std::make_unique<ActivationLayer>(kind, alpha);
 }
-std::unique_ptr<Layer> makeFlatten() { return std::make_unique<Flatten>(); }
-std::unique_ptr<Layer> makeDropout(float p) { return std::make_unique<Dropout>(p); }
+std::unique_ptr<Layer> makeFlatten()
+{
+    return std::make_unique<Flatten>();
+}
+std::unique_ptr<Layer> makeDropout(float p)
+{
+    return std::make_unique<Dropout>(p);
+}
 std::unique_ptr<Layer> makeBatchNorm2d(float eps, float momentum)
 {
     return std::make_unique<BatchNorm2d>(eps, momentum);
 }
-std::unique_ptr<Layer> makeAdd() { return std::make_unique<Add>(); }
+std::unique_ptr<Layer> makeAdd()
+{
+    return std::make_unique<Add>();
+}
 
 } // namespace fb::nn

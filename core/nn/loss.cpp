@@ -59,7 +59,13 @@ private:
 
 } // namespace
 
-std::unique_ptr<Loss> makeCrossEntropy() { return std::make_unique<CrossEntropy>(); }
-std::unique_ptr<Loss> makeMse() { return std::make_unique<Mse>(); }
+std::unique_ptr<Loss> makeCrossEntropy()
+{
+    return std::make_unique<CrossEntropy>();
+}
+std::unique_ptr<Loss> makeMse()
+{
+    return std::make_unique<Mse>();
+}
 
 } // namespace fb::nn

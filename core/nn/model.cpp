@@ -2,6 +2,7 @@
 
 #include "core/base/check.h"
 
+#include <chrono>
 #include <cstdio>
 
 namespace fb::nn {
@@ -45,7 +46,8 @@ Status Model::compile(const Shape &inputSample)
     std::vector<Shape> shapes{inputSample};
     for (auto &n : m_nodes) {
         std::vector<Shape> in;
-        for (int v : n.inputs) in.push_back(shapes[size_t(v)]);
+        for (int v : n.inputs)
+            in.push_back(shapes[size_t(v)]);
         auto out = n.layer->build(in);
         if (!out.ok()) {
             std::string from;
@@ -69,14 +71,16 @@ Status Model::compile(const Shape &inputSample)
 void Model::initialize(uint64_t seed)
 {
     Rng rng(seed);
-    for (auto &n : m_nodes) n.layer->initialize(rng);
+    for (auto &n : m_nodes)
+        n.layer->initialize(rng);
 }
 
 std::vector<NamedParameter> Model::parameters()
 {
     std::vector<NamedParameter> out;
     for (auto &n : m_nodes)
-        for (Parameter *p : n.layer->parameters()) out.push_back({n.id + "." + p->name, p});
+        for (Parameter *p : n.layer->parameters())
+            out.push_back({n.id + "." + p->name, p});
     return out;
 }
 
@@ -84,14 +88,16 @@ std::vector<std::pair<std::string, Tensor>> Model::buffers()
 {
     std::vector<std::pair<std::string, Tensor>> out;
     for (auto &n : m_nodes)
-        for (auto &[name, t] : n.layer->buffers()) out.emplace_back(n.id + "." + name, t);
+        for (auto &[name, t] : n.layer->buffers())
+            out.emplace_back(n.id + "." + name, t);
     return out;
 }
 
 int64_t Model::parameterCount()
 {
     int64_t count = 0;
-    for (auto &p : parameters()) count += p.param->value.numel();
+    for (auto &p : parameters())
+        count += p.param->value.numel();
     return count;
 }
 
@@ -107,12 +113,46 @@ std::string Model::summary()
     out += line;
     for (auto &n : m_nodes) {
         int64_t count = 0;
-        for (Parameter *p : n.layer->parameters()) count += p->value.numel();
+        for (Parameter *p : n.layer->parameters())
+            count += p->value.numel();
         std::snprintf(line, sizeof line, "  %-14s %-12s %-18s %lld\n", n.id.c_str(),
                       n.layer->type().c_str(), n.outSample.str().c_str(), (long long)count);
         out += line;
     }
     return out;
+}
+
+std::string Model::profileReport() const
+{
+    std::vector<double> fwd(m_nodes.size(), 0), bwd(m_nodes.size(), 0);
+    int64_t steps = 0;
+    for (const auto &[key, plan] : m_plans) {
+        if (!key.second || !plan->m_profiling) continue;
+        for (const auto &s : plan->m_steps) {
+            fwd[size_t(s.node)] += s.forwardSeconds;
+            bwd[size_t(s.node)] += s.backwardSeconds;
+        }
+        if (!plan->m_steps.empty()) steps += plan->m_steps.front().calls;
+    }
+    if (steps == 0) return {};
+    double total = 0;
+    for (size_t i = 0; i < m_nodes.size(); ++i)
+        total += fwd[i] + bwd[i];
+    std::string out;
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-14s %-12s %12s %12s %7s\n", "node", "type", "forward ms",
+                  "backward ms", "share");
+    out += line;
+    for (size_t i = 0; i < m_nodes.size(); ++i) {
+        std::snprintf(line, sizeof line, "  %-14s %-12s %12.3f %12.3f %6.1f%%\n",
+                      m_nodes[i].id.c_str(), m_nodes[i].layer->type().c_str(),
+                      1e3 * fwd[i] / double(steps), 1e3 * bwd[i] / double(steps),
+                      total > 0 ? 100.0 * (fwd[i] + bwd[i]) / total : 0.0);
+        out += line;
+    }
+    std::snprintf(line, sizeof line, "  per training step, averaged over %lld steps: %.3f ms\n",
+                  (long long)steps, 1e3 * total / double(steps));
+    return out + line;
 }
 
 Plan &Model::plan(Backend &backend, int64_t batch, bool training)
@@ -123,7 +163,10 @@ Plan &Model::plan(Backend &backend, int64_t batch, bool training)
         m_planBackend = &backend;
     }
     auto &slot = m_plans[{batch, training}];
-    if (!slot) slot = makePlan(backend, batch, training);
+    if (!slot) {
+        slot = makePlan(backend, batch, training);
+        slot->setProfiling(m_profiling);
+    }
     return *slot;
 }
 
@@ -151,7 +194,8 @@ std::unique_ptr<Plan> Model::makePlan(Backend &backend, int64_t batch, bool trai
         step.view = n.layer->isView();
         step.outShape = shapes[size_t(v)];
         std::vector<Shape> inShapes;
-        for (int u : n.inputs) inShapes.push_back(shapes[size_t(u)]);
+        for (int u : n.inputs)
+            inShapes.push_back(shapes[size_t(u)]);
         step.run = n.layer->instantiate(backend, inShapes, shapes[size_t(v)]);
         if (!step.view) {
             p.m_values[size_t(v)] = backend.empty(shapes[size_t(v)]);
@@ -200,9 +244,18 @@ const Tensor &Plan::forward(const Tensor &x, const StepContext &ctx)
         const size_t out = size_t(s.node) + 1;
         if (s.view) m_values[out] = m_values[size_t(s.in[0])].reshaped(s.outShape);
         in.clear();
-        for (int u : s.in) in.push_back(&m_values[size_t(u)]);
+        for (int u : s.in)
+            in.push_back(&m_values[size_t(u)]);
         stepCtx.seed = mix64(ctx.seed ^ mix64(uint64_t(s.node) + 1));
-        s.run->forward(in, m_values[out], stepCtx);
+        if (m_profiling) {
+            const auto t0 = std::chrono::steady_clock::now();
+            s.run->forward(in, m_values[out], stepCtx);
+            s.forwardSeconds +=
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            ++s.calls;
+        } else {
+            s.run->forward(in, m_values[out], stepCtx);
+        }
     }
     return m_values[size_t(m_output)];
 }
@@ -227,7 +280,12 @@ void Plan::backward(const StepContext &ctx)
                 din.push_back(&m_grads[size_t(u)]);
         }
         stepCtx.seed = mix64(ctx.seed ^ mix64(uint64_t(it->node) + 1));
+        const auto t0 = m_profiling ? std::chrono::steady_clock::now()
+                                    : std::chrono::steady_clock::time_point{};
         it->run->backward(in, m_values[out], m_grads[out], din, stepCtx);
+        if (m_profiling)
+            it->backwardSeconds +=
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         for (size_t k = 0; k < it->in.size(); ++k) {
             if (it->scratchFor[k] < 0) continue;
             const Tensor &g = m_grads[size_t(it->in[k])];

@@ -29,6 +29,9 @@ public:
     int64_t batch() const { return m_batch; }
     // Bytes of activations, gradients and scratch this plan holds.
     size_t bytes() const { return m_bytes; }
+    // Per-layer timing of forward and backward passes (off by default: it adds a clock read per
+    // layer and call).
+    void setProfiling(bool on) { m_profiling = on; }
 
 private:
     friend class Model;
@@ -39,6 +42,8 @@ private:
         std::unique_ptr<LayerRun> run;
         bool view = false;
         Shape outShape;
+        double forwardSeconds = 0, backwardSeconds = 0;
+        int64_t calls = 0;
     };
     Backend *m_backend = nullptr;
     int64_t m_batch = 0;
@@ -49,6 +54,7 @@ private:
     std::vector<Tensor> m_scratch;
     std::vector<Step> m_steps;
     size_t m_bytes = 0;
+    bool m_profiling = false;
 };
 
 // The model part of a pipeline: a static DAG of layers from one input to one output.
@@ -78,6 +84,10 @@ public:
 
     // The plan for this batch size and mode, made on first use.
     Plan &plan(Backend &backend, int64_t batch, bool training);
+    // Profiles every plan made from now on.
+    void setProfiling(bool on) { m_profiling = on; }
+    // Where the time went, per layer, over every profiled training plan: a table for people.
+    std::string profileReport() const;
 
 private:
     struct Node {
@@ -96,6 +106,7 @@ private:
     bool m_compiled = false;
     std::map<std::pair<int64_t, bool>, std::unique_ptr<Plan>> m_plans;
     Backend *m_planBackend = nullptr;
+    bool m_profiling = false;
 };
 
 } // namespace fb::nn

@@ -9,7 +9,8 @@ float LrSchedule::at(int64_t step) const
 {
     float lr = base;
     switch (kind) {
-    case Kind::Constant: break;
+    case Kind::Constant:
+        break;
     case Kind::Step: {
         const int64_t epoch = step / std::max<int64_t>(stepsPerEpoch, 1);
         lr = base * std::pow(gamma, float(epoch / std::max<int64_t>(stepEpochs, 1)));
@@ -53,7 +54,9 @@ namespace {
 
 class Sgd final : public Optimizer {
 public:
-    explicit Sgd(const SgdParams &p) : m_p(p) {}
+    explicit Sgd(const SgdParams &p)
+        : m_p(p)
+    {}
     std::string type() const override { return "sgd"; }
     void step(Backend &b, float lr) override
     {
@@ -76,7 +79,9 @@ private:
 
 class Adam final : public Optimizer {
 public:
-    explicit Adam(const AdamParams &p) : m_p(p) {}
+    explicit Adam(const AdamParams &p)
+        : m_p(p)
+    {}
     std::string type() const override { return m_p.decoupled ? "adamw" : "adam"; }
     void step(Backend &b, float lr) override
     {
@@ -99,7 +104,13 @@ private:
 
 } // namespace
 
-std::unique_ptr<Optimizer> makeSgd(const SgdParams &p) { return std::make_unique<Sgd>(p); }
-std::unique_ptr<Optimizer> makeAdam(const AdamParams &p) { return std::make_unique<Adam>(p); }
+std::unique_ptr<Optimizer> makeSgd(const SgdParams &p)
+{
+    return std::make_unique<Sgd>(p);
+}
+std::unique_ptr<Optimizer> makeAdam(const AdamParams &p)
+{
+    return std::make_unique<Adam>(p);
+}
 
 } // namespace fb::nn

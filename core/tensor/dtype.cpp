@@ -5,12 +5,18 @@ namespace fb {
 size_t dtypeSize(DType t)
 {
     switch (t) {
-    case DType::F32: return 4;
-    case DType::BF16: return 2;
-    case DType::F16: return 2;
-    case DType::U8: return 1;
-    case DType::I32: return 4;
-    case DType::I64: return 8;
+    case DType::F32:
+        return 4;
+    case DType::BF16:
+        return 2;
+    case DType::F16:
+        return 2;
+    case DType::U8:
+        return 1;
+    case DType::I32:
+        return 4;
+    case DType::I64:
+        return 8;
     }
     return 0;
 }
@@ -18,12 +24,18 @@ size_t dtypeSize(DType t)
 std::string_view dtypeName(DType t)
 {
     switch (t) {
-    case DType::F32: return "float32";
-    case DType::BF16: return "bfloat16";
-    case DType::F16: return "float16";
-    case DType::U8: return "uint8";
-    case DType::I32: return "int32";
-    case DType::I64: return "int64";
+    case DType::F32:
+        return "float32";
+    case DType::BF16:
+        return "bfloat16";
+    case DType::F16:
+        return "float16";
+    case DType::U8:
+        return "uint8";
+    case DType::I32:
+        return "int32";
+    case DType::I64:
+        return "int64";
     }
     return "?";
 }
@@ -31,12 +43,18 @@ std::string_view dtypeName(DType t)
 std::string_view safetensorsName(DType t)
 {
     switch (t) {
-    case DType::F32: return "F32";
-    case DType::BF16: return "BF16";
-    case DType::F16: return "F16";
-    case DType::U8: return "U8";
-    case DType::I32: return "I32";
-    case DType::I64: return "I64";
+    case DType::F32:
+        return "F32";
+    case DType::BF16:
+        return "BF16";
+    case DType::F16:
+        return "F16";
+    case DType::U8:
+        return "U8";
+    case DType::I32:
+        return "I32";
+    case DType::I64:
+        return "I64";
     }
     return "?";
 }

@@ -5,7 +5,8 @@ namespace fb {
 int64_t Shape::numel() const
 {
     int64_t n = 1;
-    for (int64_t d : m_dims) n *= d;
+    for (int64_t d : m_dims)
+        n *= d;
     return n;
 }
 

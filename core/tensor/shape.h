@@ -11,8 +11,12 @@ namespace fb {
 class Shape {
 public:
     Shape() = default;
-    Shape(std::initializer_list<int64_t> dims) : m_dims(dims) {}
-    explicit Shape(std::vector<int64_t> dims) : m_dims(std::move(dims)) {}
+    Shape(std::initializer_list<int64_t> dims)
+        : m_dims(dims)
+    {}
+    explicit Shape(std::vector<int64_t> dims)
+        : m_dims(std::move(dims))
+    {}
 
     int rank() const { return int(m_dims.size()); }
     int64_t operator[](int i) const { return m_dims[size_t(i < 0 ? i + rank() : i)]; }

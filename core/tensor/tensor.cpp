@@ -24,10 +24,11 @@ std::shared_ptr<Storage> Storage::allocateCpu(size_t bytes)
 }
 
 Tensor::Tensor(std::shared_ptr<Storage> storage, Shape shape, DType dtype, size_t offsetBytes)
-    : m_storage(std::move(storage)), m_shape(std::move(shape)), m_dtype(dtype),
-      m_offset(offsetBytes)
-{
-}
+    : m_storage(std::move(storage))
+    , m_shape(std::move(shape))
+    , m_dtype(dtype)
+    , m_offset(offsetBytes)
+{}
 
 Tensor Tensor::empty(const Shape &shape, DType dtype)
 {
@@ -51,8 +52,8 @@ Tensor Tensor::rows(int64_t begin, int64_t end) const
 {
     FB_ASSERT(m_shape.rank() >= 1 && begin >= 0 && begin <= end && end <= m_shape[0],
               "row range out of bounds");
-    const size_t rowBytes = size_t(m_shape.numel() / std::max<int64_t>(m_shape[0], 1)) *
-                            dtypeSize(m_dtype);
+    const size_t rowBytes =
+        size_t(m_shape.numel() / std::max<int64_t>(m_shape[0], 1)) * dtypeSize(m_dtype);
     return Tensor(m_storage, m_shape.withBatch(end - begin), m_dtype,
                   m_offset + size_t(begin) * rowBytes);
 }
@@ -70,7 +71,10 @@ void Tensor::fill(float value) const
     std::fill_n(f32(), numel(), value);
 }
 
-void Tensor::zero() const { std::memset(raw(), 0, bytes()); }
+void Tensor::zero() const
+{
+    std::memset(raw(), 0, bytes());
+}
 
 void Tensor::copyFrom(const Tensor &src) const
 {

@@ -15,7 +15,11 @@ class Storage {
 public:
     using Deleter = std::function<void(void *)>;
     Storage(void *data, size_t bytes, Device device, Deleter deleter)
-        : m_data(data), m_bytes(bytes), m_device(device), m_deleter(std::move(deleter)) {}
+        : m_data(data)
+        , m_bytes(bytes)
+        , m_device(device)
+        , m_deleter(std::move(deleter))
+    {}
     ~Storage();
     Storage(const Storage &) = delete;
     Storage &operator=(const Storage &) = delete;

@@ -24,8 +24,8 @@ auto makeOr(const char *what, Fast fast, Fallback fallback) -> decltype(fallback
     try {
         return fast();
     } catch (const dnnl::error &e) {
-        logWarning(std::string("oneDNN has no ") + what + " primitive for this shape (" +
-                   e.what() + "); using the reference kernel");
+        logWarning(std::string("oneDNN has no ") + what + " primitive for this shape (" + e.what() +
+                   "); using the reference kernel");
         return fallback();
     }
 }
@@ -34,32 +34,37 @@ auto makeOr(const char *what, Fast fast, Fallback fallback) -> decltype(fallback
 
 std::unique_ptr<ConvKernel> CpuBackend::makeConv(const ConvDesc &d)
 {
-    return makeOr("convolution", [&] { return dnnlx::makeConv(d); },
-                  [&] { return ReferenceBackend::makeConv(d); });
+    return makeOr(
+        "convolution", [&] { return dnnlx::makeConv(d); },
+        [&] { return ReferenceBackend::makeConv(d); });
 }
 
 std::unique_ptr<LinearKernel> CpuBackend::makeLinear(const LinearDesc &d)
 {
-    return makeOr("inner product", [&] { return dnnlx::makeLinear(d); },
-                  [&] { return ReferenceBackend::makeLinear(d); });
+    return makeOr(
+        "inner product", [&] { return dnnlx::makeLinear(d); },
+        [&] { return ReferenceBackend::makeLinear(d); });
 }
 
 std::unique_ptr<PoolKernel> CpuBackend::makePool(const PoolDesc &d)
 {
-    return makeOr("pooling", [&] { return dnnlx::makePool(d); },
-                  [&] { return ReferenceBackend::makePool(d); });
+    return makeOr(
+        "pooling", [&] { return dnnlx::makePool(d); },
+        [&] { return ReferenceBackend::makePool(d); });
 }
 
 std::unique_ptr<ActivationKernel> CpuBackend::makeActivation(const ActivationDesc &d)
 {
-    return makeOr("eltwise", [&] { return dnnlx::makeActivation(d); },
-                  [&] { return ReferenceBackend::makeActivation(d); });
+    return makeOr(
+        "eltwise", [&] { return dnnlx::makeActivation(d); },
+        [&] { return ReferenceBackend::makeActivation(d); });
 }
 
 std::unique_ptr<BatchNormKernel> CpuBackend::makeBatchNorm(const BatchNormDesc &d)
 {
-    return makeOr("batch normalization", [&] { return dnnlx::makeBatchNorm(d); },
-                  [&] { return ReferenceBackend::makeBatchNorm(d); });
+    return makeOr(
+        "batch normalization", [&] { return dnnlx::makeBatchNorm(d); },
+        [&] { return ReferenceBackend::makeBatchNorm(d); });
 }
 
 } // namespace fb

@@ -11,10 +11,14 @@ algorithm algorithmFor(Activation a)
 {
     switch (a) {
     case Activation::Relu:
-    case Activation::LeakyRelu: return algorithm::eltwise_relu;
-    case Activation::Sigmoid: return algorithm::eltwise_logistic;
-    case Activation::Tanh: return algorithm::eltwise_tanh;
-    case Activation::Gelu: return algorithm::eltwise_gelu_erf;
+    case Activation::LeakyRelu:
+        return algorithm::eltwise_relu;
+    case Activation::Sigmoid:
+        return algorithm::eltwise_logistic;
+    case Activation::Tanh:
+        return algorithm::eltwise_tanh;
+    case Activation::Gelu:
+        return algorithm::eltwise_gelu_erf;
     }
     return algorithm::eltwise_relu;
 }
@@ -35,8 +39,8 @@ public:
 
     void forward(const float *x, float *y) override
     {
-        FB_DNNL_CHECK(
-            m_fwd.execute(stream(), {{DNNL_ARG_SRC, wrap(m_md, x)}, {DNNL_ARG_DST, wrap(m_md, y)}}));
+        FB_DNNL_CHECK(m_fwd.execute(
+            stream(), {{DNNL_ARG_SRC, wrap(m_md, x)}, {DNNL_ARG_DST, wrap(m_md, y)}}));
     }
 
     void backward(const float *x, const float *dy, float *dx) override

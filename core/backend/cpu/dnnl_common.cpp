@@ -19,8 +19,8 @@ dnnl::stream &stream()
 
 void fail(const char *call, const char *file, int line, const dnnl::error &e)
 {
-    std::fprintf(stderr, "flowbench: oneDNN call failed at %s:%d: %s: %s (status %d)\n", file,
-                 line, call, e.what(), int(e.status));
+    std::fprintf(stderr, "flowbench: oneDNN call failed at %s:%d: %s: %s (status %d)\n", file, line,
+                 call, e.what(), int(e.status));
     std::abort();
 }
 

@@ -16,7 +16,7 @@ dnnl::stream &stream();
 // primitive that was created successfully is a programmer error (bad pointer or shape).
 [[noreturn]] void fail(const char *call, const char *file, int line, const dnnl::error &e);
 
-#define FB_DNNL_CHECK(call)                                                                       \
+#define FB_DNNL_CHECK(call)                                                                        \
     do {                                                                                           \
         try {                                                                                      \
             call;                                                                                  \

@@ -12,7 +12,8 @@ using namespace dnnl;
 
 class DnnlConv final : public ConvKernel {
 public:
-    explicit DnnlConv(const ConvDesc &d) : m_d(d)
+    explicit DnnlConv(const ConvDesc &d)
+        : m_d(d)
     {
         const memory::dims src{d.n, d.c, d.h, d.w}, wei{d.oc, d.c, d.kh, d.kw}, bias{d.oc},
             dst{d.n, d.oc, d.oh(), d.ow()}, strides{d.sh, d.sw}, pad{d.ph, d.pw};
@@ -75,11 +76,12 @@ public:
     {
         // Reuse the layouts already made by forward (same x) and backwardData (same dy).
         const memory &src = m_srcSharable && x == m_lastX ? m_fSrc.prim() : m_bwSrc.in(x);
-        const memory &ddst =
-            m_diffDstSharable && dy == m_lastDy && m_bdDiffDst.reorders() ? m_bdDiffDst.prim()
-                                                                          : m_bwDiffDst.in(dy);
-        std::unordered_map<int, memory> args{
-            {DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, ddst}, {DNNL_ARG_DIFF_WEIGHTS, m_bwDiffWei.out(dw)}};
+        const memory &ddst = m_diffDstSharable && dy == m_lastDy && m_bdDiffDst.reorders()
+                                 ? m_bdDiffDst.prim()
+                                 : m_bwDiffDst.in(dy);
+        std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src},
+                                             {DNNL_ARG_DIFF_DST, ddst},
+                                             {DNNL_ARG_DIFF_WEIGHTS, m_bwDiffWei.out(dw)}};
         if (m_d.bias && db) args[DNNL_ARG_DIFF_BIAS] = wrap(m_biasDesc, db);
         FB_DNNL_CHECK(m_bw.execute(stream(), args));
         m_bwDiffWei.finish();
@@ -95,7 +97,8 @@ private:
     convolution_backward_data m_bd;
     convolution_backward_weights::primitive_desc m_bwPd;
     convolution_backward_weights m_bw;
-    Arg m_fSrc, m_fWei, m_fDst, m_bdDiffSrc, m_bdWei, m_bdDiffDst, m_bwSrc, m_bwDiffWei, m_bwDiffDst;
+    Arg m_fSrc, m_fWei, m_fDst, m_bdDiffSrc, m_bdWei, m_bdDiffDst, m_bwSrc, m_bwDiffWei,
+        m_bwDiffDst;
     memory::desc m_biasDesc;
     bool m_srcSharable = false, m_diffDstSharable = false;
     const float *m_lastX = nullptr;
@@ -104,6 +107,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<ConvKernel> makeConv(const ConvDesc &d) { return std::make_unique<DnnlConv>(d); }
+std::unique_ptr<ConvKernel> makeConv(const ConvDesc &d)
+{
+    return std::make_unique<DnnlConv>(d);
+}
 
 } // namespace fb::dnnlx

@@ -10,7 +10,8 @@ using namespace dnnl;
 
 class DnnlLinear final : public LinearKernel {
 public:
-    explicit DnnlLinear(const LinearDesc &d) : m_d(d)
+    explicit DnnlLinear(const LinearDesc &d)
+        : m_d(d)
     {
         m_src = plainDesc({d.n, d.in}, tag::nc);
         m_wei = plainDesc({d.out, d.in}, tag::oi);

@@ -52,6 +52,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<PoolKernel> makePool(const PoolDesc &d) { return std::make_unique<DnnlPool>(d); }
+std::unique_ptr<PoolKernel> makePool(const PoolDesc &d)
+{
+    return std::make_unique<DnnlPool>(d);
+}
 
 } // namespace fb::dnnlx

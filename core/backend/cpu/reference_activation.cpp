@@ -13,30 +13,38 @@ namespace {
 
 class ReferenceActivation : public ActivationKernel {
 public:
-    explicit ReferenceActivation(const ActivationDesc &d) : m_d(d)
+    explicit ReferenceActivation(const ActivationDesc &d)
+        : m_d(d)
     {
         FB_ASSERT(d.count >= 0, "negative activation size");
     }
 
     void forward(const float *x, float *y) override
     {
-        for (int64_t i = 0; i < m_d.count; ++i) y[i] = float(value(x[i]));
+        for (int64_t i = 0; i < m_d.count; ++i)
+            y[i] = float(value(x[i]));
     }
 
     void backward(const float *x, const float *dy, float *dx) override
     {
-        for (int64_t i = 0; i < m_d.count; ++i) dx[i] = float(double(dy[i]) * slope(x[i]));
+        for (int64_t i = 0; i < m_d.count; ++i)
+            dx[i] = float(double(dy[i]) * slope(x[i]));
     }
 
 private:
     double value(double x) const
     {
         switch (m_d.kind) {
-        case Activation::Relu: return x > 0.0 ? x : 0.0;
-        case Activation::LeakyRelu: return x > 0.0 ? x : x * double(m_d.alpha);
-        case Activation::Sigmoid: return 1.0 / (1.0 + std::exp(-x));
-        case Activation::Tanh: return std::tanh(x);
-        case Activation::Gelu: return 0.5 * x * (1.0 + std::erf(x * kInvSqrt2));
+        case Activation::Relu:
+            return x > 0.0 ? x : 0.0;
+        case Activation::LeakyRelu:
+            return x > 0.0 ? x : x * double(m_d.alpha);
+        case Activation::Sigmoid:
+            return 1.0 / (1.0 + std::exp(-x));
+        case Activation::Tanh:
+            return std::tanh(x);
+        case Activation::Gelu:
+            return 0.5 * x * (1.0 + std::erf(x * kInvSqrt2));
         }
         return 0.0;
     }
@@ -46,8 +54,10 @@ private:
     double slope(double x) const
     {
         switch (m_d.kind) {
-        case Activation::Relu: return x > 0.0 ? 1.0 : 0.0;
-        case Activation::LeakyRelu: return x > 0.0 ? 1.0 : double(m_d.alpha);
+        case Activation::Relu:
+            return x > 0.0 ? 1.0 : 0.0;
+        case Activation::LeakyRelu:
+            return x > 0.0 ? 1.0 : double(m_d.alpha);
         case Activation::Sigmoid: {
             const double s = 1.0 / (1.0 + std::exp(-x));
             return s * (1.0 - s);

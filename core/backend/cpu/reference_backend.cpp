@@ -4,13 +4,25 @@
 
 namespace fb {
 
-std::string ReferenceBackend::name() const { return "cpu-reference"; }
+std::string ReferenceBackend::name() const
+{
+    return "cpu-reference";
+}
 
-Device ReferenceBackend::device() const { return Device::cpu(); }
+Device ReferenceBackend::device() const
+{
+    return Device::cpu();
+}
 
-bool ReferenceBackend::supports(OpKind) const { return true; }
+bool ReferenceBackend::supports(OpKind) const
+{
+    return true;
+}
 
-void ReferenceBackend::setThreads(int threads) { m_threads = threads < 1 ? 1 : threads; }
+void ReferenceBackend::setThreads(int threads)
+{
+    m_threads = threads < 1 ? 1 : threads;
+}
 
 Tensor ReferenceBackend::empty(const Shape &shape, DType dtype)
 {

@@ -42,8 +42,8 @@ public:
 
     void sgdStep(float *w, const float *g, float *buf, int64_t count, const SgdParams &p,
                  bool firstStep) override;
-    void adamStep(float *w, const float *g, float *m, float *v, int64_t count,
-                  const AdamParams &p, int64_t step) override;
+    void adamStep(float *w, const float *g, float *m, float *v, int64_t count, const AdamParams &p,
+                  int64_t step) override;
 
 protected:
     int m_threads = 1;

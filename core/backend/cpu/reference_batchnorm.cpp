@@ -14,7 +14,8 @@ namespace {
 
 class ReferenceBatchNorm : public BatchNormKernel {
 public:
-    explicit ReferenceBatchNorm(const BatchNormDesc &d) : m_d(d)
+    explicit ReferenceBatchNorm(const BatchNormDesc &d)
+        : m_d(d)
     {
         FB_ASSERT(d.n > 0 && d.c > 0 && d.h > 0 && d.w > 0, "empty batch normalization");
     }
@@ -37,10 +38,11 @@ public:
         }
     }
 
-    void forwardInference(const float *x, const float *gamma, const float *beta,
-                          const float *mean, const float *var, float *y) override
+    void forwardInference(const float *x, const float *gamma, const float *beta, const float *mean,
+                          const float *var, float *y) override
     {
-        for (int64_t c = 0; c < m_d.c; ++c) normalize(c, x, gamma, beta, mean[c], var[c], y);
+        for (int64_t c = 0; c < m_d.c; ++c)
+            normalize(c, x, gamma, beta, mean[c], var[c], y);
     }
 
     // With xhat = (x - mean) * istd and M = n*h*w per channel:
@@ -73,12 +75,12 @@ private:
     int64_t plane() const { return m_d.h * m_d.w; }
 
     // Calls f(flat index) for every element of channel c.
-    template <class F>
-    void forEach(int64_t c, F &&f) const
+    template <class F> void forEach(int64_t c, F &&f) const
     {
         for (int64_t n = 0; n < m_d.n; ++n) {
             const int64_t base = (n * m_d.c + c) * plane();
-            for (int64_t k = 0; k < plane(); ++k) f(base + k);
+            for (int64_t k = 0; k < plane(); ++k)
+                f(base + k);
         }
     }
 

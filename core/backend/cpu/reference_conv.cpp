@@ -11,7 +11,8 @@ namespace {
 
 class ReferenceConv : public ConvKernel {
 public:
-    explicit ReferenceConv(const ConvDesc &d) : m_d(d)
+    explicit ReferenceConv(const ConvDesc &d)
+        : m_d(d)
     {
         FB_ASSERT(d.n > 0 && d.c > 0 && d.h > 0 && d.w > 0 && d.oc > 0, "empty convolution");
         FB_ASSERT(d.kh > 0 && d.kw > 0 && d.sh > 0 && d.sw > 0, "bad kernel or stride");
@@ -96,7 +97,8 @@ public:
         for (int64_t o = 0; o < d.oc; ++o) {
             double sum = 0.0;
             for (int64_t n = 0; n < d.n; ++n)
-                for (int64_t k = 0; k < oh * ow; ++k) sum += dy[(n * d.oc + o) * oh * ow + k];
+                for (int64_t k = 0; k < oh * ow; ++k)
+                    sum += dy[(n * d.oc + o) * oh * ow + k];
             db[o] = float(sum);
         }
     }

@@ -10,7 +10,8 @@ namespace {
 
 class ReferenceLinear : public LinearKernel {
 public:
-    explicit ReferenceLinear(const LinearDesc &d) : m_d(d)
+    explicit ReferenceLinear(const LinearDesc &d)
+        : m_d(d)
     {
         FB_ASSERT(d.n > 0 && d.in > 0 && d.out > 0, "empty linear layer");
     }
@@ -51,7 +52,8 @@ public:
         if (!m_d.bias || !db) return;
         for (int64_t o = 0; o < m_d.out; ++o) {
             double sum = 0.0;
-            for (int64_t n = 0; n < m_d.n; ++n) sum += dy[n * m_d.out + o];
+            for (int64_t n = 0; n < m_d.n; ++n)
+                sum += dy[n * m_d.out + o];
             db[o] = float(sum);
         }
     }

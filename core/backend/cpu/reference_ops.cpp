@@ -13,12 +13,14 @@ namespace fb {
 
 void ReferenceBackend::add(const float *a, const float *b, float *y, int64_t count)
 {
-    for (int64_t i = 0; i < count; ++i) y[i] = a[i] + b[i];
+    for (int64_t i = 0; i < count; ++i)
+        y[i] = a[i] + b[i];
 }
 
 void ReferenceBackend::accumulate(float *y, const float *x, int64_t count)
 {
-    for (int64_t i = 0; i < count; ++i) y[i] += x[i];
+    for (int64_t i = 0; i < count; ++i)
+        y[i] += x[i];
 }
 
 LossResult ReferenceBackend::softmaxCrossEntropy(const float *logits, const int32_t *labels,
@@ -38,7 +40,8 @@ LossResult ReferenceBackend::softmaxCrossEntropy(const float *logits, const int3
             if (row[k] > row[best]) best = k;
         const double maxLogit = row[best];
         double sumExp = 0.0;
-        for (int64_t k = 0; k < classes; ++k) sumExp += std::exp(double(row[k]) - maxLogit);
+        for (int64_t k = 0; k < classes; ++k)
+            sumExp += std::exp(double(row[k]) - maxLogit);
         const double logSumExp = maxLogit + std::log(sumExp);
         total += logSumExp - double(row[label]);
         if (best == label) ++result.correct;
@@ -65,8 +68,8 @@ float ReferenceBackend::mse(const float *pred, const float *target, int64_t coun
     return float(total / double(count));
 }
 
-void ReferenceBackend::dropoutForward(const float *x, float *y, float *mask, int64_t count,
-                                      float p, uint64_t seed)
+void ReferenceBackend::dropoutForward(const float *x, float *y, float *mask, int64_t count, float p,
+                                      uint64_t seed)
 {
     FB_ASSERT(p >= 0.0f && p <= 1.0f, "dropout probability outside [0, 1]");
     // Never used when p == 1 (nothing is kept), so its infinity does no harm.
@@ -80,10 +83,10 @@ void ReferenceBackend::dropoutForward(const float *x, float *y, float *mask, int
     }
 }
 
-void ReferenceBackend::dropoutBackward(const float *dy, const float *mask, float *dx,
-                                       int64_t count)
+void ReferenceBackend::dropoutBackward(const float *dy, const float *mask, float *dx, int64_t count)
 {
-    for (int64_t i = 0; i < count; ++i) dx[i] = dy[i] * mask[i];
+    for (int64_t i = 0; i < count; ++i)
+        dx[i] = dy[i] * mask[i];
 }
 
 void ReferenceBackend::sgdStep(float *w, const float *g, float *buf, int64_t count,

@@ -16,7 +16,8 @@ namespace {
 
 class ReferencePool : public PoolKernel {
 public:
-    explicit ReferencePool(const PoolDesc &d) : m_d(d)
+    explicit ReferencePool(const PoolDesc &d)
+        : m_d(d)
     {
         FB_ASSERT(d.n > 0 && d.c > 0 && d.h > 0 && d.w > 0, "empty pooling input");
         FB_ASSERT(d.kh > 0 && d.kw > 0 && d.sh > 0 && d.sw > 0, "bad pooling window or stride");
@@ -80,14 +81,14 @@ public:
                         forEachCell(yi, xi, [&](int64_t k) { plane[k] += g; });
                     }
         }
-        for (size_t i = 0; i < acc.size(); ++i) dx[i] = float(acc[i]);
+        for (size_t i = 0; i < acc.size(); ++i)
+            dx[i] = float(acc[i]);
     }
 
 private:
     // Calls f(index within the plane) for the real (non-padding) cells of window (yi, xi), in
     // row-major scan order.
-    template <class F>
-    void forEachCell(int64_t yi, int64_t xi, F &&f) const
+    template <class F> void forEachCell(int64_t yi, int64_t xi, F &&f) const
     {
         for (int64_t i = 0; i < m_d.kh; ++i) {
             const int64_t ih = yi * m_d.sh - m_d.ph + i;
