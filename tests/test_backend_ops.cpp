@@ -23,6 +23,27 @@ Vec vec(size_t n, uint64_t seed)
         QVERIFY2(cmp_.ok, (std::string(#actual) + ": " + cmp_.report()).c_str());                  \
     } while (0)
 
+// x[n, c, h, w] (NCHW) as [n, h, w, c] (NHWC), and back.
+Vec toNhwc(const Vec &x, int64_t n, int64_t c, int64_t hw)
+{
+    Vec y(x.size());
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t k = 0; k < c; ++k)
+            for (int64_t p = 0; p < hw; ++p)
+                y[size_t((i * hw + p) * c + k)] = x[size_t((i * c + k) * hw + p)];
+    return y;
+}
+
+Vec toNchw(const Vec &x, int64_t n, int64_t c, int64_t hw)
+{
+    Vec y(x.size());
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t k = 0; k < c; ++k)
+            for (int64_t p = 0; p < hw; ++p)
+                y[size_t((i * c + k) * hw + p)] = x[size_t((i * hw + p) * c + k)];
+    return y;
+}
+
 // The backends other than the reference one that this build and machine have.
 std::vector<Backend *> fastBackends()
 {
@@ -89,6 +110,82 @@ private slots:
             EXPECT_CLOSE(y, y0, 1e-4, 1e-4);
             EXPECT_CLOSE(dw, dw0, 1e-3, 1e-4);
         }
+    }
+
+    // Backends that prefer channels-last images get them so; their kernels must agree with the
+    // NCHW reference once the layouts are lined up.
+    void channelsLast_data() { conv_data(); }
+    void channelsLast()
+    {
+        QFETCH(QList<int>, p);
+        ConvDesc d{p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11] != 0};
+        const int64_t hw = d.h * d.w, ohw = d.oh() * d.ow();
+        const size_t xs = size_t(d.n * d.c * hw), ws = size_t(d.oc * d.c * d.kh * d.kw),
+                     ys = size_t(d.n * d.oc * ohw);
+        Vec x = vec(xs, 1), w = vec(ws, 2), b = vec(size_t(d.oc), 3), dy = vec(ys, 4);
+        auto ref = referenceBackend().makeConv(d);
+        Vec y0(ys), dx0(xs), dw0(ws), db0(size_t(d.oc));
+        ref->forward(x.data(), w.data(), b.data(), y0.data());
+        ref->backwardData(dy.data(), w.data(), dx0.data());
+        ref->backwardWeights(x.data(), dy.data(), dw0.data(), d.bias ? db0.data() : nullptr);
+
+        PoolDesc pd{PoolKind::Max, d.n, d.oc, d.oh(), d.ow(), 2, 2, 2, 2, 0, 0};
+        BatchNormDesc bd{d.n, d.oc, d.oh(), d.ow(), 1e-5f};
+        const size_t ps = size_t(d.n * d.oc * pd.oh() * pd.ow());
+        Vec px = fbtest::distinctVector(ys, 5, 0.01f), pdy = vec(ps, 6), g = vec(size_t(d.oc), 7);
+        auto refPool = referenceBackend().makePool(pd);
+        Vec py0(ps), pdx0(ys);
+        refPool->forward(px.data(), py0.data());
+        refPool->backward(pdy.data(), pdx0.data());
+        auto refBn = referenceBackend().makeBatchNorm(bd);
+        Vec by0(ys), m0(size_t(d.oc)), v0(size_t(d.oc)), bdx0(ys), dg0(size_t(d.oc)),
+            dbt0(size_t(d.oc));
+        refBn->forwardTraining(px.data(), g.data(), b.data(), by0.data(), m0.data(), v0.data());
+        refBn->backward(px.data(), dy.data(), g.data(), m0.data(), v0.data(), bdx0.data(),
+                        dg0.data(), dbt0.data());
+
+        int checked = 0;
+        for (Backend *be : fastBackends()) {
+            if (!be->prefersChannelsLast()) continue;
+            ++checked;
+            ConvDesc dl = d;
+            dl.channelsLast = true;
+            auto k = be->makeConv(dl);
+            const Vec xl = toNhwc(x, d.n, d.c, hw), dyl = toNhwc(dy, d.n, d.oc, ohw);
+            Vec y(ys), dx(xs), dw(ws), db(size_t(d.oc));
+            k->forward(xl.data(), w.data(), b.data(), y.data());
+            k->backwardData(dyl.data(), w.data(), dx.data());
+            k->backwardWeights(xl.data(), dyl.data(), dw.data(), d.bias ? db.data() : nullptr);
+            EXPECT_CLOSE(toNchw(y, d.n, d.oc, ohw), y0, 1e-4, 1e-4);
+            EXPECT_CLOSE(toNchw(dx, d.n, d.c, hw), dx0, 1e-4, 1e-4);
+            EXPECT_CLOSE(dw, dw0, 1e-3, 1e-4);
+            if (d.bias) EXPECT_CLOSE(db, db0, 1e-3, 1e-4);
+
+            PoolDesc pl = pd;
+            pl.channelsLast = true;
+            auto pk = be->makePool(pl);
+            const int64_t pohw = pd.oh() * pd.ow();
+            const Vec pxl = toNhwc(px, d.n, d.oc, ohw), pdyl = toNhwc(pdy, d.n, d.oc, pohw);
+            Vec py(ps), pdx(ys);
+            pk->forward(pxl.data(), py.data());
+            pk->backward(pdyl.data(), pdx.data());
+            EXPECT_CLOSE(toNchw(py, d.n, d.oc, pohw), py0, 1e-6, 1e-6);
+            EXPECT_CLOSE(toNchw(pdx, d.n, d.oc, ohw), pdx0, 1e-6, 1e-6);
+
+            BatchNormDesc bl = bd;
+            bl.channelsLast = true;
+            auto bk = be->makeBatchNorm(bl);
+            Vec by(ys), m(size_t(d.oc)), v(size_t(d.oc)), bdx(ys), dg(size_t(d.oc)),
+                dbt(size_t(d.oc));
+            bk->forwardTraining(pxl.data(), g.data(), b.data(), by.data(), m.data(), v.data());
+            bk->backward(pxl.data(), dyl.data(), g.data(), m.data(), v.data(), bdx.data(),
+                         dg.data(), dbt.data());
+            EXPECT_CLOSE(toNchw(by, d.n, d.oc, ohw), by0, 1e-4, 1e-4);
+            EXPECT_CLOSE(m, m0, 1e-5, 1e-5);
+            EXPECT_CLOSE(toNchw(bdx, d.n, d.oc, ohw), bdx0, 1e-4, 1e-3);
+            EXPECT_CLOSE(dg, dg0, 1e-3, 1e-4);
+        }
+        if (!checked) QSKIP("no backend here prefers channels-last images");
     }
 
     void linear_data()

@@ -9,6 +9,8 @@
 namespace fb {
 
 // ---- Op descriptions. Every tensor is dense, row-major, float32 unless said otherwise. ----
+// Image tensors are [n, c, h, w] (NCHW) unless an op's channelsLast is set: then they are stored
+// [n, h, w, c] (NHWC). Only backends whose prefersChannelsLast() is true are asked for that.
 
 // y[n, oc, oh, ow] = sum_{c,i,j} x[n, c, oh*sh - ph + i, ow*sw - pw + j] * w[oc, c, i, j] + b[oc]
 struct ConvDesc {
@@ -17,6 +19,7 @@ struct ConvDesc {
     int64_t sh = 1, sw = 1; // stride
     int64_t ph = 0, pw = 0; // zero padding, both sides
     bool bias = true;
+    bool channelsLast = false; // x and y stored NHWC; weights stay [oc, c, kh, kw]
     int64_t oh() const { return (h + 2 * ph - kh) / sh + 1; }
     int64_t ow() const { return (w + 2 * pw - kw) / sw + 1; }
 };
@@ -37,6 +40,7 @@ struct PoolDesc {
     int64_t kh, kw;
     int64_t sh, sw;
     int64_t ph = 0, pw = 0;
+    bool channelsLast = false;
     int64_t oh() const { return (h + 2 * ph - kh) / sh + 1; }
     int64_t ow() const { return (w + 2 * pw - kw) / sw + 1; }
 };
@@ -54,6 +58,7 @@ struct ActivationDesc {
 struct BatchNormDesc {
     int64_t n, c, h, w;
     float eps = 1e-5f;
+    bool channelsLast = false;
 };
 
 // ---- Kernels: made once per layer and batch size (shape inference and kernel choice happen at
@@ -156,6 +161,10 @@ public:
     virtual bool supports(OpKind op) const = 0;
     // Worker threads for this backend's kernels.
     virtual void setThreads(int threads) = 0;
+    // Whether image activations should be stored NHWC for this backend's kernels (oneDNN's
+    // AVX-512 convolutions and pooling run on NHWC without reorders; on NCHW they reorder or
+    // fall back to im2col). The model compiler decides the layout once per plan.
+    virtual bool prefersChannelsLast() const { return false; }
 
     virtual Tensor empty(const Shape &shape, DType dtype = DType::F32) = 0;
     virtual void copy(void *dst, const void *src, size_t bytes) = 0;

@@ -50,8 +50,9 @@ public:
     virtual std::vector<std::pair<std::string, Tensor>> buffers() { return {}; }
     // PyTorch's default initialization for this layer type.
     virtual void initialize(Rng &rng) {}
-    // The output aliases the input's storage (Flatten): no copy in the forward pass.
-    virtual bool isView() const { return false; }
+    // The output aliases the input's storage (Flatten of NCHW data): no copy in the forward pass.
+    // Image tensors are stored NHWC when backend.prefersChannelsLast() (see backend.h).
+    virtual bool isView(Backend &backend, const Shape &in) const { return false; }
     virtual std::unique_ptr<LayerRun> instantiate(Backend &backend, const std::vector<Shape> &in,
                                                   const Shape &out) = 0;
 };

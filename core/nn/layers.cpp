@@ -174,6 +174,7 @@ public:
     {
         const Shape &x = in[0];
         ConvDesc d{x[0], x[1], x[2], x[3], m_oc, m_k, m_k, m_s, m_s, m_p, m_p, m_hasBias};
+        d.channelsLast = b.prefersChannelsLast();
         return std::make_unique<ConvRun>(b, d, m_w, m_hasBias ? &m_b : nullptr);
     }
 
@@ -238,6 +239,7 @@ public:
     {
         const Shape &x = in[0];
         PoolDesc d{m_kind, x[0], x[1], x[2], x[3], m_k, m_k, m_s, m_s, m_p, m_p};
+        d.channelsLast = b.prefersChannelsLast();
         return std::make_unique<PoolRun>(b, d);
     }
 
@@ -302,48 +304,103 @@ private:
     float m_alpha;
 };
 
-// ---- Flatten: a view forward; backward copies the gradient into the input's buffer. ----
+// ---- Flatten: a view of NCHW data. Channels-last images are transposed to NCHW order, so the
+// features reach the next layer in PyTorch's order whatever the backend's layout. ----
+
+// y[n, c*h*w] in (c, h, w) order from x[n, h, w, c], or back.
+void transposeNhwc(const float *src, float *dst, const Shape &nchw, bool toNchw)
+{
+    const int64_t n = nchw[0], c = nchw[1], hw = nchw[2] * nchw[3];
+    for (int64_t i = 0; i < n; ++i) {
+        const float *s = src + i * c * hw;
+        float *d = dst + i * c * hw;
+        for (int64_t p = 0; p < hw; ++p)
+            for (int64_t k = 0; k < c; ++k) {
+                if (toNchw)
+                    d[k * hw + p] = s[p * c + k];
+                else
+                    d[p * c + k] = s[k * hw + p];
+            }
+    }
+}
 
 class FlattenRun final : public LayerRun {
 public:
-    void forward(const std::vector<const Tensor *> &, const Tensor &, const StepContext &) override
+    FlattenRun(bool transpose, Shape in)
+        : m_transpose(transpose)
+        , m_in(std::move(in))
     {}
+    void forward(const std::vector<const Tensor *> &in, const Tensor &out,
+                 const StepContext &) override
+    {
+        if (m_transpose) transposeNhwc(in[0]->f32(), out.f32(), m_in, true);
+    }
     void backward(const std::vector<const Tensor *> &, const Tensor &, const Tensor &dout,
                   const std::vector<const Tensor *> &din, const StepContext &) override
     {
-        if (din[0]) std::memcpy(din[0]->raw(), dout.raw(), dout.bytes());
+        if (!din[0]) return;
+        if (m_transpose)
+            transposeNhwc(dout.f32(), din[0]->f32(), m_in, false);
+        else
+            std::memcpy(din[0]->raw(), dout.raw(), dout.bytes());
     }
+
+private:
+    bool m_transpose;
+    Shape m_in;
 };
+
+bool needsTranspose(Backend &b, const Shape &in)
+{
+    return b.prefersChannelsLast() && in.rank() == 4 && in[1] > 1 && in[2] * in[3] > 1;
+}
 
 class Flatten final : public Layer {
 public:
     std::string type() const override { return "flatten"; }
     Result<Shape> build(const std::vector<Shape> &in) override { return Shape{in[0].numel()}; }
-    bool isView() const override { return true; }
-    std::unique_ptr<LayerRun> instantiate(Backend &, const std::vector<Shape> &,
+    bool isView(Backend &b, const Shape &in) const override { return !needsTranspose(b, in); }
+    std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &in,
                                           const Shape &) override
     {
-        return std::make_unique<FlattenRun>();
+        return std::make_unique<FlattenRun>(needsTranspose(b, in[0]), in[0]);
     }
 };
 
-// ---- Dropout ----
+// ---- Dropout. The mask is a function of each element's logical (NCHW) position, so the same
+// seed drops the same activations whatever layout the backend stores images in. ----
 
 class DropoutRun final : public LayerRun {
 public:
     DropoutRun(Backend &b, const Shape &s, float p)
         : m_b(b)
         , m_p(p)
+        , m_shape(s)
         , m_mask(b.empty(s))
-    {}
+        , m_transpose(needsTranspose(b, s))
+    {
+        if (m_transpose) {
+            m_ones = b.empty(s);
+            m_ones.fill(1.0f);
+            m_maskNchw = b.empty(s);
+        }
+    }
     void forward(const std::vector<const Tensor *> &in, const Tensor &out,
                  const StepContext &ctx) override
     {
-        if (ctx.training && m_p > 0) {
-            m_b.dropoutForward(in[0]->f32(), out.f32(), m_mask.f32(), out.numel(), m_p, ctx.seed);
-        } else {
+        if (!ctx.training || m_p <= 0) {
             m_b.copy(out.raw(), in[0]->raw(), out.bytes());
+            return;
         }
+        if (!m_transpose) {
+            m_b.dropoutForward(in[0]->f32(), out.f32(), m_mask.f32(), out.numel(), m_p, ctx.seed);
+            return;
+        }
+        // The NCHW mask (the dropout of ones), moved to NHWC, then y = x * mask.
+        m_b.dropoutForward(m_ones.f32(), m_maskNchw.f32(), m_maskNchw.f32(), out.numel(), m_p,
+                           ctx.seed);
+        transposeNhwc(m_maskNchw.f32(), m_mask.f32(), m_shape, false);
+        m_b.dropoutBackward(in[0]->f32(), m_mask.f32(), out.f32(), out.numel());
     }
     void backward(const std::vector<const Tensor *> &, const Tensor &, const Tensor &dout,
                   const std::vector<const Tensor *> &din, const StepContext &ctx) override
@@ -358,7 +415,9 @@ public:
 private:
     Backend &m_b;
     float m_p;
-    Tensor m_mask;
+    Shape m_shape;
+    Tensor m_mask, m_ones, m_maskNchw;
+    bool m_transpose;
 };
 
 class Dropout final : public Layer {
@@ -475,8 +534,9 @@ public:
                                           const Shape &) override
     {
         const Shape &x = in[0];
-        return std::make_unique<BatchNormRun>(b, BatchNormDesc{x[0], x[1], x[2], x[3], m_eps}, m_g,
-                                              m_beta, m_runMean, m_runVar, m_momentum);
+        BatchNormDesc d{x[0], x[1], x[2], x[3], m_eps};
+        d.channelsLast = b.prefersChannelsLast();
+        return std::make_unique<BatchNormRun>(b, d, m_g, m_beta, m_runMean, m_runVar, m_momentum);
     }
 
 private:

@@ -183,6 +183,13 @@ std::unique_ptr<Plan> Model::makePlan(Backend &backend, int64_t batch, bool trai
     p.m_grads.resize(values);
     std::vector<Shape> shapes(values);
     shapes[0] = m_inputSample.prepend(batch);
+    // Data arrives NCHW; a channels-last backend gets it transposed once per step (free for
+    // one-channel images, whose two layouts are the same bytes).
+    const Shape &in = shapes[0];
+    if (backend.prefersChannelsLast() && in.rank() == 4 && in[1] > 1 && in[2] * in[3] > 1) {
+        p.m_inputNhwc = backend.empty(in);
+        p.m_bytes += p.m_inputNhwc.bytes();
+    }
 
     for (size_t i = 0; i < m_nodes.size(); ++i) {
         Node &n = m_nodes[i];
@@ -191,11 +198,11 @@ std::unique_ptr<Plan> Model::makePlan(Backend &backend, int64_t batch, bool trai
         Plan::Step step;
         step.node = int(i);
         step.in = n.inputs;
-        step.view = n.layer->isView();
         step.outShape = shapes[size_t(v)];
         std::vector<Shape> inShapes;
         for (int u : n.inputs)
             inShapes.push_back(shapes[size_t(u)]);
+        step.view = n.layer->isView(backend, inShapes[0]);
         step.run = n.layer->instantiate(backend, inShapes, shapes[size_t(v)]);
         if (!step.view) {
             p.m_values[size_t(v)] = backend.empty(shapes[size_t(v)]);
@@ -236,7 +243,17 @@ std::unique_ptr<Plan> Model::makePlan(Backend &backend, int64_t batch, bool trai
 const Tensor &Plan::forward(const Tensor &x, const StepContext &ctx)
 {
     FB_ASSERT(x.shape()[0] == m_batch, "batch size differs from the plan's");
-    m_values[0] = x;
+    if (m_inputNhwc.defined()) {
+        const Shape &s = x.shape();
+        const int64_t c = s[1], hw = s[2] * s[3];
+        for (int64_t i = 0; i < s[0]; ++i)
+            for (int64_t k = 0; k < c; ++k)
+                for (int64_t q = 0; q < hw; ++q)
+                    m_inputNhwc.f32()[(i * hw + q) * c + k] = x.f32()[(i * c + k) * hw + q];
+        m_values[0] = m_inputNhwc;
+    } else {
+        m_values[0] = x;
+    }
     std::vector<const Tensor *> in;
     StepContext stepCtx = ctx;
     stepCtx.training = m_training && ctx.training;

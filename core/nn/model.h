@@ -52,6 +52,7 @@ private:
     std::vector<Tensor> m_values; // value v = output of node v-1; value 0 = model input
     std::vector<Tensor> m_grads;  // training only; m_grads[0] unused
     std::vector<Tensor> m_scratch;
+    Tensor m_inputNhwc; // the input transposed, for channels-last backends
     std::vector<Step> m_steps;
     size_t m_bytes = 0;
     bool m_profiling = false;

@@ -13,6 +13,7 @@ public:
     CpuBackend();
     std::string name() const override { return "cpu"; }
     void setThreads(int threads) override;
+    bool prefersChannelsLast() const override { return true; }
 
     std::unique_ptr<ConvKernel> makeConv(const ConvDesc &d) override;
     std::unique_ptr<LinearKernel> makeLinear(const LinearDesc &d) override;

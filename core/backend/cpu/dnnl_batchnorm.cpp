@@ -14,7 +14,7 @@ public:
     explicit DnnlBatchNorm(const BatchNormDesc &d)
         : m_unusedShift(size_t(d.c), 0.0f)
     {
-        m_data = plainDesc({d.n, d.c, d.h, d.w}, tag::nchw);
+        m_data = plainDesc({d.n, d.c, d.h, d.w}, d.channelsLast ? tag::nhwc : tag::nchw);
         m_chan = plainDesc({d.c}, tag::x);
         const auto flags = normalization_flags::use_scale | normalization_flags::use_shift;
         batch_normalization_forward::desc td(prop_kind::forward_training, m_data, d.eps, flags);

@@ -1,7 +1,8 @@
-// Convolution on oneDNN. The primitives pick their own (blocked) layouts through format "any":
-// oneDNN's direct AVX-512 kernels are several times faster than im2col on plain NCHW, and the
-// reorders to and from our row-major tensors cost far less than that difference. The forward
-// pass keeps its reordered input, so the weight gradient does not reorder it a second time.
+// Convolution on oneDNN. With channels-last tensors (what the model compiler asks this backend
+// for) the primitives read and write our NHWC buffers directly with AVX-512 kernels. With NCHW
+// they pick their own blocked layouts through format "any": the direct kernels are several
+// times faster than im2col on plain NCHW, and the reorders cost far less than that difference.
+// The forward pass keeps its reordered input, so the weight gradient does not reorder it again.
 
 #include "core/backend/cpu/dnnl_kernels.h"
 
@@ -18,12 +19,16 @@ public:
         const memory::dims src{d.n, d.c, d.h, d.w}, wei{d.oc, d.c, d.kh, d.kw}, bias{d.oc},
             dst{d.n, d.oc, d.oh(), d.ow()}, strides{d.sh, d.sw}, pad{d.ph, d.pw};
         const auto any = [](const memory::dims &dims) { return plainDesc(dims, tag::any); };
-        const auto srcPlain = plainDesc(src, tag::nchw), weiPlain = plainDesc(wei, tag::oihw),
-                   dstPlain = plainDesc(dst, tag::nchw), biasPlain = plainDesc(bias, tag::x);
+        const tag act = d.channelsLast ? tag::nhwc : tag::nchw;
+        const auto srcPlain = plainDesc(src, act), weiPlain = plainDesc(wei, tag::oihw),
+                   dstPlain = plainDesc(dst, act), biasPlain = plainDesc(bias, tag::x);
+        // Activations: NHWC as they are, or whatever oneDNN likes best for NCHW.
+        const auto srcPrim = d.channelsLast ? srcPlain : any(src);
+        const auto dstPrim = d.channelsLast ? dstPlain : any(dst);
         const memory::desc noBias;
 
         convolution_forward::desc fd(prop_kind::forward_training, algorithm::convolution_direct,
-                                     any(src), any(wei), d.bias ? biasPlain : noBias, any(dst),
+                                     srcPrim, any(wei), d.bias ? biasPlain : noBias, dstPrim,
                                      strides, pad, pad);
         m_fwdPd = convolution_forward::primitive_desc(fd, engine());
         m_fwd = convolution_forward(m_fwdPd);
@@ -31,16 +36,16 @@ public:
         m_fWei = Arg(weiPlain, m_fwdPd.weights_desc(), Arg::Dir::In);
         m_fDst = Arg(dstPlain, m_fwdPd.dst_desc(), Arg::Dir::Out);
 
-        convolution_backward_data::desc bd(algorithm::convolution_direct, any(src), any(wei),
-                                           any(dst), strides, pad, pad);
+        convolution_backward_data::desc bd(algorithm::convolution_direct, srcPrim, any(wei),
+                                           dstPrim, strides, pad, pad);
         m_bdPd = convolution_backward_data::primitive_desc(bd, engine(), m_fwdPd);
         m_bd = convolution_backward_data(m_bdPd);
         m_bdDiffSrc = Arg(srcPlain, m_bdPd.diff_src_desc(), Arg::Dir::Out);
         m_bdWei = Arg(weiPlain, m_bdPd.weights_desc(), Arg::Dir::In);
         m_bdDiffDst = Arg(dstPlain, m_bdPd.diff_dst_desc(), Arg::Dir::In);
 
-        convolution_backward_weights::desc bw(algorithm::convolution_direct, any(src), any(wei),
-                                              d.bias ? biasPlain : noBias, any(dst), strides, pad,
+        convolution_backward_weights::desc bw(algorithm::convolution_direct, srcPrim, any(wei),
+                                              d.bias ? biasPlain : noBias, dstPrim, strides, pad,
                                               pad);
         m_bwPd = convolution_backward_weights::primitive_desc(bw, engine(), m_fwdPd);
         m_bw = convolution_backward_weights(m_bwPd);

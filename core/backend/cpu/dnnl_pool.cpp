@@ -12,8 +12,9 @@ class DnnlPool final : public PoolKernel {
 public:
     explicit DnnlPool(const PoolDesc &d)
     {
-        m_src = plainDesc({d.n, d.c, d.h, d.w}, tag::nchw);
-        m_dst = plainDesc({d.n, d.c, d.oh(), d.ow()}, tag::nchw);
+        const tag t = d.channelsLast ? tag::nhwc : tag::nchw;
+        m_src = plainDesc({d.n, d.c, d.h, d.w}, t);
+        m_dst = plainDesc({d.n, d.c, d.oh(), d.ow()}, t);
         const auto alg = d.kind == PoolKind::Max ? algorithm::pooling_max
                                                  : algorithm::pooling_avg_include_padding;
         const memory::dims strides{d.sh, d.sw}, kernel{d.kh, d.kw}, pad{d.ph, d.pw};

@@ -1,5 +1,7 @@
 #include "core/backend/cpu/reference_backend.h"
 
+#include "core/base/check.h"
+
 #include <cstring>
 
 namespace fb {
@@ -36,6 +38,8 @@ void ReferenceBackend::copy(void *dst, const void *src, size_t bytes)
 
 std::unique_ptr<ConvKernel> ReferenceBackend::makeConv(const ConvDesc &d)
 {
+    // The oracle keeps one layout; prefersChannelsLast() is false, so no plan asks for another.
+    FB_ASSERT(!d.channelsLast, "the reference kernels use NCHW");
     return makeReferenceConv(d);
 }
 
@@ -46,6 +50,7 @@ std::unique_ptr<LinearKernel> ReferenceBackend::makeLinear(const LinearDesc &d)
 
 std::unique_ptr<PoolKernel> ReferenceBackend::makePool(const PoolDesc &d)
 {
+    FB_ASSERT(!d.channelsLast, "the reference kernels use NCHW");
     return makeReferencePool(d);
 }
 
@@ -56,6 +61,7 @@ std::unique_ptr<ActivationKernel> ReferenceBackend::makeActivation(const Activat
 
 std::unique_ptr<BatchNormKernel> ReferenceBackend::makeBatchNorm(const BatchNormDesc &d)
 {
+    FB_ASSERT(!d.channelsLast, "the reference kernels use NCHW");
     return makeReferenceBatchNorm(d);
 }
 
