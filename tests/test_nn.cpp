@@ -121,6 +121,61 @@ private slots:
         }
     }
 
+    // conv -> relu -> maxpool runs as conv -> maxpool -> relu: the same outputs and gradients.
+    void reluMaxPoolRewriteKeepsResults()
+    {
+        Backend &b = referenceBackend();
+        auto build = [](bool rewrites) {
+            Model m;
+            m.setRewrites(rewrites);
+            m.setInput("x");
+            auto ok = [](const Status &s) { QVERIFY(s.ok()); };
+            ok(m.addLayer("conv", makeConv2d(3, 3, 1, 1, true), {"x"}));
+            ok(m.addLayer("relu", makeActivation(Activation::Relu), {"conv"}));
+            ok(m.addLayer("pool", makePool2d(PoolKind::Max, 2, 0, 0), {"relu"}));
+            ok(m.addLayer("flat", makeFlatten(), {"pool"}));
+            ok(m.addLayer("fc", makeLinear(4, true), {"flat"}));
+            ok(m.setOutput("fc"));
+            ok(m.compile({2, 6, 6}));
+            m.initialize(3);
+            return m;
+        };
+        Model plain = build(false), rewritten = build(true);
+        QCOMPARE(plain.rewrites().size(), size_t(0));
+        QCOMPARE(rewritten.rewrites().size(), size_t(1));
+        QVERIFY(rewritten.summary().find("relu runs after pool") != std::string::npos);
+        Tensor x = Tensor::empty({4, 2, 6, 6});
+        auto xv = fbtest::uniformVector(size_t(x.numel()), 9);
+        std::copy(xv.begin(), xv.end(), x.f32());
+        Tensor y = Tensor::empty({4}, DType::I32);
+        for (int i = 0; i < 4; ++i)
+            y.data<int32_t>()[i] = i;
+        auto loss = makeCrossEntropy();
+        std::vector<std::vector<float>> grads[2];
+        float losses[2];
+        Model *models[2] = {&plain, &rewritten};
+        for (int k = 0; k < 2; ++k) {
+            Plan &p = models[k]->plan(b, 4, true);
+            losses[k] = loss->compute(b, p.forward(x, {true, 0}), y, &p.outputGrad()).loss;
+            p.backward({true, 0});
+            for (auto &np : models[k]->parameters())
+                grads[k].emplace_back(np.param->grad.f32(),
+                                      np.param->grad.f32() + np.param->grad.numel());
+        }
+        QCOMPARE(losses[1], losses[0]);
+        QCOMPARE(grads[1].size(), grads[0].size());
+        for (size_t i = 0; i < grads[0].size(); ++i)
+            QVERIFY(grads[1][i] == grads[0][i]);
+        // A ReLU that is the output, or feeds something else, stays where it is.
+        Model other;
+        other.setInput("x");
+        QVERIFY(other.addLayer("relu", makeActivation(Activation::Relu), {"x"}).ok());
+        QVERIFY(other.addLayer("pool", makePool2d(PoolKind::Avg, 2, 0, 0), {"relu"}).ok());
+        QVERIFY(other.setOutput("pool").ok());
+        QVERIFY(other.compile({1, 4, 4}).ok());
+        QVERIFY(other.rewrites().empty());
+    }
+
     void shapeMismatchNamesNodeAndShapes()
     {
         Model m;

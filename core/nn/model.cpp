@@ -39,6 +39,34 @@ Status Model::setOutput(const std::string &id)
     return {};
 }
 
+// A ReLU whose only consumer is a max pooling commutes with it: ReLU is monotonic, so the
+// largest input of a window is also the largest output, forward and backward (where the window
+// is all negative, both orders give zero output and zero gradient). Pooling first leaves the
+// ReLU a quarter of the elements with 2x2 windows, and both are memory-bound passes. The two
+// nodes swap places (ids with their layers) so reports show the order that runs.
+void Model::moveActivationsAfterPooling()
+{
+    std::vector<int> consumers(m_nodes.size() + 1, 0);
+    for (const auto &n : m_nodes)
+        for (int v : n.inputs)
+            ++consumers[size_t(v)];
+    for (size_t i = 0; i < m_nodes.size(); ++i) {
+        const std::string t = m_nodes[i].layer->type();
+        const int v = int(i) + 1;
+        if ((t != "relu" && t != "leaky_relu") || consumers[size_t(v)] != 1 || v == m_output)
+            continue;
+        for (size_t j = i + 1; j < m_nodes.size(); ++j) {
+            if (m_nodes[j].inputs != std::vector<int>{v}) continue;
+            if (m_nodes[j].layer->type() != "maxpool2d") break;
+            std::swap(m_nodes[i].layer, m_nodes[j].layer);
+            std::swap(m_nodes[i].id, m_nodes[j].id);
+            m_rewrites.push_back(m_nodes[j].id + " runs after " + m_nodes[i].id +
+                                 " (the same result on fewer elements)");
+            break;
+        }
+    }
+}
+
 Status Model::compile(const Shape &inputSample)
 {
     if (m_output <= 0) return makeError("the model has no output layer");
@@ -61,6 +89,10 @@ Status Model::compile(const Shape &inputSample)
         }
         n.outSample = out.value();
         shapes.push_back(out.value());
+    }
+    if (m_rewritesEnabled && m_rewrites.empty()) {
+        moveActivationsAfterPooling();
+        if (!m_rewrites.empty()) return compile(inputSample); // shapes of the new order
     }
     m_outputSample = shapes[size_t(m_output)];
     m_compiled = true;
@@ -119,6 +151,8 @@ std::string Model::summary()
                       n.layer->type().c_str(), n.outSample.str().c_str(), (long long)count);
         out += line;
     }
+    for (const auto &r : m_rewrites)
+        out += "  compiled: " + r + "\n";
     return out;
 }
 

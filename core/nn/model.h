@@ -71,7 +71,12 @@ public:
     Status setOutput(const std::string &id);
 
     // Shape inference for one sample; a mismatch is an error naming the node and both shapes.
+    // Then rewrites that keep every result and gradient (see moveActivationsAfterPooling).
     Status compile(const Shape &inputSample);
+    // Whether compile() may rewrite the graph (on by default; tests compare both ways).
+    void setRewrites(bool on) { m_rewritesEnabled = on; }
+    // What compile() rewrote, for people: "relu1 now runs after pool1 ...".
+    const std::vector<std::string> &rewrites() const { return m_rewrites; }
     // Same seed, same weights (PyTorch's default schemes, our own generator).
     void initialize(uint64_t seed);
 
@@ -98,6 +103,7 @@ private:
         Shape outSample;
     };
     int valueOf(const std::string &id) const; // -1 when unknown
+    void moveActivationsAfterPooling();
     std::unique_ptr<Plan> makePlan(Backend &backend, int64_t batch, bool training);
 
     std::string m_inputId;
@@ -105,6 +111,8 @@ private:
     int m_output = -1; // value id
     Shape m_inputSample, m_outputSample;
     bool m_compiled = false;
+    bool m_rewritesEnabled = true;
+    std::vector<std::string> m_rewrites;
     std::map<std::pair<int64_t, bool>, std::unique_ptr<Plan>> m_plans;
     Backend *m_planBackend = nullptr;
     bool m_profiling = false;
