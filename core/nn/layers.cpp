@@ -28,12 +28,13 @@ std::string shapeList(const std::vector<Shape> &s)
     return out;
 }
 
-// ---- Linear ----
+// ---- Layers with weights and an optional bias (Linear, Conv2d): their kernels share one
+// calling convention, so one run type drives both. ----
 
-class LinearRun final : public LayerRun {
+template <class Kernel> class WeightedRun final : public LayerRun {
 public:
-    LinearRun(Backend &b, const LinearDesc &d, Parameter &w, Parameter *bias)
-        : m_kernel(b.makeLinear(d))
+    WeightedRun(std::unique_ptr<Kernel> kernel, Parameter &w, Parameter *bias)
+        : m_kernel(std::move(kernel))
         , m_w(w)
         , m_b(bias)
     {}
@@ -52,10 +53,12 @@ public:
     }
 
 private:
-    std::unique_ptr<LinearKernel> m_kernel;
+    std::unique_ptr<Kernel> m_kernel;
     Parameter &m_w;
     Parameter *m_b;
 };
+
+// ---- Linear ----
 
 class Linear final : public Layer {
 public:
@@ -89,8 +92,9 @@ public:
     std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &in,
                                           const Shape &) override
     {
-        return std::make_unique<LinearRun>(b, LinearDesc{in[0][0], m_in, m_out, m_hasBias}, m_w,
-                                           m_hasBias ? &m_b : nullptr);
+        return std::make_unique<WeightedRun<LinearKernel>>(
+            b.makeLinear(LinearDesc{in[0][0], m_in, m_out, m_hasBias}), m_w,
+            m_hasBias ? &m_b : nullptr);
     }
 
 private:
@@ -100,33 +104,6 @@ private:
 };
 
 // ---- Conv2d ----
-
-class ConvRun final : public LayerRun {
-public:
-    ConvRun(Backend &b, const ConvDesc &d, Parameter &w, Parameter *bias)
-        : m_kernel(b.makeConv(d))
-        , m_w(w)
-        , m_b(bias)
-    {}
-    void forward(const std::vector<const Tensor *> &in, const Tensor &out,
-                 const StepContext &) override
-    {
-        m_kernel->forward(in[0]->f32(), m_w.value.f32(), m_b ? m_b->value.f32() : nullptr,
-                          out.f32());
-    }
-    void backward(const std::vector<const Tensor *> &in, const Tensor &, const Tensor &dout,
-                  const std::vector<const Tensor *> &din, const StepContext &) override
-    {
-        if (din[0]) m_kernel->backwardData(dout.f32(), m_w.value.f32(), din[0]->f32());
-        m_kernel->backwardWeights(in[0]->f32(), dout.f32(), m_w.grad.f32(),
-                                  m_b ? m_b->grad.f32() : nullptr);
-    }
-
-private:
-    std::unique_ptr<ConvKernel> m_kernel;
-    Parameter &m_w;
-    Parameter *m_b;
-};
 
 class Conv2d final : public Layer {
 public:
@@ -175,7 +152,8 @@ public:
         const Shape &x = in[0];
         ConvDesc d{x[0], x[1], x[2], x[3], m_oc, m_k, m_k, m_s, m_s, m_p, m_p, m_hasBias};
         d.channelsLast = b.prefersChannelsLast();
-        return std::make_unique<ConvRun>(b, d, m_w, m_hasBias ? &m_b : nullptr);
+        return std::make_unique<WeightedRun<ConvKernel>>(b.makeConv(d), m_w,
+                                                         m_hasBias ? &m_b : nullptr);
     }
 
 private:
