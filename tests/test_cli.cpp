@@ -132,7 +132,11 @@ private slots:
     void sameSeedSameLossesOtherSeedOther()
     {
         QTemporaryDir a, b, c;
-        CliResult ra = cli(smallRun(a.path(), 1)), rb = cli(smallRun(b.path(), 1));
+        auto withEvents = [](QStringList args, const QString &dir) {
+            return args << "--events" << dir + "/events.jsonl";
+        };
+        CliResult ra = cli(withEvents(smallRun(a.path(), 1), a.path()));
+        CliResult rb = cli(withEvents(smallRun(b.path(), 1), b.path()));
         QStringList other = smallRun(c.path(), 1);
         other << "--set"
               << "train.seed=7";
@@ -140,6 +144,29 @@ private slots:
         QCOMPARE(ra.exitCode, 0);
         QCOMPARE(rb.exitCode, 0);
         QCOMPARE(rc.exitCode, 0);
+        // The loss sequence as the event stream reports it (step -> running loss; progress
+        // events are throttled by time, so each run reports a different subset of steps).
+        auto losses = [](const QString &path) {
+            QFile f(path);
+            f.open(QIODevice::ReadOnly);
+            QMap<int, double> out;
+            for (const QByteArray &line : f.readAll().split('\n')) {
+                const QJsonObject e = QJsonDocument::fromJson(line).object();
+                if (e["type"].toString() == "progress")
+                    out[e["step"].toInt()] = e["loss"].toDouble();
+                if (e["type"].toString() == "epoch") out[-1] = e["train_loss"].toDouble();
+            }
+            return out;
+        };
+        const QMap<int, double> la = losses(a.path() + "/events.jsonl"),
+                                lb = losses(b.path() + "/events.jsonl");
+        int common = 0;
+        for (auto it = la.begin(); it != la.end(); ++it) {
+            if (!lb.contains(it.key())) continue;
+            ++common;
+            QCOMPARE(lb[it.key()], it.value());
+        }
+        QVERIFY2(common >= 2 && la.contains(-1), "the runs reported too few common steps");
         QCOMPARE(ra.summary["final_loss"].toDouble(), rb.summary["final_loss"].toDouble());
         QCOMPARE(ra.summary["test_accuracy"].toDouble(), rb.summary["test_accuracy"].toDouble());
         QVERIFY(ra.summary["final_loss"].toDouble() != rc.summary["final_loss"].toDouble());
