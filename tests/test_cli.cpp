@@ -286,6 +286,44 @@ private slots:
         QCOMPARE(r.exitCode, 2);
     }
 
+    void usageErrorsOfRunStillPrintTheSummary()
+    {
+        for (const QStringList &args :
+             {QStringList{"run", example("fashion_mnist_mlp.json"), "--events", "/nonexistent/e"},
+              QStringList{"run", example("fashion_mnist_mlp.json"), "--bogus"},
+              QStringList{"run"}}) {
+            CliResult r = cli(args);
+            QCOMPARE(r.exitCode, 2);
+            QCOMPARE(r.summary["status"].toString(), QString("error"));
+            QVERIFY(!r.summary["error"].toObject()["message"].toString().isEmpty());
+        }
+    }
+
+    void divergingLastStepIsAFailedRun()
+    {
+        // One epoch: the weights break in the last updates, after the last finite loss.
+        QTemporaryDir dir;
+        CliResult r = cli({"run", example("fashion_mnist_mlp.json"), "--set",
+                           "train_data.limit=300", "--set", "test_data.limit=100", "--set",
+                           "optimizer.lr=1000", "--set", "train.epochs=1", "--out", dir.path()});
+        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(r.summary["status"].toString(), QString("error"));
+        QVERIFY2(r.summary["error"].toObject()["message"].toString().contains("NaN"),
+                 qPrintable(r.out));
+    }
+
+    void resumingAFinishedRunSaysSo()
+    {
+        QTemporaryDir dir;
+        QCOMPARE(cli(smallRun(dir.path(), 1)).exitCode, 0);
+        QStringList again = smallRun(dir.path() + "/again", 1);
+        again << "--resume" << dir.path();
+        CliResult r = cli(again);
+        QCOMPARE(r.exitCode, 2);
+        QCOMPARE(r.summary["error"].toObject()["node"].toString(), QString("train.epochs"));
+        QVERIFY(r.summary["error"].toObject()["message"].toString().contains("nothing left"));
+    }
+
     void shapeMismatchNamesTheLayer()
     {
         QTemporaryDir dir;

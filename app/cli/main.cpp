@@ -118,6 +118,30 @@ std::string defaultOutDir(const std::string &pipelinePath)
     return "runs/" + std::filesystem::path(pipelinePath).stem().string() + "-" + stamp;
 }
 
+// The run summary of the CLI contract, before anything is known.
+json emptySummary(const std::string &device, const std::string &outDir)
+{
+    return json{{"status", "error"},
+                {"error", nullptr},
+                {"epochs", 0},
+                {"steps", 0},
+                {"train_samples_per_s", 0},
+                {"test_accuracy", nullptr},
+                {"final_loss", nullptr},
+                {"wall_s", 0},
+                {"device", device.empty() ? "cpu" : device},
+                {"out_dir", outDir}};
+}
+
+// A usage error of `run`: the usage on stderr and, as the contract promises, the summary line.
+int runUsageError(const std::string &message)
+{
+    json summary = emptySummary("", "");
+    summary["error"] = {{"node", nullptr}, {"message", message}};
+    std::cout << summary.dump() << std::endl;
+    return usageError(message);
+}
+
 int cmdRun(int argc, char **argv)
 {
     std::string pipeline, events;
@@ -134,7 +158,7 @@ int cmdRun(int argc, char **argv)
         if (a == "--device" || a == "--threads" || a == "--set" || a == "--out" ||
             a == "--events" || a == "--resume") {
             v = value(a.c_str());
-            if (!v) return usageError(a + " needs a value");
+            if (!v) return runUsageError(a + " needs a value");
         }
         if (a == "--device")
             options.device = v;
@@ -142,8 +166,8 @@ int cmdRun(int argc, char **argv)
             char *end = nullptr;
             const long n = std::strtol(v, &end, 10);
             if (!end || *end || n < 1 || n > 1024)
-                return usageError("--threads needs a whole number from 1 to 1024, got '" +
-                                  std::string(v) + "'");
+                return runUsageError("--threads needs a whole number from 1 to 1024, got '" +
+                                     std::string(v) + "'");
             options.threads = int(n);
         } else if (a == "--set")
             settings.push_back(v);
@@ -156,30 +180,21 @@ int cmdRun(int argc, char **argv)
         else if (a == "--profile")
             options.profile = true;
         else if (a.starts_with("--"))
-            return usageError("unknown option " + a);
+            return runUsageError("unknown option " + a);
         else if (pipeline.empty())
             pipeline = a;
         else
-            return usageError("unexpected argument " + a);
+            return runUsageError("unexpected argument " + a);
     }
-    if (pipeline.empty()) return usageError("run needs a pipeline file");
+    if (pipeline.empty()) return runUsageError("run needs a pipeline file");
     if (options.outDir.empty()) options.outDir = defaultOutDir(pipeline);
     options.pipelineName = pipeline;
 
     cli::RunReporter reporter(events);
     if (!reporter.ok())
-        return usageError("cannot open the event file '" + events + "' for writing");
+        return runUsageError("cannot open the event file '" + events + "' for writing");
 
-    json summary{{"status", "error"},
-                 {"error", nullptr},
-                 {"epochs", 0},
-                 {"steps", 0},
-                 {"train_samples_per_s", 0},
-                 {"test_accuracy", nullptr},
-                 {"final_loss", nullptr},
-                 {"wall_s", 0},
-                 {"device", options.device.empty() ? "cpu" : options.device},
-                 {"out_dir", options.outDir}};
+    json summary = emptySummary(options.device, options.outDir);
     const auto start = std::chrono::steady_clock::now();
     auto finish = [&](int code) {
         summary["wall_s"] =
@@ -202,7 +217,17 @@ int cmdRun(int argc, char **argv)
         return finish(kExitBadInput);
     }
 
-    auto result = exec::runPipeline(doc.value(), options, reporter);
+    // No exception crosses out of a run: out of memory (a layer far too large) and the like end
+    // as an error summary, like any other failure.
+    Result<exec::RunSummary> result = makeError("the run did not start");
+    try {
+        result = exec::runPipeline(doc.value(), options, reporter);
+    } catch (const std::bad_alloc &) {
+        result = makeError("out of memory: the model's weights or activations do not fit; "
+                           "lower the batch size or the layer sizes");
+    } catch (const std::exception &e) {
+        result = makeError(std::string("internal error: ") + e.what());
+    }
     if (!result.ok()) {
         reporter.error(result.error());
         std::fprintf(stderr, "error: %s\n", result.error().str().c_str());
@@ -216,7 +241,7 @@ int cmdRun(int argc, char **argv)
     summary["steps"] = s.steps;
     summary["train_samples_per_s"] = std::round(s.trainSamplesPerSecond * 10) / 10;
     summary["test_accuracy"] = s.testAccuracy >= 0 ? json(s.testAccuracy) : json(nullptr);
-    summary["final_loss"] = s.finalLoss;
+    summary["final_loss"] = s.steps > 0 ? json(s.finalLoss) : json(nullptr);
     summary["device"] = s.device;
     summary["out_dir"] = s.outDir;
     return finish(kExitOk);

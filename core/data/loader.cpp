@@ -51,7 +51,8 @@ Loader::~Loader()
 int64_t Loader::batchesPerEpoch() const
 {
     const int64_t count = m_dataset->count, bs = m_options.batchSize;
-    return m_options.dropLast ? count / bs : (count + bs - 1) / bs;
+    // Not (count + bs - 1) / bs: that overflows for a huge batch size.
+    return count / bs + (!m_options.dropLast && count % bs != 0 ? 1 : 0);
 }
 
 std::vector<int64_t> Loader::epochOrder(int64_t count, uint64_t seed, int64_t epoch, bool shuffle)

@@ -258,15 +258,20 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
 
     const std::string hash = pipelineHash(doc);
     int64_t firstEpoch = 0, step = 0;
+    std::string resumedFrom;
     if (!options.resumeDir.empty()) {
         Checkpoint cp = newestCheckpoint(options.resumeDir);
         if (cp.epoch < 0)
             return fileError(options.resumeDir, "no whole checkpoint found under " +
                                                     options.resumeDir + "/checkpoints");
         FB_TRY(loadCheckpoint(cp.dir, hash, model, *optimizer, firstEpoch, step));
-        observer.message(LogLevel::Info, "resuming from " + cp.dir + " (epoch " +
-                                             std::to_string(firstEpoch) + ", step " +
-                                             std::to_string(step) + ")");
+        if (firstEpoch >= job.epochs)
+            return nodeError(job.trainNode + ".epochs",
+                             "nothing left to train: the checkpoint " + cp.dir + " is at epoch " +
+                                 std::to_string(firstEpoch) + " and the pipeline asks for " +
+                                 std::to_string(job.epochs) +
+                                 "; raise train.epochs to train further");
+        resumedFrom = cp.dir;
     }
 
     std::string outDir = options.outDir;
@@ -289,6 +294,10 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     info.parameters = model.parameterCount();
     info.modelSummary = model.summary();
     observer.runStarted(info);
+    if (!resumedFrom.empty())
+        observer.message(LogLevel::Info, "resuming from " + resumedFrom + " (epoch " +
+                                             std::to_string(firstEpoch) + ", step " +
+                                             std::to_string(step) + ")");
 
     RunSummary summary;
     summary.device = info.device;
@@ -364,6 +373,25 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                 evaluate(model, backend, *loss, evalData[i], job.evaluations[i]));
         observer.epochFinished(er);
         if (!er.evaluations.empty()) summary.testAccuracy = er.evaluations[0].accuracy;
+
+        // The last update can break the weights even though the loss before it was finite:
+        // never write such a model as a success.
+        bool finite = true;
+        for (const auto &e : er.evaluations)
+            finite = finite && std::isfinite(e.loss);
+        for (auto &p : model.parameters()) {
+            const float *w = p.param->value.f32();
+            for (int64_t i = 0; finite && i < p.param->value.numel(); ++i)
+                finite = std::isfinite(w[i]);
+        }
+        if (!finite) {
+            const Checkpoint cp = outDir.empty() ? Checkpoint{} : newestCheckpoint(outDir);
+            return nodeError(
+                job.optimizer.node,
+                "the weights became NaN or infinite by step " + std::to_string(step) + " (epoch " +
+                    std::to_string(epoch + 1) + "); last whole checkpoint: " +
+                    (cp.epoch >= 0 ? cp.dir : std::string("none")) + ". Try a lower learning rate");
+        }
 
         const bool last = epoch + 1 == job.epochs;
         if (!outDir.empty() &&

@@ -18,6 +18,8 @@ int Model::valueOf(const std::string &id) const
 Status Model::addLayer(std::string id, std::unique_ptr<Layer> layer,
                        std::vector<std::string> inputs)
 {
+    // After a rewrite, ids name the reordered nodes; building on them would skip a layer.
+    FB_ASSERT(m_rewrites.empty(), "add every layer before compile()");
     if (int(inputs.size()) != layer->inputCount())
         return nodeError(id, layer->type() + " takes " + std::to_string(layer->inputCount()) +
                                  " input(s), got " + std::to_string(inputs.size()));
@@ -34,6 +36,7 @@ Status Model::addLayer(std::string id, std::unique_ptr<Layer> layer,
 
 Status Model::setOutput(const std::string &id)
 {
+    FB_ASSERT(m_rewrites.empty(), "set the output before compile()");
     m_output = valueOf(id);
     if (m_output <= 0) return nodeError(id, "the model's output must be a layer");
     return {};
