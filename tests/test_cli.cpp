@@ -172,6 +172,33 @@ private slots:
         QVERIFY(ra.summary["final_loss"].toDouble() != rc.summary["final_loss"].toDouble());
     }
 
+    void eventStreamFramesTheRunAndSamplesHardware()
+    {
+        QTemporaryDir dir;
+        QStringList args = smallRun(dir.path(), 1);
+        args << "--events" << dir.path() + "/events.jsonl";
+        QCOMPARE(cli(args).exitCode, 0);
+        QFile f(dir.path() + "/events.jsonl");
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QList<QJsonObject> events;
+        for (const QByteArray &line : f.readAll().split('\n'))
+            if (!line.isEmpty()) events << QJsonDocument::fromJson(line).object();
+        QVERIFY(events.size() >= 4);
+        QCOMPARE(events.first()["type"].toString(), QString("run_start"));
+        QCOMPARE(events.first()["version"].toInt(), 1);
+        QCOMPARE(events.last()["type"].toString(), QString("summary"));
+        int hardware = 0;
+        for (const auto &e : events) {
+            QVERIFY(e.contains("t"));
+            if (e["type"].toString() != "hardware") continue;
+            ++hardware;
+            QVERIFY(e["cpu_percent"].toDouble() >= 0 && e["cpu_percent"].toDouble() <= 100);
+            QVERIFY(!e["cpu_per_core"].toArray().isEmpty());
+            QVERIFY(e["process_memory_bytes"].toDouble() > 0);
+        }
+        QVERIFY(hardware >= 1);
+    }
+
     void resumeContinuesExactly()
     {
         QTemporaryDir full, part, other;

@@ -51,6 +51,7 @@ RunReporter::~RunReporter()
 void RunReporter::event(json e)
 {
     if (!m_events) return;
+    std::lock_guard lock(m_eventMutex);
     e["t"] = std::round(since(m_start) * 1000) / 1000;
     std::fprintf(m_events, "%s\n", e.dump().c_str());
     std::fflush(m_events);
@@ -105,10 +106,13 @@ void RunReporter::progress(const exec::Progress &p)
                {"eta_s", p.etaSeconds}});
     }
     char text[256];
+    const double cpu = m_cpuPercent.load();
+    char cpuText[32] = "";
+    if (cpu >= 0) std::snprintf(cpuText, sizeof cpuText, "  CPU %.0f%%", cpu);
     std::snprintf(text, sizeof text,
-                  "epoch %lld/%lld  step %lld/%lld  loss %.4f  acc %.3f  %.0f samples/s  ETA %s",
+                  "epoch %lld/%lld  step %lld/%lld  loss %.4f  acc %.3f  %.0f samples/s%s  ETA %s",
                   (long long)(p.epoch + 1), (long long)p.epochs, (long long)p.stepInEpoch,
-                  (long long)p.stepsPerEpoch, p.loss, p.accuracy, p.samplesPerSecond,
+                  (long long)p.stepsPerEpoch, p.loss, p.accuracy, p.samplesPerSecond, cpuText,
                   duration(p.etaSeconds).c_str());
     if (m_tty) {
         if (since(m_lastBar) < 0.1 && !lastOfEpoch) return;
@@ -152,6 +156,19 @@ void RunReporter::epochFinished(const exec::EpochResult &r)
            {"seconds", r.seconds},
            {"samples_per_s", r.samplesPerSecond},
            {"evaluations", evalJson}});
+}
+
+void RunReporter::hardware(const metrics::HardwareSample &s)
+{
+    m_cpuPercent = s.cpuPercent;
+    auto round1 = [](double v) { return std::round(v * 10) / 10; };
+    json cores = json::array();
+    for (double c : s.cpuPerCore)
+        cores.push_back(round1(c));
+    event({{"type", "hardware"},
+           {"cpu_percent", round1(s.cpuPercent)},
+           {"cpu_per_core", cores},
+           {"process_memory_bytes", s.processMemoryBytes}});
 }
 
 void RunReporter::checkpointWritten(const std::string &dir, int64_t epoch)

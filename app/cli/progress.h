@@ -4,7 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <mutex>
 #include <cstdio>
 #include <string>
 
@@ -26,11 +28,14 @@ public:
     void message(LogLevel level, const std::string &text) override;
     void error(const Error &e);
     void summary(const nlohmann::json &s);
+    void hardware(const metrics::HardwareSample &s) override;
 
 private:
     void event(nlohmann::json e);
     void clearBar();
 
+    std::mutex m_eventMutex; // hardware samples arrive from the monitor's thread
+    std::atomic<double> m_cpuPercent{-1};
     std::FILE *m_events = nullptr;
     bool m_ownsEvents = false;
     bool m_eventsOk = true;

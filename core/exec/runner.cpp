@@ -294,6 +294,10 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     info.parameters = model.parameterCount();
     info.modelSummary = model.summary();
     observer.runStarted(info);
+    metrics::HardwareMonitor monitor(
+        std::chrono::milliseconds(500),
+        [&observer](const metrics::HardwareSample &s) { observer.hardware(s); });
+    monitor.start();
     if (!resumedFrom.empty())
         observer.message(LogLevel::Info, "resuming from " + resumedFrom + " (epoch " +
                                              std::to_string(firstEpoch) + ", step " +
@@ -402,6 +406,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         }
     }
 
+    monitor.stop();
     if (options.profile)
         observer.message(LogLevel::Info, "time per layer (training):\n" + model.profileReport());
 

@@ -2,6 +2,7 @@
 
 #include "core/base/log.h"
 #include "core/exec/job.h"
+#include "core/metrics/hardware_monitor.h"
 
 #include <string>
 #include <vector>
@@ -61,6 +62,8 @@ public:
     virtual void epochFinished(const EpochResult &) {}
     virtual void checkpointWritten(const std::string &dir, int64_t epoch) {}
     virtual void message(LogLevel, const std::string &) {}
+    // About twice a second while training, from the monitor's own thread.
+    virtual void hardware(const metrics::HardwareSample &) {}
 };
 
 // Loads the data, compiles the model, trains, evaluates and checkpoints. The document must have
