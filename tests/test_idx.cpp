@@ -3,6 +3,8 @@
 
 #include <QFile>
 #include <QTemporaryDir>
+#include "file_error_check.h"
+
 #include <QtTest>
 
 #include <zlib.h>
@@ -68,16 +70,6 @@ QByteArray gzipped(const QByteArray &bytes, const QString &scratch)
 std::string str(const QString &s)
 {
     return s.toStdString();
-}
-
-// The error names the file both as a field and in its printed text.
-void checkFileError(const Error &e, const QString &path, const QString &fragment)
-{
-    QCOMPARE(QString::fromStdString(e.file), path);
-    const QString text = QString::fromStdString(e.str());
-    QVERIFY2(text.contains(path), qPrintable(text));
-    QVERIFY2(text.contains(fragment, Qt::CaseInsensitive),
-             qPrintable(text + " lacks: " + fragment));
 }
 
 } // namespace

@@ -5,6 +5,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
+#include "file_error_check.h"
+
 #include <QtTest>
 
 #include <cstring>
@@ -68,15 +70,6 @@ NamedTensors sampleTensors()
     t.emplace_back("bhalf", filled<uint16_t>({1, 3}, DType::BF16, uint16_t(0x3f80)));
     t.emplace_back("empty", Tensor::empty({0, 4}, DType::F32));
     return t;
-}
-
-void checkFileError(const Error &e, const QString &path, const QString &fragment)
-{
-    QCOMPARE(QString::fromStdString(e.file), path);
-    const QString text = QString::fromStdString(e.str());
-    QVERIFY2(text.contains(path), qPrintable(text));
-    QVERIFY2(text.contains(fragment, Qt::CaseInsensitive),
-             qPrintable(text + " lacks: " + fragment));
 }
 
 } // namespace

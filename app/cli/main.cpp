@@ -149,16 +149,11 @@ int cmdRun(int argc, char **argv)
     exec::RunOptions options;
     for (int i = 0; i < argc; ++i) {
         const std::string a = argv[i];
-        auto value = [&](const char *flag) -> const char * {
-            if (i + 1 >= argc) return nullptr;
-            (void)flag;
-            return argv[++i];
-        };
         const char *v = nullptr;
         if (a == "--device" || a == "--threads" || a == "--set" || a == "--out" ||
             a == "--events" || a == "--resume") {
-            v = value(a.c_str());
-            if (!v) return runUsageError(a + " needs a value");
+            if (i + 1 >= argc) return runUsageError(a + " needs a value");
+            v = argv[++i];
         }
         if (a == "--device")
             options.device = v;

@@ -1,5 +1,7 @@
 #include "core/nn/layers.h"
 
+#include "core/nn/layout.h"
+
 #include <cmath>
 #include <cstring>
 
@@ -285,23 +287,6 @@ private:
 // ---- Flatten: a view of NCHW data. Channels-last images are transposed to NCHW order, so the
 // features reach the next layer in PyTorch's order whatever the backend's layout. ----
 
-// y[n, c*h*w] in (c, h, w) order from x[n, h, w, c], or back.
-void transposeNhwc(const float *src, float *dst, const Shape &nchw, bool toNchw)
-{
-    const int64_t n = nchw[0], c = nchw[1], hw = nchw[2] * nchw[3];
-    for (int64_t i = 0; i < n; ++i) {
-        const float *s = src + i * c * hw;
-        float *d = dst + i * c * hw;
-        for (int64_t p = 0; p < hw; ++p)
-            for (int64_t k = 0; k < c; ++k) {
-                if (toNchw)
-                    d[k * hw + p] = s[p * c + k];
-                else
-                    d[p * c + k] = s[k * hw + p];
-            }
-    }
-}
-
 class FlattenRun final : public LayerRun {
 public:
     FlattenRun(bool transpose, Shape in)
@@ -328,20 +313,15 @@ private:
     Shape m_in;
 };
 
-bool needsTranspose(Backend &b, const Shape &in)
-{
-    return b.prefersChannelsLast() && in.rank() == 4 && in[1] > 1 && in[2] * in[3] > 1;
-}
-
 class Flatten final : public Layer {
 public:
     std::string type() const override { return "flatten"; }
     Result<Shape> build(const std::vector<Shape> &in) override { return Shape{in[0].numel()}; }
-    bool isView(Backend &b, const Shape &in) const override { return !needsTranspose(b, in); }
+    bool isView(Backend &b, const Shape &in) const override { return !storedTransposed(b, in); }
     std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &in,
                                           const Shape &) override
     {
-        return std::make_unique<FlattenRun>(needsTranspose(b, in[0]), in[0]);
+        return std::make_unique<FlattenRun>(storedTransposed(b, in[0]), in[0]);
     }
 };
 
@@ -355,7 +335,7 @@ public:
         , m_p(p)
         , m_shape(s)
         , m_mask(b.empty(s))
-        , m_transpose(needsTranspose(b, s))
+        , m_transpose(storedTransposed(b, s))
     {
         if (m_transpose) {
             m_ones = b.empty(s);

@@ -1,5 +1,7 @@
 #include "core/nn/model.h"
 
+#include "core/nn/layout.h"
+
 #include "core/base/check.h"
 
 #include <chrono>
@@ -223,7 +225,7 @@ std::unique_ptr<Plan> Model::makePlan(Backend &backend, int64_t batch, bool trai
     // Data arrives NCHW; a channels-last backend gets it transposed once per step (free for
     // one-channel images, whose two layouts are the same bytes).
     const Shape &in = shapes[0];
-    if (backend.prefersChannelsLast() && in.rank() == 4 && in[1] > 1 && in[2] * in[3] > 1) {
+    if (storedTransposed(backend, in)) {
         p.m_inputNhwc = backend.empty(in);
         p.m_bytes += p.m_inputNhwc.bytes();
     }
@@ -281,12 +283,7 @@ const Tensor &Plan::forward(const Tensor &x, const StepContext &ctx)
 {
     FB_ASSERT(x.shape()[0] == m_batch, "batch size differs from the plan's");
     if (m_inputNhwc.defined()) {
-        const Shape &s = x.shape();
-        const int64_t c = s[1], hw = s[2] * s[3];
-        for (int64_t i = 0; i < s[0]; ++i)
-            for (int64_t k = 0; k < c; ++k)
-                for (int64_t q = 0; q < hw; ++q)
-                    m_inputNhwc.f32()[(i * hw + q) * c + k] = x.f32()[(i * c + k) * hw + q];
+        transposeNhwc(x.f32(), m_inputNhwc.f32(), x.shape(), false);
         m_values[0] = m_inputNhwc;
     } else {
         m_values[0] = x;
