@@ -1,4 +1,5 @@
 #include "core/metrics/hardware_monitor.h"
+#include "core/metrics/nvml.h"
 
 #include <algorithm>
 #include <fstream>
@@ -81,6 +82,8 @@ void HardwareMonitor::start()
     m_lastTime = std::chrono::steady_clock::now();
     m_stop = false;
     m_thread = std::thread([this] {
+        // Loading NVML can take a while with a real driver; do it here, not in the caller.
+        m_gpus = std::make_unique<NvmlGpus>();
         std::unique_lock lock(m_mutex);
         while (!m_wake.wait_for(lock, m_interval, [this] { return m_stop; })) {
             lock.unlock();
@@ -101,6 +104,7 @@ void HardwareMonitor::stop()
     m_thread.join();
     // A last sample covers the tail of the run (and a run shorter than one interval).
     if (std::chrono::steady_clock::now() - m_lastTime > std::chrono::milliseconds(50)) sample();
+    m_gpus.reset(); // shuts NVML down and unloads it
 }
 
 void HardwareMonitor::sample()
@@ -116,6 +120,13 @@ void HardwareMonitor::sample()
         s.cpuPerCore.assign(u.begin() + 1, u.end());
     }
     s.processMemoryBytes = processResidentBytes();
+    if (m_gpus) {
+        s.gpus = m_gpus->sample();
+        if (!m_gpus->available())
+            s.gpuStatus = m_gpus->status();
+        else if (s.gpus.empty())
+            s.gpuStatus = "no NVIDIA GPU answered NVML's queries this time";
+    }
     m_callback(s);
 }
 
