@@ -83,7 +83,8 @@ private slots:
 
     void examplesValidate()
     {
-        for (const char *name : {"fashion_mnist_mlp.json", "fashion_mnist_cnn.json"}) {
+        for (const char *name : {"fashion_mnist_mlp.json", "fashion_mnist_cnn.json",
+                                 "fashion_mnist_cnn_augmented.json"}) {
             CliResult r = cli({"validate", example(name)});
             QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         }
@@ -98,10 +99,12 @@ private slots:
         for (const auto &t : types)
             names << t.toObject()["type"].toString();
         for (const char *t :
-             {"fashion_mnist", "normalize", "input",       "linear",  "conv2d",        "maxpool2d",
-              "avgpool2d",     "relu",      "leaky_relu",  "sigmoid", "tanh",          "gelu",
-              "flatten",       "dropout",   "batchnorm2d", "add",     "cross_entropy", "mse",
-              "sgd",           "adam",      "adamw",       "train",   "evaluate"})
+             {"fashion_mnist", "normalize",     "input",    "linear",       "conv2d",
+              "maxpool2d",     "avgpool2d",     "relu",     "leaky_relu",   "sigmoid",
+              "tanh",          "gelu",          "flatten",  "dropout",      "batchnorm2d",
+              "add",           "cross_entropy", "mse",      "sgd",          "adam",
+              "adamw",         "train",         "evaluate", "random_hflip", "random_affine",
+              "random_crop"})
             QVERIFY2(names.contains(t), t);
         CliResult text = cli({"nodes"});
         QCOMPARE(text.exitCode, 0);
@@ -125,7 +128,7 @@ private slots:
         QVERIFY2(s["test_accuracy"].toDouble() >= 0.72, qPrintable(r.out));
         QVERIFY(s["final_loss"].toDouble() > 0 && s["final_loss"].toDouble() < 1.0);
         QVERIFY(QFile::exists(dir.path() + "/model.safetensors"));
-        QVERIFY(QFile::exists(dir.path() + "/checkpoints/epoch-0002/checkpoint.safetensors"));
+        QVERIFY(QFile::exists(dir.path() + "/checkpoints/step-00000048/checkpoint.safetensors"));
         QVERIFY(r.err.contains("epoch 2/2"));
     }
 
@@ -185,7 +188,7 @@ private slots:
             if (!line.isEmpty()) events << QJsonDocument::fromJson(line).object();
         QVERIFY(events.size() >= 4);
         QCOMPARE(events.first()["type"].toString(), QString("run_start"));
-        QCOMPARE(events.first()["version"].toInt(), 1);
+        QCOMPARE(events.first()["version"].toInt(), 2);
         QCOMPARE(events.last()["type"].toString(), QString("summary"));
         int hardware = 0;
         for (const auto &e : events) {

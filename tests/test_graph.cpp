@@ -151,10 +151,11 @@ private slots:
 void TestGraph::builtinTypes()
 {
     const std::set<std::string> expected = {
-        "fashion_mnist", "idx_dataset", "normalize", "input",       "linear", "conv2d",
-        "maxpool2d",     "avgpool2d",   "relu",      "sigmoid",     "tanh",   "gelu",
-        "flatten",       "leaky_relu",  "dropout",   "batchnorm2d", "add",    "cross_entropy",
-        "mse",           "sgd",         "adam",      "adamw",       "train",  "evaluate"};
+        "fashion_mnist", "idx_dataset",   "normalize",  "input",       "linear", "conv2d",
+        "maxpool2d",     "avgpool2d",     "relu",       "sigmoid",     "tanh",   "gelu",
+        "flatten",       "leaky_relu",    "dropout",    "batchnorm2d", "add",    "cross_entropy",
+        "mse",           "sgd",           "adam",       "adamw",       "train",  "evaluate",
+        "random_hflip",  "random_affine", "random_crop"};
     const auto &reg = NodeTypeRegistry::builtin();
     std::set<std::string> actual;
     for (const NodeTypeSpec &t : reg.all()) {
@@ -172,6 +173,7 @@ void TestGraph::builtinTypes()
     QCOMPARE(reg.find("fashion_mnist")->category, std::string("Data"));
     QCOMPARE(reg.find("normalize")->category, std::string("Preprocess"));
     QCOMPARE(reg.find("conv2d")->category, std::string("Model"));
+    QCOMPARE(reg.find("random_affine")->category, std::string("Augment"));
     QCOMPARE(reg.find("adamw")->category, std::string("Training"));
     QVERIFY(reg.find("nope") == nullptr);
 
@@ -228,6 +230,12 @@ void TestGraph::validationErrors_data()
     p = minimalPipeline();
     addNode(p, "flatten", "relu");
     QTest::newRow("duplicate id") << bytes(p) << "flatten" << QStringList{"duplicate node id"};
+
+    p = minimalPipeline();
+    addNode(p, "warp", "random_affine");
+    nodeOf(p, "warp")["params"] = {{"scale_min", 1.2}, {"scale_max", 0.8}};
+    QTest::newRow("affine scale range")
+        << bytes(p) << "warp.scale_min" << QStringList{"scale_min (1.2) is above scale_max (0.8)"};
 
     p = minimalPipeline();
     addNode(p, "bad id!", "cross_entropy");

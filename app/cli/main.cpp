@@ -1,6 +1,7 @@
 // flowbench-cli: runs, validates and lists pipelines without a window (DESIGN.md contract).
 // People read progress on stderr; programs read the last stdout line, one JSON object.
 
+#include "app/cli/commands.h"
 #include "app/cli/progress.h"
 #include "core/exec/runner.h"
 #include "core/graph/graph.h"
@@ -31,16 +32,19 @@ commands:
   run PIPELINE.json      train and evaluate a pipeline
       --device cpu|cuda[:N]   device (default: the train node's 'device' parameter)
       --threads N             CPU threads (default: every core)
+      --data-workers N        threads preparing batches (default: the train node's data_workers)
       --set NODE.PARAM=VALUE  override a parameter (repeatable)
       --out DIR               output folder (default: runs/<name>-<time>)
-      --events FILE|-         write the JSON-lines event stream (- = stdout)
+      --events FILE|-         write the JSON-lines event stream (- = stdout) and take
+                              commands as JSON lines on stdin (pause, resume, stop, ...)
       --resume DIR            continue from the newest checkpoint under DIR
       --profile               report the forward and backward time of every layer
   validate PIPELINE.json  check a pipeline; exit 2 with one line per problem
   nodes [--json]          list every node type with its ports and parameters
   --version               print the version
 
-exit codes: 0 success, 1 the run failed, 2 bad input or usage
+Ctrl-C stops a run after its current step and writes a checkpoint; a second Ctrl-C kills it.
+exit codes: 0 success (also a stopped run), 1 the run failed, 2 bad input or usage
 )";
 
 json errorJson(const Error &e)
@@ -151,19 +155,20 @@ int cmdRun(int argc, char **argv)
         const std::string a = argv[i];
         const char *v = nullptr;
         if (a == "--device" || a == "--threads" || a == "--set" || a == "--out" ||
-            a == "--events" || a == "--resume") {
+            a == "--events" || a == "--resume" || a == "--data-workers") {
             if (i + 1 >= argc) return runUsageError(a + " needs a value");
             v = argv[++i];
         }
         if (a == "--device")
             options.device = v;
-        else if (a == "--threads") {
+        else if (a == "--threads" || a == "--data-workers") {
+            const long max = a == "--threads" ? 1024 : 256;
             char *end = nullptr;
             const long n = std::strtol(v, &end, 10);
-            if (!end || *end || n < 1 || n > 1024)
-                return runUsageError("--threads needs a whole number from 1 to 1024, got '" +
-                                     std::string(v) + "'");
-            options.threads = int(n);
+            if (!end || *end || n < 1 || n > max)
+                return runUsageError(a + " needs a whole number from 1 to " + std::to_string(max) +
+                                     ", got '" + std::string(v) + "'");
+            (a == "--threads" ? options.threads : options.dataWorkers) = int(n);
         } else if (a == "--set")
             settings.push_back(v);
         else if (a == "--out")
@@ -215,7 +220,10 @@ int cmdRun(int argc, char **argv)
     // No exception crosses out of a run: out of memory (a layer far too large) and the like end
     // as an error summary, like any other failure.
     Result<exec::RunSummary> result = makeError("the run did not start");
+    exec::RunControl control;
+    options.control = &control;
     try {
+        cli::CommandPump commands(control, !events.empty());
         result = exec::runPipeline(doc.value(), options, reporter);
     } catch (const std::bad_alloc &) {
         result = makeError("out of memory: the model's weights or activations do not fit; "
@@ -239,6 +247,9 @@ int cmdRun(int argc, char **argv)
     summary["final_loss"] = s.steps > 0 ? json(s.finalLoss) : json(nullptr);
     summary["device"] = s.device;
     summary["out_dir"] = s.outDir;
+    summary["stopped"] = s.stopped;
+    summary["data_wait_share"] = std::round(s.dataWaitShare * 1e4) / 1e4;
+    summary["bottleneck"] = s.bottleneck;
     return finish(kExitOk);
 }
 

@@ -76,12 +76,14 @@ void RunReporter::runStarted(const exec::RunInfo &info)
                  info.modelSummary.c_str());
     if (!info.outDir.empty()) std::fprintf(stderr, "output: %s\n", info.outDir.c_str());
     event({{"type", "run_start"},
-           {"version", 1},
+           {"version", 2},
            {"pipeline", info.pipeline},
            {"device", info.device},
            {"threads", info.threads},
+           {"data_workers", info.dataWorkers},
            {"epochs", info.epochs},
            {"first_epoch", info.firstEpoch},
+           {"first_step", info.firstStep},
            {"steps_per_epoch", info.stepsPerEpoch},
            {"train_samples", info.trainSamples},
            {"parameters", info.parameters},
@@ -100,20 +102,23 @@ void RunReporter::progress(const exec::Progress &p)
                {"step", p.step},
                {"total_steps", p.totalSteps},
                {"loss", p.loss},
+               {"recent_loss", p.recentLoss},
                {"accuracy", p.accuracy},
                {"lr", p.lr},
                {"samples_per_s", p.samplesPerSecond},
+               {"data_wait_share", std::round(p.dataWaitShare * 1e4) / 1e4},
                {"eta_s", p.etaSeconds}});
     }
-    char text[256];
+    char text[320];
     const double cpu = m_cpuPercent.load();
     char cpuText[32] = "";
     if (cpu >= 0) std::snprintf(cpuText, sizeof cpuText, "  CPU %.0f%%", cpu);
     std::snprintf(text, sizeof text,
-                  "epoch %lld/%lld  step %lld/%lld  loss %.4f  acc %.3f  %.0f samples/s%s  ETA %s",
+                  "epoch %lld/%lld  step %lld/%lld  loss %.4f  acc %.3f  %.0f samples/s  "
+                  "data wait %.0f%%%s  ETA %s",
                   (long long)(p.epoch + 1), (long long)p.epochs, (long long)p.stepInEpoch,
-                  (long long)p.stepsPerEpoch, p.loss, p.accuracy, p.samplesPerSecond, cpuText,
-                  duration(p.etaSeconds).c_str());
+                  (long long)p.stepsPerEpoch, p.loss, p.accuracy, p.samplesPerSecond,
+                  p.dataWaitShare * 100.0, cpuText, duration(p.etaSeconds).c_str());
     if (m_tty) {
         if (since(m_lastBar) < 0.1 && !lastOfEpoch) return;
         m_lastBar = Clock::now();
@@ -165,15 +170,81 @@ void RunReporter::hardware(const metrics::HardwareSample &s)
     json cores = json::array();
     for (double c : s.cpuPerCore)
         cores.push_back(round1(c));
-    event({{"type", "hardware"},
+    json gpus = json::array();
+    for (const auto &g : s.gpus)
+        gpus.push_back({{"index", g.index},
+                        {"name", g.name},
+                        {"utilization_percent", round1(g.utilizationPercent)},
+                        {"memory_utilization_percent", round1(g.memoryUtilizationPercent)},
+                        {"memory_used_bytes", g.memoryUsedBytes},
+                        {"memory_total_bytes", g.memoryTotalBytes}});
+    json e{{"type", "hardware"},
            {"cpu_percent", round1(s.cpuPercent)},
            {"cpu_per_core", cores},
-           {"process_memory_bytes", s.processMemoryBytes}});
+           {"process_memory_bytes", s.processMemoryBytes},
+           {"gpus", gpus}};
+    // Why there is no GPU figure is said once, not twice a second.
+    if (!s.gpuStatus.empty() && !m_gpuStatusSent.exchange(true)) e["gpu_status"] = s.gpuStatus;
+    event(e);
 }
 
-void RunReporter::checkpointWritten(const std::string &dir, int64_t epoch)
+void RunReporter::checkpointWritten(const exec::CheckpointInfo &c)
 {
-    event({{"type", "checkpoint"}, {"epoch", epoch}, {"dir", dir}});
+    event({{"type", "checkpoint"},
+           {"epoch", c.epoch},
+           {"step", c.step},
+           {"reason", c.reason},
+           {"dir", c.dir}});
+}
+
+void RunReporter::dataflow(const exec::DataFlowReport &r)
+{
+    auto round3 = [](double v) { return std::round(v * 1000) / 1000; };
+    json edges = json::array(), stages = json::array();
+    for (const auto &e : r.edges)
+        edges.push_back({{"from", e.from},
+                         {"to", e.to},
+                         {"batches", e.batches},
+                         {"samples", e.samples},
+                         {"bytes", e.bytes},
+                         {"batches_per_s", round3(e.batchesPerSecond)},
+                         {"samples_per_s", round3(e.samplesPerSecond)},
+                         {"bytes_per_s", std::round(e.bytesPerSecond)},
+                         {"queued", e.queued},
+                         {"capacity", e.capacity},
+                         {"consumer_wait_s", round3(e.consumerWaitSeconds)},
+                         {"consumer_wait_share", round3(e.consumerWaitShare)},
+                         {"cached", e.cached}});
+    for (const auto &s : r.stages)
+        stages.push_back({{"node", s.node},
+                          {"random", s.random},
+                          {"cached", s.cached},
+                          {"batches", s.batches},
+                          {"busy_s", round3(s.busySeconds)},
+                          {"busy_share", round3(s.busyShare)}});
+    event({{"type", "dataflow"},
+           {"consumer", r.consumer},
+           {"workers", r.workers},
+           {"interval_s", round3(r.intervalSeconds)},
+           {"wait_share", round3(r.waitShare)},
+           {"total_wait_share", round3(r.totalWaitShare)},
+           {"bottleneck", r.bottleneck},
+           {"cached_samples", r.cachedSamples},
+           {"cache_samples", r.cacheSamples},
+           {"edges", edges},
+           {"stages", stages}});
+}
+
+void RunReporter::commandHandled(const exec::CommandAck &a)
+{
+    if (!a.ok || !m_events) {
+        clearBar();
+        std::fprintf(stderr, "%s%s%s\n", a.command.empty() ? "" : a.command.c_str(),
+                     a.command.empty() ? "" : ": ", a.message.c_str());
+    }
+    json e{{"type", "ack"}, {"command", a.command}, {"ok", a.ok}, {"message", a.message}};
+    e["id"] = a.id.empty() ? json(nullptr) : json(a.id);
+    event(e);
 }
 
 void RunReporter::message(LogLevel level, const std::string &text)

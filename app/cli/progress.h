@@ -24,7 +24,9 @@ public:
     void runStarted(const exec::RunInfo &info) override;
     void progress(const exec::Progress &p) override;
     void epochFinished(const exec::EpochResult &r) override;
-    void checkpointWritten(const std::string &dir, int64_t epoch) override;
+    void checkpointWritten(const exec::CheckpointInfo &c) override;
+    void dataflow(const exec::DataFlowReport &r) override;
+    void commandHandled(const exec::CommandAck &a) override;
     void message(LogLevel level, const std::string &text) override;
     void error(const Error &e);
     void summary(const nlohmann::json &s);
@@ -36,6 +38,7 @@ private:
 
     std::mutex m_eventMutex; // hardware samples arrive from the monitor's thread
     std::atomic<double> m_cpuPercent{-1};
+    std::atomic<bool> m_gpuStatusSent{false};
     std::FILE *m_events = nullptr;
     bool m_ownsEvents = false;
     bool m_eventsOk = true;

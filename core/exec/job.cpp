@@ -1,5 +1,6 @@
 #include "core/exec/job.h"
 
+#include "core/base/check.h"
 #include "core/nn/layers.h"
 
 #include <algorithm>
@@ -41,8 +42,13 @@ Result<DataSpec> readData(const PipelineDocument &doc, const std::string &consum
         const graph::Node *n = doc.node(id);
         if (!n) return nodeError(id, "missing node");
         Params p{doc, id};
-        if (n->type == "normalize") {
-            spec.normalize.insert(spec.normalize.begin(), {id, p.f("mean"), p.f("std")});
+        if (n->type == "normalize" || n->type == "random_hflip" || n->type == "random_affine" ||
+            n->type == "random_crop") {
+            json params = json::object();
+            if (const graph::NodeTypeSpec *t = graph::NodeTypeRegistry::builtin().find(n->type))
+                for (const auto &ps : t->params)
+                    params[ps.name] = doc.param(id, ps.name);
+            spec.transforms.insert(spec.transforms.begin(), {id, n->type, params});
             const graph::Edge *up = inputEdge(doc, id, "samples");
             if (!up) return nodeError(id + ".samples", "no data is connected");
             id = up->fromNode;
@@ -112,6 +118,9 @@ Result<TrainingJob> readTrainingJob(const PipelineDocument &doc)
     job.seed = uint64_t(tp.i("seed"));
     job.shuffle = tp.b("shuffle");
     job.checkpointEvery = tp.i("checkpoint_every");
+    job.checkpointSteps = tp.i("checkpoint_steps");
+    job.keepCheckpoints = tp.i("keep_checkpoints");
+    job.dataWorkers = int(tp.i("data_workers"));
     job.device = tp.s("device");
 
     auto data = readData(doc, job.trainNode, "data");
@@ -260,6 +269,30 @@ Result<nn::Model> buildModel(const TrainingJob &job, const Shape &inputSample)
     FB_TRY(model.setOutput(job.outputNode));
     FB_TRY(model.compile(inputSample));
     return model;
+}
+
+std::vector<data::Stage> buildStages(const DataSpec &spec)
+{
+    std::vector<data::Stage> stages;
+    for (const auto &t : spec.transforms) {
+        const json &p = t.params;
+        std::shared_ptr<const data::Transform> tr;
+        if (t.type == "normalize")
+            tr = std::make_shared<data::Normalize>(p["mean"].get<float>(), p["std"].get<float>());
+        else if (t.type == "random_hflip")
+            tr = std::make_shared<data::RandomHorizontalFlip>(p["p"].get<float>());
+        else if (t.type == "random_affine")
+            tr = std::make_shared<data::RandomAffine>(
+                p["degrees"].get<float>(), p["translate"].get<float>(), p["scale_min"].get<float>(),
+                p["scale_max"].get<float>(), p["fill"].get<float>());
+        else if (t.type == "random_crop")
+            tr = std::make_shared<data::RandomCrop>(
+                p["height"].get<int64_t>(), p["width"].get<int64_t>(), p["padding"].get<int64_t>(),
+                p["fill"].get<float>());
+        FB_ASSERT(tr, "readTrainingJob accepted an unknown transform");
+        stages.push_back({t.node, std::move(tr)});
+    }
+    return stages;
 }
 
 std::unique_ptr<nn::Loss> buildLoss(const TrainingJob &job)

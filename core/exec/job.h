@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/data/dataflow.h"
 #include "core/graph/graph.h"
 #include "core/nn/loss.h"
 #include "core/nn/model.h"
@@ -17,11 +18,11 @@ struct DataSpec {
     std::string sourceType; // "fashion_mnist" | "idx_dataset"
     std::string path, split, images, labels;
     int64_t limit = 0;
-    struct NormalizeStep {
-        std::string node;
-        float mean, stddev;
+    struct TransformStep {
+        std::string node, type; // normalize | random_hflip | random_affine | random_crop
+        nlohmann::json params;  // every parameter, defaults filled in
     };
-    std::vector<NormalizeStep> normalize;
+    std::vector<TransformStep> transforms; // in data-flow order
 };
 
 struct OptimizerSpec {
@@ -53,7 +54,9 @@ struct TrainingJob {
     std::string lossNode, lossType;
     OptimizerSpec optimizer;
     std::vector<EvaluateSpec> evaluations;
-    int64_t epochs = 1, batchSize = 128, checkpointEvery = 1;
+    int64_t epochs = 1, batchSize = 128, checkpointEvery = 1, checkpointSteps = 0;
+    int64_t keepCheckpoints = 3;
+    int dataWorkers = 0; // 0 = automatic
     uint64_t seed = 0;
     bool shuffle = true;
     std::string device = "auto";
@@ -64,6 +67,8 @@ Result<TrainingJob> readTrainingJob(const graph::PipelineDocument &doc);
 
 // The model part as layers, compiled for a sample shape (errors name the node and shapes).
 Result<nn::Model> buildModel(const TrainingJob &job, const Shape &inputSample);
+// The chain's transforms as data-flow stages.
+std::vector<data::Stage> buildStages(const DataSpec &spec);
 std::unique_ptr<nn::Loss> buildLoss(const TrainingJob &job);
 std::unique_ptr<nn::Optimizer> buildOptimizer(const OptimizerSpec &spec);
 

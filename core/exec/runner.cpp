@@ -1,7 +1,7 @@
 #include "core/exec/runner.h"
 
 #include "core/backend/backend.h"
-#include "core/data/loader.h"
+#include "core/data/dataflow.h"
 #include "core/io/safetensors.h"
 
 #include <chrono>
@@ -10,6 +10,9 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace fb::exec {
 
@@ -23,7 +26,8 @@ std::string pipelineHash(const graph::PipelineDocument &doc)
         n.erase("position");
         // Training longer, checkpointing more often or moving device continues the same run.
         if (n.value("type", "") == "train" && n.contains("params"))
-            for (const char *k : {"epochs", "checkpoint_every", "device"})
+            for (const char *k : {"epochs", "checkpoint_every", "checkpoint_steps",
+                                  "keep_checkpoints", "data_workers", "device"})
                 n["params"].erase(k);
     }
     const std::string text = canon.dump();
@@ -58,63 +62,94 @@ Result<std::shared_ptr<const data::ImageDataset>> loadData(const DataSpec &spec)
     return std::make_shared<const data::ImageDataset>(std::move(ds).value());
 }
 
-std::vector<std::shared_ptr<const data::Transform>> transformsOf(const DataSpec &spec)
+Result<std::unique_ptr<data::DataFlow>> makeFlow(const DataSpec &spec, const std::string &consumer,
+                                                 int64_t batchSize, bool shuffle, uint64_t seed,
+                                                 int workers)
 {
-    std::vector<std::shared_ptr<const data::Transform>> t;
-    for (const auto &n : spec.normalize)
-        t.push_back(std::make_shared<data::Normalize>(n.mean, n.stddev));
-    return t;
+    auto ds = loadData(spec);
+    if (!ds.ok()) return ds.error();
+    data::DataFlowOptions o;
+    o.batchSize = batchSize;
+    o.shuffle = shuffle;
+    o.seed = seed;
+    o.workers = workers;
+    o.sourceNode = spec.sourceNode;
+    o.consumerNode = consumer;
+    return data::DataFlow::create(ds.value(), buildStages(spec), o);
 }
 
-Shape sampleShapeOf(const data::ImageDataset &d)
+Result<Evaluation> evaluate(nn::Model &model, Backend &backend, nn::Loss &loss,
+                            data::DataFlow &flow, const std::string &node)
 {
-    return {d.channels, d.height, d.width};
-}
-
-Evaluation evaluate(nn::Model &model, Backend &backend, nn::Loss &loss,
-                    std::shared_ptr<const data::ImageDataset> ds, const EvaluateSpec &spec)
-{
-    data::LoaderOptions lo;
-    lo.batchSize = spec.batchSize;
-    lo.shuffle = false;
-    data::Loader loader(ds, lo, transformsOf(spec.data));
-    loader.startEpoch(0);
+    flow.startEpoch(0);
     double lossSum = 0;
     int64_t correct = 0, seen = 0;
     nn::StepContext ctx;
     ctx.training = false;
-    while (auto batch = loader.next()) {
-        const int64_t n = batch->x.shape()[0];
+    while (true) {
+        auto batch = flow.next();
+        if (!batch.ok()) return batch.error();
+        if (!batch.value()) break;
+        const data::Batch &b = *batch.value();
+        const int64_t n = b.x.shape()[0];
         nn::Plan &plan = model.plan(backend, n, false);
-        const Tensor &out = plan.forward(batch->x, ctx);
-        LossResult r = loss.compute(backend, out, batch->y, nullptr);
+        const Tensor &out = plan.forward(b.x, ctx);
+        LossResult r = loss.compute(backend, out, b.y, nullptr);
         lossSum += double(r.loss) * double(n);
         correct += r.correct;
         seen += n;
     }
-    return {spec.node, float(lossSum / double(std::max<int64_t>(seen, 1))),
-            float(double(correct) / double(std::max<int64_t>(seen, 1))), seen};
+    return Evaluation{node, float(lossSum / double(std::max<int64_t>(seen, 1))),
+                      float(double(correct) / double(std::max<int64_t>(seen, 1))), seen};
 }
 
+// Where a run stands between two steps: all a checkpoint needs besides weights and optimizer
+// state. Every random draw of a run is counter-based (weights from the seed; the data order
+// from (seed, epoch); dropout from (seed, step); augmentation from (seed, node, epoch, sample)),
+// so these counters are the complete generator state: a run resumed from them draws exactly
+// what the uninterrupted run would have drawn.
+struct TrainState {
+    int64_t epoch = 0;  // the epoch in progress (from 0)
+    int64_t batch = 0;  // batches of it already done
+    int64_t step = 0;   // global steps done
+    double lossSum = 0; // this epoch's loss sum, correct and seen so far (for its report)
+    int64_t correct = 0, seen = 0;
+    double lrOverride = 0; // set by a set_lr command; 0 = the schedule's rate
+};
+
 struct Checkpoint {
-    int64_t epoch = -1;
+    int64_t step = -1;
     std::string dir;
 };
 
-// The newest whole checkpoint: a folder is renamed into place only once its file is written.
-Checkpoint newestCheckpoint(const std::string &outDir)
+// Whole checkpoints, oldest first: a folder is renamed into place only once its file is
+// written and flushed, so a folder with the file is whole.
+std::vector<Checkpoint> checkpoints(const std::string &outDir)
 {
-    Checkpoint best;
+    std::vector<Checkpoint> all;
     std::error_code ec;
     const fs::path root = fs::path(outDir) / "checkpoints";
     for (const auto &entry : fs::directory_iterator(root, ec)) {
         const std::string name = entry.path().filename().string();
-        if (!name.starts_with("epoch-")) continue;
+        if (!name.starts_with("step-")) continue;
         if (!fs::exists(entry.path() / "checkpoint.safetensors")) continue;
-        const int64_t e = std::atoll(name.c_str() + 6);
-        if (e > best.epoch) best = {e, entry.path().string()};
+        all.push_back({std::atoll(name.c_str() + 5), entry.path().string()});
     }
-    return best;
+    std::sort(all.begin(), all.end(),
+              [](const Checkpoint &a, const Checkpoint &b) { return a.step < b.step; });
+    return all;
+}
+
+Checkpoint newestCheckpoint(const std::string &outDir)
+{
+    auto all = checkpoints(outDir);
+    return all.empty() ? Checkpoint{} : all.back();
+}
+
+std::string lastCheckpointText(const std::string &outDir)
+{
+    const Checkpoint cp = outDir.empty() ? Checkpoint{} : newestCheckpoint(outDir);
+    return cp.step >= 0 ? cp.dir : std::string("none");
 }
 
 io::NamedTensors checkpointTensors(nn::Model &model, const nn::Optimizer &opt)
@@ -129,12 +164,29 @@ io::NamedTensors checkpointTensors(nn::Model &model, const nn::Optimizer &opt)
     return t;
 }
 
-Status writeCheckpoint(const std::string &outDir, int64_t epoch, int64_t step,
-                       const std::string &hash, nn::Model &model, const nn::Optimizer &opt,
+// Doubles travel as C hex floats: exact, so a resumed run's sums match bit for bit.
+std::string hexDouble(double v)
+{
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%a", v);
+    return buf;
+}
+
+void syncDirectory(const fs::path &dir)
+{
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+        ::fsync(fd);
+        ::close(fd);
+    }
+}
+
+Status writeCheckpoint(const std::string &outDir, const TrainState &st, const std::string &hash,
+                       uint64_t seed, nn::Model &model, const nn::Optimizer &opt, int64_t keep,
                        std::string &writtenDir)
 {
     char name[32];
-    std::snprintf(name, sizeof name, "epoch-%04lld", (long long)epoch);
+    std::snprintf(name, sizeof name, "step-%08lld", (long long)st.step);
     const fs::path root = fs::path(outDir) / "checkpoints";
     const fs::path tmp = root / (std::string(".") + name + ".tmp");
     const fs::path final = root / name;
@@ -143,24 +195,40 @@ Status writeCheckpoint(const std::string &outDir, int64_t epoch, int64_t step,
     fs::create_directories(tmp, ec);
     if (ec) return fileError(tmp.string(), "cannot create the checkpoint folder: " + ec.message());
     std::map<std::string, std::string> meta{{"format", "flowbench.checkpoint"},
-                                            {"version", "1"},
-                                            {"epoch", std::to_string(epoch)},
-                                            {"step", std::to_string(step)},
+                                            {"version", "2"},
+                                            {"epoch", std::to_string(st.epoch)},
+                                            {"batch", std::to_string(st.batch)},
+                                            {"step", std::to_string(st.step)},
+                                            {"epoch_loss_sum", hexDouble(st.lossSum)},
+                                            {"epoch_correct", std::to_string(st.correct)},
+                                            {"epoch_seen", std::to_string(st.seen)},
+                                            {"lr_override", hexDouble(st.lrOverride)},
+                                            {"seed", std::to_string(seed)},
                                             {"optimizer_steps", std::to_string(opt.steps())},
                                             {"optimizer", opt.type()},
                                             {"pipeline_hash", hash}};
+    // writeSafetensors flushes the file; the folder is renamed into place only after that, and
+    // the parent is flushed so the rename survives a crash: a kill at any moment leaves the
+    // previous checkpoint whole and this one either whole or absent.
     FB_TRY(io::writeSafetensors((tmp / "checkpoint.safetensors").string(),
                                 checkpointTensors(model, opt), meta));
+    syncDirectory(tmp);
     fs::remove_all(final, ec);
     fs::rename(tmp, final, ec);
     if (ec)
         return fileError(final.string(), "cannot move the checkpoint into place: " + ec.message());
+    syncDirectory(root);
     writtenDir = final.string();
+    if (keep > 0) {
+        auto all = checkpoints(outDir);
+        for (size_t i = 0; i + size_t(keep) < all.size(); ++i)
+            fs::remove_all(all[i].dir, ec);
+    }
     return {};
 }
 
 Status loadCheckpoint(const std::string &dir, const std::string &hash, nn::Model &model,
-                      nn::Optimizer &opt, int64_t &epoch, int64_t &step)
+                      nn::Optimizer &opt, TrainState &st)
 {
     const std::string path = dir + "/checkpoint.safetensors";
     auto file = io::readSafetensors(path);
@@ -172,6 +240,9 @@ Status loadCheckpoint(const std::string &dir, const std::string &hash, nn::Model
     };
     if (get("format") != "flowbench.checkpoint")
         return fileError(path, "not a Flowbench checkpoint");
+    if (get("version") != "2")
+        return fileError(path, "checkpoint format version " + get("version") +
+                                   " is not one this build reads (2)");
     if (get("pipeline_hash") != hash)
         return fileError(path, "this checkpoint was written by a different pipeline (hash " +
                                    get("pipeline_hash") + ", this pipeline is " + hash +
@@ -184,10 +255,109 @@ Status loadCheckpoint(const std::string &dir, const std::string &hash, nn::Model
                                        ", the model needs " + t.shape().str());
         t.copyFrom(*src);
     }
-    epoch = std::atoll(get("epoch").c_str());
-    step = std::atoll(get("step").c_str());
+    st.epoch = std::atoll(get("epoch").c_str());
+    st.batch = std::atoll(get("batch").c_str());
+    st.step = std::atoll(get("step").c_str());
+    st.lossSum = std::strtod(get("epoch_loss_sum").c_str(), nullptr);
+    st.correct = std::atoll(get("epoch_correct").c_str());
+    st.seen = std::atoll(get("epoch_seen").c_str());
+    st.lrOverride = std::strtod(get("lr_override").c_str(), nullptr);
     opt.setSteps(std::atoll(get("optimizer_steps").c_str()));
     return {};
+}
+
+// The node that limits throughput: when the trainer waited for data a noticeable share of its
+// time, the data stage that took the most worker time; otherwise the trainer itself.
+std::string bottleneckOf(const std::vector<data::StageStats> &busy, double waitShare,
+                         const std::string &consumer)
+{
+    constexpr double noticeable = 0.05;
+    if (waitShare < noticeable) return consumer;
+    const data::StageStats *worst = nullptr;
+    for (const auto &s : busy)
+        if (!worst || s.busySeconds > worst->busySeconds) worst = &s;
+    return worst ? worst->node : consumer;
+}
+
+// Turns two snapshots of the training flow's statistics into a report for the interval.
+class FlowReporter {
+public:
+    FlowReporter(const data::DataFlow &flow, std::string consumer)
+        : m_flow(flow)
+        , m_consumer(std::move(consumer))
+        , m_last(flow.stats())
+        , m_lastTime(Clock::now())
+    {}
+
+    // trainSeconds: the trainer's total time in steps (waiting included) so far.
+    DataFlowReport report(double trainSeconds)
+    {
+        const data::FlowStats now = m_flow.stats();
+        const auto t = Clock::now();
+        const double dt = std::max(std::chrono::duration<double>(t - m_lastTime).count(), 1e-9);
+        const double dTrain = trainSeconds - m_lastTrain;
+        DataFlowReport r;
+        r.consumer = m_consumer;
+        r.workers = now.workers;
+        r.intervalSeconds = dt;
+        const double dWait = now.consumerWaitSeconds - m_last.consumerWaitSeconds;
+        r.waitShare = dTrain > 0 ? std::clamp(dWait / dTrain, 0.0, 1.0) : 0.0;
+        r.totalWaitShare =
+            trainSeconds > 0 ? std::clamp(now.consumerWaitSeconds / trainSeconds, 0.0, 1.0) : 0.0;
+        r.cachedSamples = now.cachedSamples;
+        r.cacheSamples = now.cacheSamples;
+        std::vector<data::StageStats> delta = now.stages;
+        for (size_t i = 0; i < now.stages.size(); ++i) {
+            const auto &s = now.stages[i];
+            delta[i].busySeconds -= m_last.stages[i].busySeconds;
+            r.stages.push_back({s.node, s.random, s.cached, s.batches, s.busySeconds,
+                                delta[i].busySeconds / (dt * std::max(now.workers, 1))});
+        }
+        for (size_t i = 0; i < now.edges.size(); ++i) {
+            const auto &e = now.edges[i], &p = m_last.edges[i];
+            DataFlowReport::Edge x;
+            x.from = e.from;
+            x.to = e.to;
+            x.batches = e.batches;
+            x.samples = e.samples;
+            x.bytes = e.bytes;
+            x.batchesPerSecond = double(e.batches - p.batches) / dt;
+            x.samplesPerSecond = double(e.samples - p.samples) / dt;
+            x.bytesPerSecond = double(e.bytes - p.bytes) / dt;
+            x.queued = e.queued;
+            x.capacity = e.capacity;
+            x.consumerWaitSeconds = e.consumerWaitSeconds;
+            x.consumerWaitShare =
+                std::clamp((e.consumerWaitSeconds - p.consumerWaitSeconds) / dt, 0.0, 1.0);
+            x.cached = e.cached;
+            r.edges.push_back(std::move(x));
+        }
+        r.bottleneck = bottleneckOf(delta, r.waitShare, m_consumer);
+        m_last = now;
+        m_lastTime = t;
+        m_lastTrain = trainSeconds;
+        return r;
+    }
+
+    // Over the whole run.
+    std::string bottleneck(double waitShare) const
+    {
+        return bottleneckOf(m_flow.stats().stages, waitShare, m_consumer);
+    }
+
+private:
+    const data::DataFlow &m_flow;
+    std::string m_consumer;
+    data::FlowStats m_last;
+    Clock::time_point m_lastTime;
+    double m_lastTrain = 0;
+};
+
+std::string percent(double share)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%", share * 100.0);
+    return buf;
 }
 
 } // namespace
@@ -209,36 +379,42 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     if (!backendResult.ok())
         return nodeError(job.trainNode + ".device", backendResult.error().message);
     Backend &backend = *backendResult.value();
-    const int threads = options.threads > 0
-                            ? options.threads
-                            : int(std::max(1u, std::thread::hardware_concurrency()));
+    const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
+    const int threads = options.threads > 0 ? options.threads : cores;
     backend.setThreads(threads);
+    // The data stages share the machine with the trainer: by default one worker per two cores.
+    const int workers = options.dataWorkers > 0 ? options.dataWorkers
+                        : job.dataWorkers > 0   ? job.dataWorkers
+                                                : std::max(1, cores / 2);
 
-    auto trainData = loadData(job.trainData);
-    if (!trainData.ok()) return trainData.error();
-    auto ds = trainData.value();
-    std::vector<std::shared_ptr<const data::ImageDataset>> evalData;
+    auto trainFlowResult =
+        makeFlow(job.trainData, job.trainNode, job.batchSize, job.shuffle, job.seed, workers);
+    if (!trainFlowResult.ok()) return trainFlowResult.error();
+    data::DataFlow &flow = *trainFlowResult.value();
+    const Shape sampleShape = flow.sampleShape();
+    const int32_t classes = flow.dataset().classes;
+    std::vector<std::unique_ptr<data::DataFlow>> evalFlows;
     for (const auto &e : job.evaluations) {
-        auto d = loadData(e.data);
-        if (!d.ok()) return d.error();
-        if (sampleShapeOf(*d.value()) != sampleShapeOf(*ds))
+        auto f = makeFlow(e.data, e.node, e.batchSize, false, job.seed, workers);
+        if (!f.ok()) return f.error();
+        if (f.value()->sampleShape() != sampleShape)
             return nodeError(e.data.sourceNode,
-                             "samples of shape " + sampleShapeOf(*d.value()).str() +
-                                 " differ from the training samples " + sampleShapeOf(*ds).str());
-        if (d.value()->classes > ds->classes)
-            return nodeError(e.data.sourceNode, "has labels up to " +
-                                                    std::to_string(d.value()->classes - 1) +
-                                                    " but the training data only has classes 0.." +
-                                                    std::to_string(ds->classes - 1));
-        evalData.push_back(d.value());
+                             "samples of shape " + f.value()->sampleShape().str() +
+                                 " differ from the training samples " + sampleShape.str());
+        if (f.value()->dataset().classes > classes)
+            return nodeError(
+                e.data.sourceNode,
+                "has labels up to " + std::to_string(f.value()->dataset().classes - 1) +
+                    " but the training data only has classes 0.." + std::to_string(classes - 1));
+        evalFlows.push_back(std::move(f).value());
     }
 
-    auto modelResult = buildModel(job, sampleShapeOf(*ds));
+    auto modelResult = buildModel(job, sampleShape);
     if (!modelResult.ok()) return modelResult.error();
     nn::Model &model = modelResult.value();
     auto loss = buildLoss(job);
     {
-        Status s = loss->check(model.outputSample(), ds->classes);
+        Status s = loss->check(model.outputSample(), classes);
         if (!s.ok()) return nodeError(job.outputNode, s.error().message);
     }
     model.initialize(job.seed);
@@ -246,29 +422,24 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     auto optimizer = buildOptimizer(job.optimizer);
     optimizer->attach(model.parameters());
 
-    data::LoaderOptions lo;
-    lo.batchSize = job.batchSize;
-    lo.shuffle = job.shuffle;
-    lo.seed = job.seed;
-    data::Loader loader(ds, lo, transformsOf(job.trainData));
-    const int64_t stepsPerEpoch = loader.batchesPerEpoch();
+    const int64_t stepsPerEpoch = flow.batchesPerEpoch();
     nn::LrSchedule schedule = job.optimizer.schedule;
     schedule.stepsPerEpoch = stepsPerEpoch;
     schedule.totalSteps = stepsPerEpoch * job.epochs;
 
     const std::string hash = pipelineHash(doc);
-    int64_t firstEpoch = 0, step = 0;
+    TrainState st;
     std::string resumedFrom;
     if (!options.resumeDir.empty()) {
         Checkpoint cp = newestCheckpoint(options.resumeDir);
-        if (cp.epoch < 0)
+        if (cp.step < 0)
             return fileError(options.resumeDir, "no whole checkpoint found under " +
                                                     options.resumeDir + "/checkpoints");
-        FB_TRY(loadCheckpoint(cp.dir, hash, model, *optimizer, firstEpoch, step));
-        if (firstEpoch >= job.epochs)
+        FB_TRY(loadCheckpoint(cp.dir, hash, model, *optimizer, st));
+        if (st.epoch >= job.epochs)
             return nodeError(job.trainNode + ".epochs",
                              "nothing left to train: the checkpoint " + cp.dir + " is at epoch " +
-                                 std::to_string(firstEpoch) + " and the pipeline asks for " +
+                                 std::to_string(st.epoch) + " and the pipeline asks for " +
                                  std::to_string(job.epochs) +
                                  "; raise train.epochs to train further");
         resumedFrom = cp.dir;
@@ -287,10 +458,12 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     info.device = device->str();
     info.outDir = outDir;
     info.threads = threads;
+    info.dataWorkers = workers;
     info.epochs = job.epochs;
-    info.firstEpoch = firstEpoch;
+    info.firstEpoch = st.epoch;
+    info.firstStep = st.step;
     info.stepsPerEpoch = stepsPerEpoch;
-    info.trainSamples = ds->count;
+    info.trainSamples = flow.dataset().count;
     info.parameters = model.parameterCount();
     info.modelSummary = model.summary();
     observer.runStarted(info);
@@ -300,81 +473,186 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     monitor.start();
     if (!resumedFrom.empty())
         observer.message(LogLevel::Info, "resuming from " + resumedFrom + " (epoch " +
-                                             std::to_string(firstEpoch) + ", step " +
-                                             std::to_string(step) + ")");
+                                             std::to_string(st.epoch + 1) + ", batch " +
+                                             std::to_string(st.batch) + ", step " +
+                                             std::to_string(st.step) + ")");
 
     RunSummary summary;
     summary.device = info.device;
     summary.outDir = outDir;
-    double trainSeconds = 0;
+    double trainSeconds = 0; // time in steps, waiting for data included; pauses excluded
     int64_t trainSamples = 0;
     float lastLoss = 0;
     const int64_t totalSteps = stepsPerEpoch * job.epochs;
+    const int64_t firstStep = st.step;
+    FlowReporter flowReporter(flow, job.trainNode);
+    auto lastFlowReport = Clock::now();
+    auto lastProgress = Clock::time_point{};
+    double recentLossSum = 0;
+    int64_t recentSteps = 0;
+    bool paused = false, stopping = false;
 
-    for (int64_t epoch = firstEpoch; epoch < job.epochs; ++epoch) {
+    auto checkpoint = [&](const char *reason) -> Status {
+        std::string dir;
+        FB_TRY(writeCheckpoint(outDir, st, hash, job.seed, model, *optimizer, job.keepCheckpoints,
+                               dir));
+        observer.checkpointWritten({dir, reason, st.epoch, st.step});
+        return {};
+    };
+    auto ack = [&](const Command &c, bool ok, std::string message) {
+        observer.commandHandled({c.name(), c.id, std::move(message), ok});
+    };
+    // Takes the commands that arrived; while paused, waits for more.
+    auto handleCommands = [&]() -> Status {
+        if (!options.control) return {};
+        while (true) {
+            auto entry = options.control->take(std::chrono::milliseconds(paused ? 200 : 0));
+            if (!entry) {
+                if (paused && !stopping) continue;
+                return {};
+            }
+            if (!entry->command) {
+                observer.commandHandled(entry->rejection);
+                continue;
+            }
+            const Command &c = *entry->command;
+            switch (c.kind) {
+            case Command::Kind::Pause:
+                ack(c, true,
+                    paused ? "already paused" : "paused after step " + std::to_string(st.step));
+                paused = true;
+                break;
+            case Command::Kind::Resume:
+                ack(c, true, paused ? "resumed" : "not paused");
+                paused = false;
+                break;
+            case Command::Kind::Stop:
+                ack(c, true,
+                    "stopping after step " + std::to_string(st.step) +
+                        (outDir.empty() ? " (no --out folder: no checkpoint is written)"
+                                        : "; writing a checkpoint"));
+                stopping = true;
+                paused = false;
+                return {};
+            case Command::Kind::Checkpoint:
+                if (outDir.empty()) {
+                    ack(c, false, "no output folder (--out) to write a checkpoint to");
+                } else {
+                    FB_TRY(checkpoint("command"));
+                    ack(c, true, "checkpoint written at step " + std::to_string(st.step));
+                }
+                break;
+            case Command::Kind::SetLr: {
+                st.lrOverride = c.lr;
+                char buf[64];
+                std::snprintf(buf, sizeof buf, "%g", c.lr);
+                ack(c, true,
+                    std::string("learning rate ") + buf + " from step " +
+                        std::to_string(st.step + 1));
+                break;
+            }
+            }
+        }
+    };
+
+    for (; st.epoch < job.epochs && !stopping; ++st.epoch, st.batch = 0) {
         const auto epochStart = Clock::now();
-        loader.startEpoch(epoch);
-        double lossSum = 0;
-        int64_t correct = 0, seen = 0, inEpoch = 0;
-        while (auto batch = loader.next()) {
-            const int64_t n = batch->x.shape()[0];
+        double epochSeconds = 0;
+        flow.startEpoch(st.epoch, st.batch);
+        while (true) {
+            FB_TRY(handleCommands());
+            if (stopping) break;
+            const auto stepStart = Clock::now();
+            auto next = flow.next();
+            if (!next.ok()) return next.error();
+            if (!next.value()) break;
+            const data::Batch &batch = *next.value();
+            const int64_t n = batch.x.shape()[0];
             nn::Plan &plan = model.plan(backend, n, true);
             nn::StepContext ctx;
             ctx.training = true;
-            ctx.seed = mix64(job.seed ^ mix64(uint64_t(step) + 0x5eed));
-            const Tensor &out = plan.forward(batch->x, ctx);
-            const LossResult r = loss->compute(backend, out, batch->y, &plan.outputGrad());
+            ctx.seed = mix64(job.seed ^ mix64(uint64_t(st.step) + 0x5eed));
+            const Tensor &out = plan.forward(batch.x, ctx);
+            const LossResult r = loss->compute(backend, out, batch.y, &plan.outputGrad());
             if (!std::isfinite(r.loss)) {
-                const Checkpoint cp = outDir.empty() ? Checkpoint{} : newestCheckpoint(outDir);
                 return nodeError(job.lossNode,
                                  "the loss became " +
                                      std::string(std::isnan(r.loss) ? "NaN" : "infinite") +
-                                     " at step " + std::to_string(step + 1) + " (epoch " +
-                                     std::to_string(epoch + 1) + "); last whole checkpoint: " +
-                                     (cp.epoch >= 0 ? cp.dir : std::string("none")) +
+                                     " at step " + std::to_string(st.step + 1) + " (epoch " +
+                                     std::to_string(st.epoch + 1) +
+                                     "); last whole checkpoint: " + lastCheckpointText(outDir) +
                                      ". Try a lower learning rate on '" + job.optimizer.node + "'");
             }
             plan.backward(ctx);
-            const float lr = schedule.at(step);
+            const float lr = st.lrOverride > 0 ? float(st.lrOverride) : schedule.at(st.step);
             optimizer->step(backend, lr);
-            ++step;
-            ++inEpoch;
-            lossSum += double(r.loss) * double(n);
-            correct += r.correct;
-            seen += n;
+            ++st.step;
+            ++st.batch;
+            st.lossSum += double(r.loss) * double(n);
+            st.correct += r.correct;
+            st.seen += n;
             lastLoss = r.loss;
+            recentLossSum += double(r.loss);
+            ++recentSteps;
+            const double stepSeconds = secondsSince(stepStart);
+            epochSeconds += stepSeconds;
+            trainSeconds += stepSeconds;
+            trainSamples += n;
 
-            Progress p;
-            p.epoch = epoch;
-            p.epochs = job.epochs;
-            p.step = step;
-            p.stepInEpoch = inEpoch;
-            p.stepsPerEpoch = stepsPerEpoch;
-            p.totalSteps = totalSteps;
-            p.loss = float(lossSum / double(seen));
-            p.accuracy = float(double(correct) / double(seen));
-            p.lr = lr;
-            const double el = trainSeconds + secondsSince(epochStart);
-            p.elapsedSeconds = el;
-            p.samplesPerSecond = double(trainSamples + seen) / std::max(el, 1e-9);
-            const int64_t doneSteps = step - firstEpoch * stepsPerEpoch;
-            p.etaSeconds = el / double(std::max<int64_t>(doneSteps, 1)) * double(totalSteps - step);
-            observer.progress(p);
+            const auto now = Clock::now();
+            const bool epochEnd = st.batch == stepsPerEpoch;
+            if (epochEnd || now - lastProgress >= std::chrono::milliseconds(100)) {
+                lastProgress = now;
+                Progress p;
+                p.epoch = st.epoch;
+                p.epochs = job.epochs;
+                p.step = st.step;
+                p.stepInEpoch = st.batch;
+                p.stepsPerEpoch = stepsPerEpoch;
+                p.totalSteps = totalSteps;
+                p.loss = float(st.lossSum / double(std::max<int64_t>(st.seen, 1)));
+                p.accuracy = float(double(st.correct) / double(std::max<int64_t>(st.seen, 1)));
+                p.recentLoss = float(recentLossSum / double(std::max<int64_t>(recentSteps, 1)));
+                recentLossSum = 0;
+                recentSteps = 0;
+                p.lr = lr;
+                p.elapsedSeconds = trainSeconds;
+                p.samplesPerSecond = double(trainSamples) / std::max(trainSeconds, 1e-9);
+                p.etaSeconds = trainSeconds / double(std::max<int64_t>(st.step - firstStep, 1)) *
+                               double(totalSteps - st.step);
+                p.dataWaitShare = std::clamp(
+                    flow.stats().consumerWaitSeconds / std::max(trainSeconds, 1e-9), 0.0, 1.0);
+                observer.progress(p);
+            }
+            if (now - lastFlowReport >= std::chrono::milliseconds(500)) {
+                lastFlowReport = now;
+                observer.dataflow(flowReporter.report(trainSeconds));
+            }
+            // A checkpoint every N steps; one that falls on the epoch's last step is written
+            // after the epoch's evaluation instead, as the start of the next epoch.
+            if (!outDir.empty() && job.checkpointSteps > 0 && !epochEnd &&
+                st.step % job.checkpointSteps == 0)
+                FB_TRY(checkpoint("steps"));
         }
-        const double epochSeconds = secondsSince(epochStart);
-        trainSeconds += epochSeconds;
-        trainSamples += seen;
+        if (stopping) {
+            flow.cancel();
+            if (!outDir.empty()) FB_TRY(checkpoint("stop"));
+            break;
+        }
+        (void)epochStart;
 
         EpochResult er;
-        er.epoch = epoch;
+        er.epoch = st.epoch;
         er.epochs = job.epochs;
-        er.trainLoss = float(lossSum / double(std::max<int64_t>(seen, 1)));
-        er.trainAccuracy = float(double(correct) / double(std::max<int64_t>(seen, 1)));
+        er.trainLoss = float(st.lossSum / double(std::max<int64_t>(st.seen, 1)));
+        er.trainAccuracy = float(double(st.correct) / double(std::max<int64_t>(st.seen, 1)));
         er.seconds = epochSeconds;
-        er.samplesPerSecond = double(seen) / std::max(epochSeconds, 1e-9);
-        for (size_t i = 0; i < job.evaluations.size(); ++i)
-            er.evaluations.push_back(
-                evaluate(model, backend, *loss, evalData[i], job.evaluations[i]));
+        er.samplesPerSecond = double(st.seen) / std::max(epochSeconds, 1e-9);
+        for (size_t i = 0; i < job.evaluations.size(); ++i) {
+            auto ev = evaluate(model, backend, *loss, *evalFlows[i], job.evaluations[i].node);
+            if (!ev.ok()) return ev.error();
+            er.evaluations.push_back(ev.value());
+        }
         observer.epochFinished(er);
         if (!er.evaluations.empty()) summary.testAccuracy = er.evaluations[0].accuracy;
 
@@ -388,21 +666,27 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
             for (int64_t i = 0; finite && i < p.param->value.numel(); ++i)
                 finite = std::isfinite(w[i]);
         }
-        if (!finite) {
-            const Checkpoint cp = outDir.empty() ? Checkpoint{} : newestCheckpoint(outDir);
-            return nodeError(
-                job.optimizer.node,
-                "the weights became NaN or infinite by step " + std::to_string(step) + " (epoch " +
-                    std::to_string(epoch + 1) + "); last whole checkpoint: " +
-                    (cp.epoch >= 0 ? cp.dir : std::string("none")) + ". Try a lower learning rate");
-        }
+        if (!finite)
+            return nodeError(job.optimizer.node,
+                             "the weights became NaN or infinite by step " +
+                                 std::to_string(st.step) + " (epoch " +
+                                 std::to_string(st.epoch + 1) + "); last whole checkpoint: " +
+                                 lastCheckpointText(outDir) + ". Try a lower learning rate");
 
-        const bool last = epoch + 1 == job.epochs;
-        if (!outDir.empty() &&
-            (last || (job.checkpointEvery > 0 && (epoch + 1) % job.checkpointEvery == 0))) {
-            std::string dir;
-            FB_TRY(writeCheckpoint(outDir, epoch + 1, step, hash, model, *optimizer, dir));
-            observer.checkpointWritten(dir, epoch + 1);
+        // The epoch is whole: the state a checkpoint records is the start of the next one.
+        const bool last = st.epoch + 1 == job.epochs;
+        const bool everyEpoch =
+            job.checkpointEvery > 0 && (st.epoch + 1) % job.checkpointEvery == 0;
+        const bool everySteps = job.checkpointSteps > 0 && st.step % job.checkpointSteps == 0;
+        st.lossSum = 0;
+        st.correct = 0;
+        st.seen = 0;
+        if (!outDir.empty() && (last || everyEpoch || everySteps)) {
+            ++st.epoch;
+            st.batch = 0;
+            const Status s = checkpoint(everyEpoch || last ? "epoch" : "steps");
+            --st.epoch;
+            FB_TRY(s);
         }
     }
 
@@ -410,7 +694,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     if (options.profile)
         observer.message(LogLevel::Info, "time per layer (training):\n" + model.profileReport());
 
-    if (!outDir.empty()) {
+    if (!outDir.empty() && !stopping) {
         io::NamedTensors weights;
         for (auto &p : model.parameters())
             weights.emplace_back(p.name, p.param->value);
@@ -420,8 +704,18 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                                     {{"format", "flowbench.model"}, {"pipeline_hash", hash}}));
     }
 
+    const double waitShare =
+        std::clamp(flow.stats().consumerWaitSeconds / std::max(trainSeconds, 1e-9), 0.0, 1.0);
+    observer.dataflow(flowReporter.report(trainSeconds));
+    summary.dataWaitShare = waitShare;
+    summary.bottleneck = flowReporter.bottleneck(waitShare);
+    observer.message(LogLevel::Info,
+                     "training waited " + percent(waitShare) +
+                         " of its time for data; bottleneck: " + summary.bottleneck +
+                         (summary.bottleneck == job.trainNode ? " (the model's steps)" : ""));
+    summary.stopped = stopping;
     summary.epochs = job.epochs;
-    summary.steps = step;
+    summary.steps = st.step;
     summary.trainSamplesPerSecond = double(trainSamples) / std::max(trainSeconds, 1e-9);
     summary.finalLoss = lastLoss;
     summary.wallSeconds = secondsSince(wallStart);

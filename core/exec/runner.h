@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/base/log.h"
+#include "core/exec/control.h"
 #include "core/exec/job.h"
 #include "core/metrics/hardware_monitor.h"
 
@@ -10,17 +11,20 @@
 namespace fb::exec {
 
 struct RunOptions {
-    std::string pipelineName; // for messages and the default output folder
-    std::string device;       // "" = the train node's preference
-    int threads = 0;          // 0 = every core
-    std::string outDir;       // "" = no files written
-    std::string resumeDir;    // continue from the newest checkpoint under this folder
-    bool profile = false;     // time every layer and report where the step time went
+    std::string pipelineName;      // for messages and the default output folder
+    std::string device;            // "" = the train node's preference
+    int threads = 0;               // 0 = every core
+    std::string outDir;            // "" = no files written
+    std::string resumeDir;         // continue from the newest checkpoint under this folder
+    bool profile = false;          // time every layer and report where the step time went
+    int dataWorkers = 0;           // 0 = the train node's data_workers (itself 0 = automatic)
+    RunControl *control = nullptr; // commands for the run (pause, stop, ...); may be null
 };
 
 struct RunInfo {
     std::string pipeline, device, outDir, modelSummary;
-    int threads = 0;
+    int threads = 0, dataWorkers = 0;
+    int64_t firstStep = 0; // a resumed run starts after this many steps
     int64_t epochs = 0, firstEpoch = 0, stepsPerEpoch = 0, trainSamples = 0, parameters = 0;
 };
 
@@ -28,8 +32,43 @@ struct Progress {
     int64_t epoch = 0, epochs = 0; // epoch counts from 0
     int64_t step = 0, stepInEpoch = 0, stepsPerEpoch = 0, totalSteps = 0;
     float loss = 0, accuracy = 0; // this epoch so far
+    float recentLoss = 0;         // mean over the steps since the previous report
     float lr = 0;
     double samplesPerSecond = 0, elapsedSeconds = 0, etaSeconds = 0;
+    double dataWaitShare = 0; // share of this run's training time spent waiting for data
+};
+
+// Data-flow statistics for the canvas (about twice a second). Rates and shares cover the time
+// since the previous report; counts and seconds are totals.
+struct DataFlowReport {
+    struct Edge {
+        std::string from, to;
+        int64_t batches = 0, samples = 0, bytes = 0;
+        double batchesPerSecond = 0, samplesPerSecond = 0, bytesPerSecond = 0;
+        int64_t queued = 0, capacity = 0;
+        double consumerWaitSeconds = 0, consumerWaitShare = 0;
+        bool cached = false;
+    };
+    struct Stage {
+        std::string node;
+        bool random = false, cached = false;
+        int64_t batches = 0;
+        double busySeconds = 0, busyShare = 0; // share of the workers' time in this stage
+    };
+    std::string consumer; // the train node
+    int workers = 0;
+    double intervalSeconds = 0;
+    double waitShare = 0;      // the trainer's data wait over its step time, this interval
+    double totalWaitShare = 0; // the same over the whole run
+    std::string bottleneck;    // the node that limits throughput (the consumer when not data)
+    int64_t cachedSamples = 0, cacheSamples = 0;
+    std::vector<Edge> edges;
+    std::vector<Stage> stages;
+};
+
+struct CheckpointInfo {
+    std::string dir, reason;     // reason: epoch | steps | command | stop
+    int64_t epoch = 0, step = 0; // epoch: whole epochs done; step: global steps done
 };
 
 struct Evaluation {
@@ -51,6 +90,9 @@ struct RunSummary {
     float finalLoss = 0;
     float testAccuracy = -1; // -1 when no evaluate node ran
     std::string device, outDir;
+    bool stopped = false;     // ended early by a stop command; a checkpoint holds its state
+    double dataWaitShare = 0; // share of training time spent waiting for data
+    std::string bottleneck;   // the node that limited throughput over the run
 };
 
 // How the executor reports (DESIGN.md: describing and running are separate; observers watch).
@@ -60,7 +102,9 @@ public:
     virtual void runStarted(const RunInfo &) {}
     virtual void progress(const Progress &) {}
     virtual void epochFinished(const EpochResult &) {}
-    virtual void checkpointWritten(const std::string &dir, int64_t epoch) {}
+    virtual void checkpointWritten(const CheckpointInfo &) {}
+    virtual void dataflow(const DataFlowReport &) {}
+    virtual void commandHandled(const CommandAck &) {}
     virtual void message(LogLevel, const std::string &) {}
     // About twice a second while training, from the monitor's own thread.
     virtual void hardware(const metrics::HardwareSample &) {}
@@ -72,8 +116,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                                RunObserver &observer);
 
 // FNV-1a of the pipeline's canonical JSON without positions and without the train node's epochs,
-// checkpoint_every and device (changing those continues the same run): a checkpoint from another
-// pipeline is refused on resume.
+// checkpoint policy, data_workers and device (changing those continues the same run): a
+// checkpoint from another pipeline is refused on resume.
 std::string pipelineHash(const graph::PipelineDocument &doc);
 
 } // namespace fb::exec

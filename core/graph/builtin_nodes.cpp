@@ -111,6 +111,21 @@ NodeTypeSpec layer(std::string type, std::string title, std::string help,
     return t;
 }
 
+// A random augmentation of sample streams: samples in, the same number of samples out.
+NodeTypeSpec augmentation(std::string type, std::string title, std::string help,
+                          std::vector<ParamSpec> params)
+{
+    NodeTypeSpec t;
+    t.type = std::move(type);
+    t.category = "Augment";
+    t.title = std::move(title);
+    t.help = std::move(help);
+    t.inputs = {port("samples", PortType::Samples, "Samples to augment.")};
+    t.outputs = {port("samples", PortType::Samples, "The augmented samples.")};
+    t.params = std::move(params);
+    return t;
+}
+
 std::vector<ParamSpec> poolParams()
 {
     return {intParam("kernel_size", 2, atLeast(1), "Height and width of the pooling window."),
@@ -212,6 +227,30 @@ NodeTypeRegistry makeBuiltin()
         };
         r.add(std::move(t));
     }
+
+    r.add(augmentation(
+        "random_hflip", "Random flip",
+        "Mirrors each sample left to right with probability p (OpenCV). Random: "
+        "runs every epoch, with draws seeded by the run seed, the node, the epoch "
+        "and the sample.",
+        {floatParam("p", 0.5, closed(0, 1), "Probability that a sample is mirrored.")}));
+    r.add(augmentation(
+        "random_affine", "Random affine",
+        "Rotates, scales and shifts each sample by random amounts (OpenCV warpAffine, bilinear); "
+        "uncovered pixels take the fill value.",
+        {floatParam("degrees", 10, closed(0, 180), "Rotation: uniform in [-degrees, degrees]."),
+         floatParam("translate", 0.1, halfOpen(0, 1),
+                    "Shift: up to this fraction of the width and of the height."),
+         floatParam("scale_min", 0.9, above(0), "Smallest zoom factor."),
+         floatParam("scale_max", 1.1, above(0), "Largest zoom factor (at least scale_min)."),
+         floatParam("fill", 0, any(), "Value of pixels the image no longer covers.")}));
+    r.add(augmentation(
+        "random_crop", "Random crop",
+        "Pads each side with the fill value, then cuts a window at a random place (OpenCV).",
+        {intParam("height", 0, atLeast(0), "Height of the window; 0 = the input's height."),
+         intParam("width", 0, atLeast(0), "Width of the window; 0 = the input's width."),
+         intParam("padding", 4, atLeast(0), "Pixels added on every side before cropping."),
+         floatParam("fill", 0, any(), "Value of the padding pixels.")}));
 
     // --- Model
     {
@@ -317,6 +356,12 @@ NodeTypeRegistry makeBuiltin()
             boolParam("shuffle", true, "Shuffle the samples at the start of every epoch."),
             intParam("checkpoint_every", 1, atLeast(0),
                      "Write a checkpoint every N epochs; 0 = only at the end."),
+            intParam("checkpoint_steps", 0, atLeast(0),
+                     "Also write a checkpoint every N steps; 0 = only at epoch ends."),
+            intParam("keep_checkpoints", 3, atLeast(0),
+                     "How many of the newest checkpoints to keep; 0 = keep them all."),
+            intParam("data_workers", 0, atLeast(0),
+                     "Threads that prepare batches; 0 = one per two cores (at least 1)."),
             enumParam("device", {"auto", "cpu", "cuda"}, "auto",
                       "Where to train; auto = the GPU when there is one, else the CPU."),
         };

@@ -347,6 +347,14 @@ std::vector<Error> validate(const PipelineDocument &doc, const NodeTypeRegistry 
             Status s = checkParamValue(*ps, p.value(), n.id);
             if (!s.ok()) errors.push_back(s.error());
         }
+        // Rules between parameters of one node.
+        if (n.type == "random_affine") {
+            const json lo = doc.param(n.id, "scale_min"), hi = doc.param(n.id, "scale_max");
+            if (lo.is_number() && hi.is_number() && lo.get<double>() > hi.get<double>())
+                errors.push_back(nodeError(n.id + ".scale_min", "scale_min (" + lo.dump() +
+                                                                    ") is above scale_max (" +
+                                                                    hi.dump() + ")"));
+        }
     }
 
     // Edges: ends, directions, types.

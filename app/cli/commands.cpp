@@ -1,0 +1,85 @@
+#include "app/cli/commands.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <string>
+
+namespace fb::cli {
+
+namespace {
+
+volatile sig_atomic_t g_stopSignal = 0;
+
+void onStopSignal(int)
+{
+    g_stopSignal = 1;
+}
+
+} // namespace
+
+CommandPump::CommandPump(exec::RunControl &control, bool readStdin)
+    : m_control(control)
+    , m_readStdin(readStdin)
+{
+    struct sigaction sa {};
+    sa.sa_handler = onStopSignal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND; // the second signal takes the default action: stop at once
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    m_thread = std::thread([this] { run(); });
+}
+
+CommandPump::~CommandPump()
+{
+    m_stop = true;
+    m_thread.join();
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+}
+
+void CommandPump::run()
+{
+    std::string pending;
+    bool stdinOpen = m_readStdin;
+    bool signalled = false;
+    while (!m_stop) {
+        if (g_stopSignal && !signalled) {
+            signalled = true;
+            exec::Command c;
+            c.kind = exec::Command::Kind::Stop;
+            c.id = "signal";
+            m_control.post(c);
+        }
+        if (!stdinOpen) {
+            ::usleep(100 * 1000);
+            continue;
+        }
+        pollfd p{STDIN_FILENO, POLLIN, 0};
+        const int r = ::poll(&p, 1, 100);
+        if (r <= 0) continue;
+        char buf[4096];
+        const ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+        if (n <= 0) { // end of input (or an error): no more commands, the run goes on
+            stdinOpen = false;
+            continue;
+        }
+        pending.append(buf, size_t(n));
+        size_t nl;
+        while ((nl = pending.find('\n')) != std::string::npos) {
+            std::string line = pending.substr(0, nl);
+            pending.erase(0, nl + 1);
+            if (!line.empty() && line.back() == '\r') line.pop_back();
+            if (line.find_first_not_of(" \t") == std::string::npos) continue;
+            exec::ParsedCommand c = exec::parseCommand(line);
+            if (c.command)
+                m_control.post(*c.command);
+            else
+                m_control.postInvalid(std::move(c.rejection));
+        }
+    }
+}
+
+} // namespace fb::cli

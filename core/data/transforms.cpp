@@ -1,0 +1,147 @@
+#include "core/data/transforms.h"
+
+#include "core/base/check.h"
+#include "core/base/rng.h"
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <cmath>
+#include <mutex>
+
+namespace fb::data {
+
+namespace {
+
+// A channel plane of one sample as an OpenCV matrix header over our buffer (no copy).
+cv::Mat plane(const float *p, const Shape &s)
+{
+    return cv::Mat(int(s[1]), int(s[2]), CV_32FC1, const_cast<float *>(p));
+}
+
+} // namespace
+
+void useCallingThreadForOpenCv()
+{
+    static std::once_flag once;
+    std::call_once(once, [] { cv::setNumThreads(1); });
+}
+
+Normalize::Normalize(float mean, float stddev)
+    : m_mean(mean)
+    , m_std(stddev)
+{
+    FB_ASSERT(stddev != 0.0f && std::isfinite(stddev) && std::isfinite(mean),
+              "Normalize needs a finite mean and a finite, non-zero std");
+}
+
+void Normalize::apply(const float *in, float *out, int64_t n, const Shape &inShape,
+                      const uint64_t *) const
+{
+    const int64_t total = n * inShape.numel();
+    const float mean = m_mean, stddev = m_std;
+    for (int64_t i = 0; i < total; ++i)
+        out[i] = (in[i] - mean) / stddev;
+}
+
+RandomHorizontalFlip::RandomHorizontalFlip(float p)
+    : m_p(p)
+{
+    FB_ASSERT(p >= 0.0f && p <= 1.0f, "flip probability must be in [0, 1]");
+}
+
+void RandomHorizontalFlip::apply(const float *in, float *out, int64_t n, const Shape &s,
+                                 const uint64_t *seeds) const
+{
+    const int64_t planeSize = s[1] * s[2], sampleSize = s.numel();
+    for (int64_t i = 0; i < n; ++i) {
+        Rng rng(seeds[i]);
+        const bool flip = rng.uniform() < m_p;
+        for (int64_t c = 0; c < s[0]; ++c) {
+            const int64_t off = i * sampleSize + c * planeSize;
+            cv::Mat dst = plane(out + off, s);
+            if (flip)
+                cv::flip(plane(in + off, s), dst, 1); // in == out is fine: flip swaps pairs
+            else if (in != out)
+                plane(in + off, s).copyTo(dst);
+        }
+    }
+}
+
+RandomAffine::RandomAffine(float degrees, float translate, float scaleMin, float scaleMax,
+                           float fill)
+    : m_degrees(degrees)
+    , m_translate(translate)
+    , m_scaleMin(scaleMin)
+    , m_scaleMax(scaleMax)
+    , m_fill(fill)
+{
+    FB_ASSERT(degrees >= 0 && translate >= 0 && translate < 1 && scaleMin > 0 &&
+                  scaleMin <= scaleMax,
+              "invalid random affine parameters");
+}
+
+void RandomAffine::apply(const float *in, float *out, int64_t n, const Shape &s,
+                         const uint64_t *seeds) const
+{
+    const int64_t planeSize = s[1] * s[2], sampleSize = s.numel();
+    const cv::Point2f centre(float(s[2] - 1) * 0.5f, float(s[1] - 1) * 0.5f);
+    for (int64_t i = 0; i < n; ++i) {
+        // The draws are made in a fixed order from the sample's own generator.
+        Rng rng(seeds[i]);
+        const float angle = rng.uniform(-m_degrees, m_degrees);
+        const float scale = rng.uniform(m_scaleMin, m_scaleMax);
+        const float tx = rng.uniform(-m_translate, m_translate) * float(s[2]);
+        const float ty = rng.uniform(-m_translate, m_translate) * float(s[1]);
+        cv::Mat m = cv::getRotationMatrix2D(centre, angle, scale);
+        m.at<double>(0, 2) += tx;
+        m.at<double>(1, 2) += ty;
+        for (int64_t c = 0; c < s[0]; ++c) {
+            const int64_t off = i * sampleSize + c * planeSize;
+            cv::Mat dst = plane(out + off, s);
+            cv::warpAffine(plane(in + off, s), dst, m, dst.size(), cv::INTER_LINEAR,
+                           cv::BORDER_CONSTANT, cv::Scalar(m_fill));
+        }
+    }
+}
+
+RandomCrop::RandomCrop(int64_t height, int64_t width, int64_t padding, float fill)
+    : m_height(height)
+    , m_width(width)
+    , m_padding(padding)
+    , m_fill(fill)
+{
+    FB_ASSERT(height >= 0 && width >= 0 && padding >= 0, "invalid random crop parameters");
+}
+
+Result<Shape> RandomCrop::outputShape(const Shape &in) const
+{
+    const int64_t h = m_height ? m_height : in[1], w = m_width ? m_width : in[2];
+    if (h > in[1] + 2 * m_padding || w > in[2] + 2 * m_padding)
+        return makeError("a " + std::to_string(h) + "x" + std::to_string(w) +
+                         " crop does not fit in a " + std::to_string(in[1]) + "x" +
+                         std::to_string(in[2]) + " image padded by " + std::to_string(m_padding));
+    return Shape{in[0], h, w};
+}
+
+void RandomCrop::apply(const float *in, float *out, int64_t n, const Shape &s,
+                       const uint64_t *seeds) const
+{
+    const Shape os = outputShape(s).value();
+    const int64_t inPlane = s[1] * s[2], outPlane = os[1] * os[2];
+    const int p = int(m_padding);
+    cv::Mat padded;
+    for (int64_t i = 0; i < n; ++i) {
+        Rng rng(seeds[i]);
+        const int y0 = int(rng.below(uint64_t(s[1] + 2 * p - os[1] + 1)));
+        const int x0 = int(rng.below(uint64_t(s[2] + 2 * p - os[2] + 1)));
+        for (int64_t c = 0; c < s[0]; ++c) {
+            cv::copyMakeBorder(plane(in + (i * s[0] + c) * inPlane, s), padded, p, p, p, p,
+                               cv::BORDER_CONSTANT, cv::Scalar(m_fill));
+            cv::Mat dst = plane(out + (i * os[0] + c) * outPlane, os);
+            padded(cv::Rect(x0, y0, int(os[2]), int(os[1]))).copyTo(dst);
+        }
+    }
+}
+
+} // namespace fb::data
