@@ -196,8 +196,10 @@ private slots:
         QCOMPARE(start["version"].toInt(), 2);
         for (const char *k : {"pipeline", "device", "threads", "data_workers", "epochs",
                               "first_epoch", "first_step", "steps_per_epoch", "train_samples",
-                              "parameters", "out_dir", "flowbench"})
+                              "parameters", "out_dir", "flowbench", "libraries"})
             QVERIFY2(start.contains(k), k);
+        QVERIFY(start["libraries"].toObject()["onednn"].toString().startsWith("2."));
+        QVERIFY(start["libraries"].toObject()["opencv"].toString().startsWith("4."));
         QMap<QString, int> count;
         double lastT = 0;
         QStringList chain;
@@ -307,6 +309,22 @@ private slots:
         QCOMPARE(s["stopped"].toBool(), true);
         QCOMPARE(s["steps"].toInt(), (*stopCp)["step"].toInt());
         QVERIFY(s["steps"].toInt() < 50 * 16);
+    }
+
+    void pausedRunGoesOnWhenCommandsEnd()
+    {
+        // The window that paused the run went away (its pipe closed): the run must not hang.
+        QTemporaryDir dir;
+        LiveRun run(augmentedRun(dir.path(), 1));
+        QVERIFY(run.waitForType("run_start"));
+        run.send({{"command", "pause"}, {"id", "p"}});
+        QVERIFY(run.waitFor([](const QJsonObject &e) { return isAck(e, "p"); }));
+        QCOMPARE(run.finish(60000), 0); // closes stdin
+        QVERIFY(run.waitFor([](const QJsonObject &e) {
+            return e["type"] == "log" && e["message"].toString().contains("resuming");
+        }));
+        QCOMPARE(run.summary()["steps"].toInt(), 16);
+        QCOMPARE(run.summary()["stopped"].toBool(), false);
     }
 
     void stoppedRunResumesExactly()

@@ -4,13 +4,14 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <string>
 
 namespace fb::cli {
 
 namespace {
 
-volatile sig_atomic_t g_stopSignal = 0;
+std::atomic<int> g_stopSignal{0}; // lock-free, so safe to set in a signal handler
 
 void onStopSignal(int)
 {
@@ -26,7 +27,9 @@ CommandPump::CommandPump(exec::RunControl &control, bool readStdin)
     struct sigaction sa {};
     sa.sa_handler = onStopSignal;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESETHAND; // the second signal takes the default action: stop at once
+    // The second signal takes the default action (stop at once); interrupted writes of the event
+    // stream resume rather than fail.
+    sa.sa_flags = SA_RESETHAND | SA_RESTART;
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
     m_thread = std::thread([this] { run(); });
@@ -64,9 +67,10 @@ void CommandPump::run()
         const ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
         if (n <= 0) { // end of input (or an error): no more commands, the run goes on
             stdinOpen = false;
-            continue;
+            if (!pending.empty()) pending += '\n'; // a last line without its newline
+        } else {
+            pending.append(buf, size_t(n));
         }
-        pending.append(buf, size_t(n));
         size_t nl;
         while ((nl = pending.find('\n')) != std::string::npos) {
             std::string line = pending.substr(0, nl);
@@ -79,6 +83,7 @@ void CommandPump::run()
             else
                 m_control.postInvalid(std::move(c.rejection));
         }
+        if (!stdinOpen) m_control.closeInput();
     }
 }
 

@@ -45,7 +45,7 @@ private:
     bool m_started = false;
     bool m_tty = false;
     bool m_barShown = false;
-    std::chrono::steady_clock::time_point m_start, m_lastLine, m_lastBar, m_lastEvent;
+    std::chrono::steady_clock::time_point m_start, m_lastLine, m_lastBar;
 };
 
 } // namespace fb::cli

@@ -209,4 +209,7 @@ Result<Backend *> backendFor(Device device);
 // The plain reference kernels: the oracle every other backend is tested against.
 Backend &referenceBackend();
 
+// The compute libraries this build runs on, as (name, version), for run logs and bug reports.
+std::vector<std::pair<std::string, std::string>> backendLibraryVersions();
+
 } // namespace fb

@@ -2,6 +2,8 @@
 
 #include "core/backend/cpu/cpu_backend.h"
 
+#include <dnnl.h>
+
 namespace fb {
 
 Result<Backend *> backendFor(Device device)
@@ -18,6 +20,13 @@ Backend &referenceBackend()
 {
     static ReferenceBackend reference;
     return reference;
+}
+
+std::vector<std::pair<std::string, std::string>> backendLibraryVersions()
+{
+    const dnnl_version_t *v = dnnl_version();
+    return {{"onednn", std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+                           std::to_string(v->patch)}};
 }
 
 } // namespace fb

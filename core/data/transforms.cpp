@@ -27,6 +27,11 @@ void useCallingThreadForOpenCv()
     std::call_once(once, [] { cv::setNumThreads(1); });
 }
 
+std::string openCvVersion()
+{
+    return CV_VERSION;
+}
+
 Normalize::Normalize(float mean, float stddev)
     : m_mean(mean)
     , m_std(stddev)

@@ -4,6 +4,7 @@
 #include "core/tensor/shape.h"
 
 #include <cstdint>
+#include <string>
 
 namespace fb::data {
 
@@ -12,6 +13,8 @@ namespace fb::data {
 // split every small warp into stripes across all cores, on top of our workers and the trainer's
 // OpenMP threads. Process-wide; called by DataFlow.
 void useCallingThreadForOpenCv();
+// The OpenCV version the transforms run on.
+std::string openCvVersion();
 
 // One step of a data chain, applied to a batch of samples by a data-flow worker. Samples are
 // float32, planar per sample ([c, h, w] contiguous). Implementations must be thread-safe for

@@ -82,6 +82,12 @@ void RunControl::postInvalid(CommandAck rejection)
     m_cv.notify_all();
 }
 
+void RunControl::closeInput()
+{
+    m_inputClosed = true;
+    m_cv.notify_all();
+}
+
 std::optional<RunControl::Entry> RunControl::take(std::chrono::milliseconds timeout)
 {
     std::unique_lock lock(m_mutex);

@@ -2,6 +2,7 @@
 
 #include "core/base/result.h"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -50,11 +51,15 @@ public:
         CommandAck rejection;
     };
     std::optional<Entry> take(std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
+    // The sender will send nothing more (stdin closed): a paused run must not wait forever.
+    void closeInput();
+    bool inputClosed() const { return m_inputClosed; }
 
 private:
     std::mutex m_mutex;
     std::condition_variable m_cv;
     std::deque<Entry> m_queue;
+    std::atomic<bool> m_inputClosed{false};
 };
 
 } // namespace fb::exec

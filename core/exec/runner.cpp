@@ -115,6 +115,7 @@ struct TrainState {
     double lossSum = 0; // this epoch's loss sum, correct and seen so far (for its report)
     int64_t correct = 0, seen = 0;
     double lrOverride = 0; // set by a set_lr command; 0 = the schedule's rate
+    double lastLoss = 0;   // the last step's loss (the summary's final_loss)
 };
 
 struct Checkpoint {
@@ -190,6 +191,7 @@ Status writeCheckpoint(const std::string &outDir, const TrainState &st, const st
     const fs::path root = fs::path(outDir) / "checkpoints";
     const fs::path tmp = root / (std::string(".") + name + ".tmp");
     const fs::path final = root / name;
+    const fs::path old = root / (std::string(".") + name + ".old");
     std::error_code ec;
     fs::remove_all(tmp, ec);
     fs::create_directories(tmp, ec);
@@ -203,6 +205,7 @@ Status writeCheckpoint(const std::string &outDir, const TrainState &st, const st
                                             {"epoch_correct", std::to_string(st.correct)},
                                             {"epoch_seen", std::to_string(st.seen)},
                                             {"lr_override", hexDouble(st.lrOverride)},
+                                            {"last_loss", hexDouble(st.lastLoss)},
                                             {"seed", std::to_string(seed)},
                                             {"optimizer_steps", std::to_string(opt.steps())},
                                             {"optimizer", opt.type()},
@@ -213,11 +216,16 @@ Status writeCheckpoint(const std::string &outDir, const TrainState &st, const st
     FB_TRY(io::writeSafetensors((tmp / "checkpoint.safetensors").string(),
                                 checkpointTensors(model, opt), meta));
     syncDirectory(tmp);
-    fs::remove_all(final, ec);
-    fs::rename(tmp, final, ec);
+    // A checkpoint of the same step may exist (a stop resumed and stopped again): move it aside
+    // rather than delete it first, so some whole checkpoint exists at every moment.
+    fs::remove_all(old, ec);
+    ec.clear();
+    if (fs::exists(final)) fs::rename(final, old, ec);
+    if (!ec) fs::rename(tmp, final, ec);
     if (ec)
         return fileError(final.string(), "cannot move the checkpoint into place: " + ec.message());
     syncDirectory(root);
+    fs::remove_all(old, ec);
     writtenDir = final.string();
     if (keep > 0) {
         auto all = checkpoints(outDir);
@@ -262,6 +270,7 @@ Status loadCheckpoint(const std::string &dir, const std::string &hash, nn::Model
     st.correct = std::atoll(get("epoch_correct").c_str());
     st.seen = std::atoll(get("epoch_seen").c_str());
     st.lrOverride = std::strtod(get("lr_override").c_str(), nullptr);
+    st.lastLoss = std::strtod(get("last_loss").c_str(), nullptr);
     opt.setSteps(std::atoll(get("optimizer_steps").c_str()));
     return {};
 }
@@ -466,6 +475,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     info.trainSamples = flow.dataset().count;
     info.parameters = model.parameterCount();
     info.modelSummary = model.summary();
+    info.libraries = backendLibraryVersions();
+    info.libraries.emplace_back("opencv", data::openCvVersion());
     observer.runStarted(info);
     metrics::HardwareMonitor monitor(
         std::chrono::milliseconds(500),
@@ -482,7 +493,6 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     summary.outDir = outDir;
     double trainSeconds = 0; // time in steps, waiting for data included; pauses excluded
     int64_t trainSamples = 0;
-    float lastLoss = 0;
     const int64_t totalSteps = stepsPerEpoch * job.epochs;
     const int64_t firstStep = st.step;
     FlowReporter flowReporter(flow, job.trainNode);
@@ -508,6 +518,12 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         while (true) {
             auto entry = options.control->take(std::chrono::milliseconds(paused ? 200 : 0));
             if (!entry) {
+                if (paused && options.control->inputClosed()) {
+                    observer.message(LogLevel::Warning,
+                                     "the command input closed while the run was paused; "
+                                     "resuming");
+                    paused = false;
+                }
                 if (paused && !stopping) continue;
                 return {};
             }
@@ -538,8 +554,11 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                 if (outDir.empty()) {
                     ack(c, false, "no output folder (--out) to write a checkpoint to");
                 } else {
-                    FB_TRY(checkpoint("command"));
-                    ack(c, true, "checkpoint written at step " + std::to_string(st.step));
+                    const Status s = checkpoint("command");
+                    if (s.ok())
+                        ack(c, true, "checkpoint written at step " + std::to_string(st.step));
+                    else
+                        ack(c, false, "no checkpoint: " + s.error().str());
                 }
                 break;
             case Command::Kind::SetLr: {
@@ -558,6 +577,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     for (; st.epoch < job.epochs && !stopping; ++st.epoch, st.batch = 0) {
         const auto epochStart = Clock::now();
         double epochSeconds = 0;
+        int64_t epochSamples = 0; // trained in this epoch by this process (not before a resume)
         flow.startEpoch(st.epoch, st.batch);
         while (true) {
             FB_TRY(handleCommands());
@@ -591,7 +611,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
             st.lossSum += double(r.loss) * double(n);
             st.correct += r.correct;
             st.seen += n;
-            lastLoss = r.loss;
+            st.lastLoss = r.loss;
+            epochSamples += n;
             recentLossSum += double(r.loss);
             ++recentSteps;
             const double stepSeconds = secondsSince(stepStart);
@@ -617,6 +638,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                 recentSteps = 0;
                 p.lr = lr;
                 p.elapsedSeconds = trainSeconds;
+                p.samples = trainSamples;
                 p.samplesPerSecond = double(trainSamples) / std::max(trainSeconds, 1e-9);
                 p.etaSeconds = trainSeconds / double(std::max<int64_t>(st.step - firstStep, 1)) *
                                double(totalSteps - st.step);
@@ -647,7 +669,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         er.trainLoss = float(st.lossSum / double(std::max<int64_t>(st.seen, 1)));
         er.trainAccuracy = float(double(st.correct) / double(std::max<int64_t>(st.seen, 1)));
         er.seconds = epochSeconds;
-        er.samplesPerSecond = double(st.seen) / std::max(epochSeconds, 1e-9);
+        er.samplesPerSecond = epochSamples > 0 ? double(epochSamples) / epochSeconds : 0.0;
         for (size_t i = 0; i < job.evaluations.size(); ++i) {
             auto ev = evaluate(model, backend, *loss, *evalFlows[i], job.evaluations[i].node);
             if (!ev.ok()) return ev.error();
@@ -690,6 +712,15 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         }
     }
 
+    // Commands that came too late for the loop still get their answer.
+    while (options.control) {
+        auto entry = options.control->take();
+        if (!entry) break;
+        CommandAck a = entry->command ? CommandAck{entry->command->name(), entry->command->id,
+                                                   "the run has already finished training", false}
+                                      : entry->rejection;
+        observer.commandHandled(a);
+    }
     monitor.stop();
     if (options.profile)
         observer.message(LogLevel::Info, "time per layer (training):\n" + model.profileReport());
@@ -717,7 +748,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     summary.epochs = job.epochs;
     summary.steps = st.step;
     summary.trainSamplesPerSecond = double(trainSamples) / std::max(trainSeconds, 1e-9);
-    summary.finalLoss = lastLoss;
+    summary.finalLoss = float(st.lastLoss);
     summary.wallSeconds = secondsSince(wallStart);
     return summary;
 }

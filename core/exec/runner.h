@@ -25,6 +25,7 @@ struct RunInfo {
     std::string pipeline, device, outDir, modelSummary;
     int threads = 0, dataWorkers = 0;
     int64_t firstStep = 0; // a resumed run starts after this many steps
+    std::vector<std::pair<std::string, std::string>> libraries; // (name, version)
     int64_t epochs = 0, firstEpoch = 0, stepsPerEpoch = 0, trainSamples = 0, parameters = 0;
 };
 
@@ -33,6 +34,7 @@ struct Progress {
     int64_t step = 0, stepInEpoch = 0, stepsPerEpoch = 0, totalSteps = 0;
     float loss = 0, accuracy = 0; // this epoch so far
     float recentLoss = 0;         // mean over the steps since the previous report
+    int64_t samples = 0;          // training samples processed by this run so far
     float lr = 0;
     double samplesPerSecond = 0, elapsedSeconds = 0, etaSeconds = 0;
     double dataWaitShare = 0; // share of this run's training time spent waiting for data
