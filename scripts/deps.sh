@@ -11,8 +11,11 @@
 # The last line on stdout says what was installed, or that everything was present.
 set -euo pipefail
 
-BUILD_PKGS=(build-essential cmake ninja-build pkg-config qt6-base-dev libdnnl-dev
-            nlohmann-json3-dev zlib1g-dev libopencv-dev)
+# qt6-qpa-plugins holds the offscreen platform the GUI tests run on; fonts-dejavu-core gives the
+# window (and its offscreen screenshots) a font on machines that have none.
+BUILD_PKGS=(build-essential cmake ninja-build pkg-config qt6-base-dev qt6-qpa-plugins
+            libqcustomplot-dev fonts-dejavu-core libdnnl-dev nlohmann-json3-dev zlib1g-dev
+            libopencv-dev)
 DATA_PKGS=(dataset-fashion-mnist)
 BENCH_PKGS=(python3-torch python3-numpy)
 

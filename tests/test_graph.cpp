@@ -797,6 +797,20 @@ void TestGraph::editingRefusesBadData()
     QCOMPARE(doc.uniqueId("linear"), std::string("linear2"));
     QVERIFY(doc.addNode({"linear2", "linear"}).ok());
     QCOMPARE(doc.uniqueId("linear"), std::string("linear3"));
+    // A base ending in a number is renumbered, not extended ("linear22").
+    QCOMPARE(doc.uniqueId("linear2"), std::string("linear3"));
+
+    // Insertion at a place (undo puts a removed node or edge back where it was).
+    QVERIFY(doc.addNode({"first", "relu"}, 0).ok());
+    QCOMPARE(doc.nodes().front().id, std::string("first"));
+    QCOMPARE(doc.nodeIndex("first"), 0);
+    QVERIFY(doc.addNode({"late", "relu"}, 1000).ok()); // past the end: appended
+    QCOMPARE(doc.nodes().back().id, std::string("late"));
+    QVERIFY(doc.addEdge({"first", "out", "late", "in"}, 1).ok());
+    QCOMPARE(doc.edges()[1].str(), std::string("first.out -> late.in"));
+    QCOMPARE(doc.edgeIndex({"first", "out", "late", "in"}), 1);
+    QCOMPARE(doc.edgeIndex({"late", "out", "first", "in"}), -1);
+    QCOMPARE(doc.nodeIndex("nowhere"), -1);
 }
 
 void TestGraph::paramDefaults()

@@ -54,7 +54,7 @@ Node *PipelineDocument::node(std::string_view id)
     return nullptr;
 }
 
-Status PipelineDocument::addNode(Node n)
+Status PipelineDocument::addNode(Node n, size_t index)
 {
     if (!isValidNodeId(n.id)) {
         return nodeError(n.id, "invalid node id '" + n.id +
@@ -64,7 +64,7 @@ Status PipelineDocument::addNode(Node n)
     if (!n.params.is_object()) return nodeError(n.id, "parameters must be a JSON object");
     if (!n.extra.is_object()) n.extra = nlohmann::json::object();
     std::string id = n.id;
-    m_nodes.push_back(std::move(n));
+    m_nodes.insert(m_nodes.begin() + std::min(index, m_nodes.size()), std::move(n));
     notify({Change::NodeAdded, id, {}});
     return {};
 }
@@ -89,7 +89,7 @@ Status PipelineDocument::removeNode(std::string_view id)
     return {};
 }
 
-Status PipelineDocument::addEdge(Edge e)
+Status PipelineDocument::addEdge(Edge e, size_t index)
 {
     if (!node(e.fromNode))
         return nodeError(e.fromNode + "." + e.fromPort,
@@ -104,7 +104,7 @@ Status PipelineDocument::addEdge(Edge e)
         if (x.sameEnds(e))
             return nodeError(e.toNode + "." + e.toPort, "edge " + e.str() + " already exists");
     if (!e.extra.is_object()) e.extra = nlohmann::json::object();
-    m_edges.push_back(e);
+    m_edges.insert(m_edges.begin() + std::min(index, m_edges.size()), e);
     notify({Change::EdgeAdded, {}, std::move(e)});
     return {};
 }
@@ -141,6 +141,20 @@ void PipelineDocument::setPosition(std::string_view id, double x, double y)
     n->x = x;
     n->y = y;
     notify({Change::NodeChanged, n->id, {}});
+}
+
+int PipelineDocument::nodeIndex(std::string_view id) const
+{
+    for (size_t i = 0; i < m_nodes.size(); ++i)
+        if (m_nodes[i].id == id) return int(i);
+    return -1;
+}
+
+int PipelineDocument::edgeIndex(const Edge &e) const
+{
+    for (size_t i = 0; i < m_edges.size(); ++i)
+        if (m_edges[i].sameEnds(e)) return int(i);
+    return -1;
 }
 
 nlohmann::json PipelineDocument::param(std::string_view nodeId, std::string_view name,
@@ -186,6 +200,9 @@ std::string PipelineDocument::uniqueId(std::string_view base) const
         stem += isValidNodeId(std::string_view(&c, 1)) ? c : '_';
     if (stem.empty()) stem = "node";
     if (!node(stem)) return stem;
+    // "conv1" taken: number the copies "conv2", "conv3", ... rather than "conv12".
+    const size_t digits = stem.find_last_not_of("0123456789");
+    if (digits != std::string::npos && digits + 1 < stem.size()) stem.resize(digits + 1);
     for (int i = 2;; ++i) {
         std::string id = stem + std::to_string(i);
         if (!node(id)) return id;

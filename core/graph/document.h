@@ -63,17 +63,23 @@ public:
     const Node *node(std::string_view id) const;
     Node *node(std::string_view id);
 
-    Status addNode(Node node);
+    // Appends the node, or inserts it before position `index` (clamped to the end): undo puts a
+    // removed node back where it was, so that undoing everything gives back the same file.
+    Status addNode(Node node, size_t index = size_t(-1));
     // Also removes its edges (EdgeRemoved for each, then NodeRemoved).
     Status removeNode(std::string_view id);
     // Both nodes must exist and the edge must not be there already; port checks are validate()'s.
-    Status addEdge(Edge edge);
+    Status addEdge(Edge edge, size_t index = size_t(-1));
     // Removes the edge with the same ends.
     Status removeEdge(const Edge &edge);
 
     // Sets a parameter; a null value removes it, so the type's default applies again.
     Status setParam(std::string_view nodeId, std::string_view name, nlohmann::json value);
     void setPosition(std::string_view id, double x, double y);
+
+    // Where the node or edge is in file order, or -1.
+    int nodeIndex(std::string_view id) const;
+    int edgeIndex(const Edge &edge) const;
 
     // The parameter's value, or the type's default when absent (json null when unknown).
     nlohmann::json param(std::string_view nodeId, std::string_view name,
@@ -88,7 +94,8 @@ public:
     nlohmann::json &extra() { return m_extra; }
     const nlohmann::json &extra() const { return m_extra; }
 
-    // An id not used yet: base itself, or base2, base3, ...
+    // An id not used yet: base itself, or base2, base3, ... (a base ending in a number is
+    // renumbered: "conv1" gives "conv2" when conv1 is taken).
     std::string uniqueId(std::string_view base) const;
 
     int subscribe(Observer observer);

@@ -1,0 +1,572 @@
+// The pipeline editor driven as a person drives it: the real canvas, palette and inspector on
+// the offscreen platform, with mouse events sent to the view and drops carrying the palette's own
+// drag data. What counts is the document: every gesture must land there, through the undo stack.
+#include <random>
+
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QLineEdit>
+#include <QMimeData>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTreeWidget>
+#include <QUndoStack>
+#include <QtTest>
+
+#include "core/graph/pipeline_file.h"
+#include "core/graph/validate.h"
+#include "widgets/canvas/canvas_items.h"
+#include "widgets/canvas/graph_scene.h"
+#include "widgets/canvas/graph_view.h"
+#include "widgets/editing/commands.h"
+#include "widgets/editing/edited_pipeline.h"
+#include "widgets/inspector/inspector.h"
+#include "widgets/palette/node_palette.h"
+
+using namespace fb;
+using namespace fb::widgets;
+
+namespace {
+
+const QString kCnn =
+    QStringLiteral(FLOWBENCH_SOURCE_DIR "/resources/examples/fashion_mnist_cnn.json");
+
+std::string json(const EditedPipeline &p)
+{
+    return graph::serializePipeline(p.document());
+}
+
+// One canvas: the pipeline, its scene and a shown view.
+struct Canvas {
+    EditedPipeline pipeline;
+    GraphScene scene{&pipeline};
+    GraphView view{&scene};
+    Canvas()
+    {
+        view.resize(1200, 800);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+    }
+    QPoint toView(QPointF scenePos) const { return view.mapFromScene(scenePos); }
+    PortItem *port(const std::string &node, const std::string &name, bool input) const
+    {
+        NodeItem *item = scene.nodeItem(node);
+        return item ? item->port(name, input) : nullptr;
+    }
+    // A left-button drag with the button held through the moves, as QTest::mouseMove cannot.
+    void drag(QPointF fromScene, QPointF toScene)
+    {
+        QWidget *vp = view.viewport();
+        const QPoint a = toView(fromScene), b = toView(toScene);
+        QMouseEvent press(QEvent::MouseButtonPress, a, vp->mapToGlobal(a), Qt::LeftButton,
+                          Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(vp, &press);
+        for (int i = 1; i <= 8; ++i) {
+            const QPoint at = a + (b - a) * i / 8;
+            QMouseEvent move(QEvent::MouseMove, at, vp->mapToGlobal(at), Qt::NoButton,
+                             Qt::LeftButton, Qt::NoModifier);
+            QApplication::sendEvent(vp, &move);
+        }
+        QMouseEvent release(QEvent::MouseButtonRelease, b, vp->mapToGlobal(b), Qt::LeftButton,
+                            Qt::NoButton, Qt::NoModifier);
+        QApplication::sendEvent(vp, &release);
+    }
+    void dropMime(QMimeData *mime, QPoint at)
+    {
+        QWidget *vp = view.viewport();
+        QDragEnterEvent enter(at, Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(vp, &enter);
+        QDragMoveEvent move(at, Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(vp, &move);
+        QDropEvent drop(at, Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(vp, &drop);
+    }
+};
+
+} // namespace
+
+class TestEditor : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+    void sceneMirrorsDocument()
+    {
+        Canvas c;
+        QVERIFY(c.pipeline.load(kCnn).ok());
+        QCOMPARE(c.scene.nodeItemCount(), int(c.pipeline.document().nodes().size()));
+        QCOMPARE(c.scene.edgeItemCount(), int(c.pipeline.document().edges().size()));
+        for (const graph::Node &n : c.pipeline.document().nodes()) {
+            NodeItem *item = c.scene.nodeItem(n.id);
+            QVERIFY2(item, n.id.c_str());
+            QCOMPARE(item->pos(), QPointF(n.x, n.y));
+        }
+        QVERIFY(c.pipeline.problems().empty());
+        QVERIFY(!c.pipeline.isModified());
+    }
+
+    void dragNodeFromPalette()
+    {
+        Canvas c;
+        NodePalette palette(c.pipeline.registry());
+        // The palette lists every registered type, grouped by category.
+        QCOMPARE(palette.visibleTypes().size(), int(c.pipeline.registry().all().size()));
+        palette.setFilter(QStringLiteral("conv"));
+        QVERIFY(palette.visibleTypes().contains(QStringLiteral("conv2d")));
+        QVERIFY(!palette.visibleTypes().contains(QStringLiteral("sgd")));
+        palette.setFilter({});
+
+        // The palette's own drag data, dropped on the canvas.
+        QTreeWidgetItem *entry = palette.itemFor(QStringLiteral("conv2d"));
+        QVERIFY(entry);
+        const QModelIndex index = palette.tree()->indexFromItem(entry);
+        QMimeData *mime = palette.tree()->model()->mimeData({index});
+        QVERIFY(mime);
+        QVERIFY(mime->hasFormat(GraphView::kNodeTypeMime));
+        const QPoint at(600, 400);
+        c.dropMime(mime, at);
+        delete mime;
+
+        QCOMPARE(c.pipeline.document().nodes().size(), size_t(1));
+        const graph::Node &n = c.pipeline.document().nodes().front();
+        QCOMPARE(n.type, std::string("conv2d"));
+        QCOMPARE(n.id, std::string("conv2d"));
+        // The node lands under the cursor and is selected.
+        NodeItem *item = c.scene.nodeItem(n.id);
+        QVERIFY(item->sceneBoundingRect().contains(c.view.mapToScene(at)));
+        QCOMPARE(c.scene.selectedNodeIds(), std::vector<std::string>{"conv2d"});
+        // A new node has unconnected inputs: its badge says so.
+        QTRY_VERIFY(!item->problems().empty()); // validation runs once the edits settle
+        QVERIFY(c.pipeline.isModified());
+        c.pipeline.undoStack()->undo();
+        QVERIFY(c.pipeline.document().nodes().empty());
+        QCOMPARE(c.scene.nodeItemCount(), 0);
+
+        // Double-click (activation) adds one too.
+        QSignalSpy activated(&palette, &NodePalette::nodeTypeActivated);
+        emit palette.tree()->itemActivated(palette.itemFor(QStringLiteral("relu")), 0);
+        QCOMPARE(activated.count(), 1);
+        QCOMPARE(activated.front().front().toString(), QStringLiteral("relu"));
+    }
+
+    void connectCompatiblePorts()
+    {
+        Canvas c;
+        QVERIFY(c.pipeline.load(kCnn).ok());
+        // Take one wire away, then draw it again with the mouse.
+        const graph::Edge edge{"relu1", "out", "pool1", "in", {}};
+        bool present = false;
+        for (const auto &e : c.pipeline.document().edges())
+            present |= e.sameEnds(edge);
+        QVERIFY(present);
+        c.pipeline.remove({}, {edge});
+        QTRY_VERIFY(!c.pipeline.problems().empty()); // pool1.in is now unconnected
+        const size_t before = c.pipeline.document().edges().size();
+
+        PortItem *from = c.port("relu1", "out", false);
+        PortItem *to = c.port("pool1", "in", true);
+        QVERIFY(from && to);
+        c.drag(from->anchor(), to->anchor());
+        QCOMPARE(c.pipeline.document().edges().size(), before + 1);
+        QVERIFY(c.scene.edgeItem(edge));
+        QTRY_VERIFY(c.pipeline.problems().empty());
+        // Dragged backwards (input to output) it means the same wire.
+        c.pipeline.undoStack()->undo();
+        c.drag(to->anchor(), from->anchor());
+        QVERIFY(c.scene.edgeItem(edge));
+    }
+
+    void refuseIncompatibleConnection()
+    {
+        Canvas c;
+        QVERIFY(c.pipeline.load(kCnn).ok());
+        const std::string before = json(c.pipeline);
+        QSignalSpy refused(&c.scene, &GraphScene::connectionRefused);
+
+        // A tensor output onto a samples input: the types differ.
+        PortItem *tensorOut = c.port("fc2", "out", false);
+        PortItem *samplesIn = c.port("evaluate", "data", true);
+        QVERIFY(tensorOut && samplesIn);
+        c.drag(tensorOut->anchor(), samplesIn->anchor());
+        QCOMPARE(refused.count(), 1);
+        const QString reason = refused.front().front().toString();
+        QVERIFY2(reason.contains(QStringLiteral("tensor")) &&
+                     reason.contains(QStringLiteral("samples")),
+                 qPrintable(reason));
+        QCOMPARE(json(c.pipeline), before);
+        QVERIFY(!c.pipeline.isModified());
+
+        // An input that is taken already.
+        PortItem *normalizeOut = c.port("normalize", "samples", false);
+        c.drag(normalizeOut->anchor(), samplesIn->anchor());
+        QCOMPARE(refused.count(), 2);
+        QCOMPARE(json(c.pipeline), before);
+
+        // A wire that would close a cycle: fc2's output back into conv1.
+        c.pipeline.remove({}, {graph::Edge{"input", "out", "conv1", "in", {}}});
+        c.drag(c.port("fc2", "out", false)->anchor(), c.port("conv1", "in", true)->anchor());
+        QCOMPARE(refused.count(), 3);
+        QVERIFY2(refused.back().front().toString().contains(QStringLiteral("cycle")),
+                 qPrintable(refused.back().front().toString()));
+    }
+
+    void dragMovesNodesAsOneUndoStep()
+    {
+        Canvas c;
+        QVERIFY(c.pipeline.load(kCnn).ok());
+        NodeItem *item = c.scene.nodeItem("conv1");
+        const QPointF start = item->pos();
+        const int steps = c.pipeline.undoStack()->count();
+        // Grab the node by its title, away from the ports.
+        const QPointF grab = start + QPointF(NodeItem::kWidth / 2, 8);
+        QVERIFY(c.view.viewport()->rect().contains(c.toView(grab)));
+        QCOMPARE(c.view.itemAt(c.toView(grab)), static_cast<QGraphicsItem *>(item));
+        c.drag(grab, grab + QPointF(120, 60));
+        const graph::Node *n = c.pipeline.document().node("conv1");
+        QCOMPARE(QPointF(n->x, n->y), start + QPointF(120, 60));
+        QCOMPARE(c.pipeline.undoStack()->count(), steps + 1); // eight moves, one step
+        // The wires follow the node.
+        EdgeItem *wire = c.scene.edgeItem(graph::Edge{"input", "out", "conv1", "in", {}});
+        QVERIFY(wire);
+        QCOMPARE(wire->path().currentPosition(), c.port("conv1", "in", true)->anchor());
+        c.pipeline.undoStack()->undo();
+        QCOMPARE(item->pos(), start);
+        // A second drag is a step of its own.
+        c.drag(grab, grab + QPointF(10, 10));
+        c.drag(grab + QPointF(10, 10), grab + QPointF(30, 30));
+        QCOMPARE(c.pipeline.undoStack()->count(), steps + 2);
+    }
+
+    void copyPasteKeepsInnerEdges()
+    {
+        Canvas c;
+        QVERIFY(c.pipeline.load(kCnn).ok());
+        c.scene.selectNodes({"conv1", "relu1", "pool1"});
+        const std::string fragment = c.scene.copySelection();
+        QVERIFY(!fragment.empty());
+        const size_t nodes = c.pipeline.document().nodes().size();
+        const size_t edges = c.pipeline.document().edges().size();
+        QVERIFY(c.scene.pasteFragment(fragment, QPointF(40, 40)));
+        QCOMPARE(c.pipeline.document().nodes().size(), nodes + 3);
+        // The two wires between the three copied nodes come along, renamed; none to outside.
+        QCOMPARE(c.pipeline.document().edges().size(), edges + 2);
+        const auto pasted = c.scene.selectedNodeIds();
+        QCOMPARE(pasted, (std::vector<std::string>{"conv3", "relu4", "pool3"}));
+        QCOMPARE(c.pipeline.document().node("conv3")->x,
+                 c.pipeline.document().node("conv1")->x + 40);
+        QCOMPARE(c.pipeline.document().node("conv3")->params,
+                 c.pipeline.document().node("conv1")->params);
+        // One undo step takes the whole paste away.
+        c.pipeline.undoStack()->undo();
+        QCOMPARE(c.pipeline.document().nodes().size(), nodes);
+        QCOMPARE(c.pipeline.document().edges().size(), edges);
+
+        c.scene.selectNodes({"fc1"});
+        c.scene.duplicateSelection();
+        QVERIFY(c.pipeline.document().node("fc3"));
+        c.scene.deleteSelection();
+        QVERIFY(!c.pipeline.document().node("fc3"));
+        // Pasting text that is not a fragment says so and changes nothing.
+        QSignalSpy message(&c.scene, &GraphScene::message);
+        QVERIFY(!c.scene.pasteFragment("not json", QPointF()));
+        QCOMPARE(message.count(), 1);
+    }
+
+    void deleteRemovesWiresAndUndoPutsThemBack()
+    {
+        Canvas c;
+        QVERIFY(c.pipeline.load(kCnn).ok());
+        const std::string before = json(c.pipeline);
+        c.scene.selectNodes({"conv2", "normalize"});
+        c.scene.deleteSelection();
+        QVERIFY(!c.pipeline.document().node("conv2"));
+        for (const auto &e : c.pipeline.document().edges())
+            QVERIFY(e.fromNode != "conv2" && e.toNode != "conv2");
+        QCOMPARE(c.scene.edgeItemCount(), int(c.pipeline.document().edges().size()));
+        c.pipeline.undoStack()->undo();
+        QCOMPARE(json(c.pipeline), before); // same order of nodes and edges as the file
+        QCOMPARE(c.scene.edgeItemCount(), int(c.pipeline.document().edges().size()));
+    }
+
+    // A random sequence of edits, each one undo step: undoing all gives back the initial JSON,
+    // redoing all the final JSON, byte for byte.
+    void randomEditsUndoRedo_data()
+    {
+        QTest::addColumn<unsigned>("seed");
+        for (unsigned seed : {1u, 2u, 3u, 4u, 5u})
+            QTest::newRow(qPrintable(QStringLiteral("seed %1").arg(seed))) << seed;
+    }
+    void randomEditsUndoRedo()
+    {
+        QFETCH(unsigned, seed);
+        Canvas c;
+        QVERIFY(c.pipeline.load(kCnn).ok());
+        const std::string initial = json(c.pipeline);
+        std::mt19937 rng(seed);
+        auto pick = [&](size_t n) { return size_t(rng() % n); };
+        const auto &types = c.pipeline.registry().all();
+        int edits = 0;
+        for (int i = 0; i < 150; ++i) {
+            const auto &doc = c.pipeline.document();
+            const int before = c.pipeline.undoStack()->count();
+            switch (pick(7)) {
+            case 0: // add a node from the palette
+                c.scene.addNode(types[pick(types.size())].type,
+                                QPointF(double(pick(2000)) - 1000, double(pick(1000))));
+                break;
+            case 1: // delete a node (with its wires)
+                if (!doc.nodes().empty()) {
+                    c.scene.selectNodes({doc.nodes()[pick(doc.nodes().size())].id});
+                    c.scene.deleteSelection();
+                }
+                break;
+            case 2: { // connect two ports that accept each other
+                std::vector<graph::Edge> ok;
+                for (const auto &a : doc.nodes())
+                    for (const auto &b : doc.nodes()) {
+                        const auto *sa = c.pipeline.registry().find(a.type);
+                        const auto *sb = c.pipeline.registry().find(b.type);
+                        if (!sa || !sb) continue;
+                        for (const auto &out : sa->outputs)
+                            for (const auto &in : sb->inputs) {
+                                graph::Edge e{a.id, out.name, b.id, in.name, {}};
+                                if (graph::checkEdge(doc, e)) ok.push_back(e);
+                            }
+                    }
+                if (!ok.empty()) QVERIFY(c.pipeline.addEdge(ok[pick(ok.size())]).ok());
+                break;
+            }
+            case 3: // disconnect a wire
+                if (!doc.edges().empty())
+                    c.pipeline.remove({}, {doc.edges()[pick(doc.edges().size())]});
+                break;
+            case 4: { // set a parameter to another valid value
+                if (doc.nodes().empty()) break;
+                const graph::Node &n = doc.nodes()[pick(doc.nodes().size())];
+                const auto *spec = c.pipeline.registry().find(n.type);
+                if (!spec || spec->params.empty()) break;
+                const graph::ParamSpec &p = spec->params[pick(spec->params.size())];
+                nlohmann::json v;
+                switch (p.type) {
+                case graph::ParamType::Int:
+                    v = int(std::max(p.min, 0.0)) + 1 + int(pick(5));
+                    break;
+                case graph::ParamType::Float:
+                    v = (p.max < 1e9 ? p.max : 1.0) * 0.5;
+                    break;
+                case graph::ParamType::Bool:
+                    v = !doc.param(n.id, p.name).get<bool>();
+                    break;
+                case graph::ParamType::Enum:
+                    v = p.choices[pick(p.choices.size())];
+                    break;
+                default:
+                    v = "edited-" + std::to_string(i);
+                    break;
+                }
+                if (p.type == graph::ParamType::Int && p.max < 1e9) v = int(p.max);
+                (void)c.pipeline.setParam(n.id, p.name, v);
+                break;
+            }
+            case 5: // move a node
+                if (!doc.nodes().empty()) {
+                    const graph::Node &n = doc.nodes()[pick(doc.nodes().size())];
+                    c.pipeline.undoStack()->push(new fb::widgets::MoveNodesCommand(
+                        c.pipeline.document(),
+                        {{n.id, {QPointF(n.x, n.y), QPointF(n.x + 13, n.y - 7)}}}));
+                }
+                break;
+            case 6: // duplicate a couple of nodes
+                if (doc.nodes().size() >= 2) {
+                    c.scene.selectNodes({doc.nodes()[pick(doc.nodes().size())].id,
+                                         doc.nodes()[pick(doc.nodes().size())].id});
+                    c.scene.duplicateSelection();
+                }
+                break;
+            }
+            edits += c.pipeline.undoStack()->count() > before;
+            // The scene stays in step with the document after every edit.
+            QCOMPARE(c.scene.nodeItemCount(), int(c.pipeline.document().nodes().size()));
+            QCOMPARE(c.scene.edgeItemCount(), int(c.pipeline.document().edges().size()));
+        }
+        QVERIFY2(edits > 60, qPrintable(QString::number(edits)));
+        const std::string final = json(c.pipeline);
+        QVERIFY(final != initial);
+        while (c.pipeline.undoStack()->canUndo())
+            c.pipeline.undoStack()->undo();
+        QCOMPARE(json(c.pipeline), initial);
+        QVERIFY(!c.pipeline.isModified());
+        QCOMPARE(c.scene.nodeItemCount(), int(c.pipeline.document().nodes().size()));
+        while (c.pipeline.undoStack()->canRedo())
+            c.pipeline.undoStack()->redo();
+        QCOMPARE(json(c.pipeline), final);
+        QCOMPARE(c.scene.edgeItemCount(), int(c.pipeline.document().edges().size()));
+    }
+
+    void saveAndLoadRoundTrip()
+    {
+        QTemporaryDir dir;
+        // A file with fields Flowbench does not know, at every level: they must survive.
+        auto text = graph::serializePipeline(graph::loadPipeline(kCnn.toStdString()).value());
+        auto j = nlohmann::ordered_json::parse(text);
+        j["x_comment"] = "kept";
+        j["nodes"][0]["x_color"] = "teal";
+        j["edges"][0]["x_label"] = "raw pixels";
+        const QString original = dir.filePath("with-extras.json");
+        {
+            QFile f(original);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(QByteArray::fromStdString(j.dump(2)));
+        }
+        EditedPipeline p;
+        QSignalSpy modified(&p, &EditedPipeline::modifiedChanged);
+        QVERIFY(p.load(original).ok());
+        QCOMPARE(p.displayName(), QStringLiteral("with-extras.json"));
+        QVERIFY(p.setParam("fc1", "out_features", 64).ok());
+        QVERIFY(p.isModified());
+        QVERIFY(modified.count() >= 1 && modified.back().front().toBool());
+
+        const QString saved = dir.filePath("saved.json");
+        QVERIFY(p.save(saved).ok());
+        QVERIFY(!p.isModified());
+        QCOMPARE(p.filePath(), QFileInfo(saved).absoluteFilePath());
+
+        EditedPipeline q;
+        QVERIFY(q.load(saved).ok());
+        QCOMPARE(json(q), json(p));
+        QCOMPARE(q.document().param("fc1", "out_features"), nlohmann::json(64));
+        QFile f(saved);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray bytes = f.readAll();
+        QVERIFY(bytes.contains("\"x_comment\": \"kept\""));
+        QVERIFY(bytes.contains("\"x_color\": \"teal\""));
+        QVERIFY(bytes.contains("\"x_label\": \"raw pixels\""));
+
+        // A damaged file is refused with its name and nothing changes.
+        const QString bad = dir.filePath("bad.json");
+        QFile b(bad);
+        QVERIFY(b.open(QIODevice::WriteOnly));
+        b.write("{\"format\": \"flowbench.pipeline\", \"version\": 1, \"nodes\": [");
+        b.close();
+        const std::string before = json(q);
+        Status s = q.load(bad);
+        QVERIFY(!s.ok());
+        QVERIFY2(QString::fromStdString(s.error().str()).contains("bad.json"),
+                 s.error().str().c_str());
+        QCOMPARE(json(q), before);
+        // Saving where it cannot write leaves things as they were, with the reason.
+        Status w = q.save(dir.filePath("no-such-dir/x.json"));
+        QVERIFY(!w.ok());
+        QVERIFY(w.error().str().find("no-such-dir") != std::string::npos);
+    }
+
+    void inspectorEditsReachTheDocument()
+    {
+        EditedPipeline p;
+        QVERIFY(p.load(kCnn).ok());
+        Inspector inspector(&p);
+        inspector.show();
+        inspector.showNode("conv1");
+
+        auto *channels = qobject_cast<QSpinBox *>(inspector.editor("out_channels"));
+        QVERIFY(channels);
+        QCOMPARE(channels->value(), p.document().param("conv1", "out_channels").get<int>());
+        QCOMPARE(channels->minimum(), 1); // the parameter's range
+        channels->setValue(48);
+        QCOMPARE(p.document().param("conv1", "out_channels"), nlohmann::json(48));
+        QVERIFY(p.isModified());
+        // Undo reaches the editor, because the inspector observes the document.
+        p.undoStack()->undo();
+        QCOMPARE(channels->value(), 32);
+
+        auto *bias = qobject_cast<QCheckBox *>(inspector.editor("bias"));
+        QVERIFY(bias);
+        bias->click();
+        QCOMPARE(p.document().param("conv1", "bias"), nlohmann::json(false));
+
+        inspector.showNode("optimizer");
+        auto *lr = qobject_cast<QDoubleSpinBox *>(inspector.editor("lr"));
+        QVERIFY(lr);
+        lr->setValue(0.0125);
+        QCOMPARE(p.document().param("optimizer", "lr").get<double>(), 0.0125);
+        // Small values are shown as people write them, not rounded to zero.
+        inspector.showNode("train");
+        auto *shuffle = qobject_cast<QCheckBox *>(inspector.editor("shuffle"));
+        QVERIFY(shuffle);
+
+        inspector.showNode("optimizer");
+        auto *schedule = qobject_cast<QComboBox *>(inspector.editor("schedule"));
+        QVERIFY(schedule);
+        const int cosine = schedule->findText(QStringLiteral("cosine"));
+        QVERIFY(cosine >= 0);
+        schedule->setCurrentIndex(cosine);
+        emit schedule->activated(cosine);
+        QCOMPARE(p.document().param("optimizer", "schedule"), nlohmann::json("cosine"));
+
+        inspector.showNode("train_data");
+        auto *path = qobject_cast<QLineEdit *>(inspector.editor("path#field"));
+        QVERIFY(path);
+        path->setText(QStringLiteral("/data/elsewhere"));
+        emit path->editingFinished();
+        QCOMPARE(p.document().param("train_data", "path"), nlohmann::json("/data/elsewhere"));
+
+        // A value outside the range is refused with the reason; the document keeps its value.
+        Status s = p.setParam("optimizer", "momentum", 3.0);
+        QVERIFY(!s.ok());
+        QVERIFY(s.error().str().find("momentum") != std::string::npos);
+
+        // The node going away empties the inspector.
+        p.remove({"train_data"}, {});
+        QVERIFY(inspector.nodeId().empty());
+        QVERIFY(!inspector.editor("path#field"));
+    }
+
+    void zoomAndFit()
+    {
+        Canvas c;
+        QVERIFY(c.pipeline.load(kCnn).ok());
+        c.view.fitToView();
+        // Every node is inside the visible area after fit.
+        const QRectF visible = c.view.mapToScene(c.view.viewport()->rect()).boundingRect();
+        for (const auto &n : c.pipeline.document().nodes())
+            QVERIFY2(visible.contains(c.scene.nodeItem(n.id)->sceneBoundingRect()), n.id.c_str());
+        const double z = c.view.zoom();
+        c.view.zoomBy(2);
+        QVERIFY(qFuzzyCompare(c.view.zoom(), std::min(4.0, z * 2)));
+        c.view.zoomBy(1e-6); // clamped, never zero
+        QVERIFY(c.view.zoom() >= 0.1 - 1e-9);
+        c.view.resetZoom();
+        QCOMPARE(c.view.zoom(), 1.0);
+    }
+
+    void liveStateOnTheCanvas()
+    {
+        Canvas c;
+        QVERIFY(c.pipeline.load(kCnn).ok());
+        c.scene.setEdgeLive("normalize", "train", 4200, 0.75);
+        EdgeItem *wire = c.scene.edgeItem(graph::Edge{"normalize", "samples", "train", "data", {}});
+        QVERIFY(wire && wire->hasLiveStats());
+        QCOMPARE(wire->liveText(), QStringLiteral("4200/s"));
+        QCOMPARE(wire->queueFill(), 0.75);
+        c.scene.setBottleneck("normalize");
+        QVERIFY(c.scene.nodeItem("normalize")->isBottleneck());
+        c.scene.setBottleneck("train");
+        QVERIFY(!c.scene.nodeItem("normalize")->isBottleneck());
+        QVERIFY(c.scene.nodeItem("train")->isBottleneck());
+        c.scene.setNodeProgress("train", 0.5, QStringLiteral("step 10/20"));
+        QCOMPARE(c.scene.nodeItem("train")->progress(), 0.5);
+        // Painted: the canvas grabs without trouble and shows something.
+        const QImage shot = c.view.grab().toImage();
+        QVERIFY(!shot.isNull());
+        c.scene.clearRunState();
+        QVERIFY(!wire->hasLiveStats());
+        QVERIFY(!c.scene.nodeItem("train")->isBottleneck());
+        QCOMPARE(c.scene.nodeItem("train")->progress(), -1.0);
+    }
+};
+
+QTEST_MAIN(TestEditor)
+#include "test_editor.moc"

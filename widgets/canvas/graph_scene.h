@@ -1,0 +1,106 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <QGraphicsScene>
+#include <QPointF>
+
+#include "core/graph/document.h"
+
+class QGraphicsPathItem;
+class QGraphicsSimpleTextItem;
+
+namespace fb::widgets {
+
+class EditedPipeline;
+class EdgeItem;
+class NodeItem;
+class PortItem;
+
+// The canvas's scene: one item per node and edge of the edited pipeline, kept in step with the
+// document through its change notifications (items keep only ids). Edits a person makes here
+// (dragging a wire, moving nodes, deleting) go through EditedPipeline's undo stack.
+class GraphScene : public QGraphicsScene {
+    Q_OBJECT
+public:
+    explicit GraphScene(EditedPipeline *pipeline, QObject *parent = nullptr);
+    ~GraphScene() override;
+
+    EditedPipeline &pipeline() { return *m_pipeline; }
+    NodeItem *nodeItem(const std::string &id) const;
+    EdgeItem *edgeItem(const graph::Edge &edge) const;
+    int nodeItemCount() const { return int(m_nodes.size()); }
+    int edgeItemCount() const { return int(m_edges.size()); }
+
+    std::vector<std::string> selectedNodeIds() const;
+    std::vector<graph::Edge> selectedEdges() const;
+    void selectNodes(const std::vector<std::string> &ids);
+
+    // --- editing through the undo stack ---------------------------------------------------
+    // Adds a node of the type at a scene position and selects it; returns its id.
+    std::string addNode(const std::string &type, QPointF scenePos);
+    void deleteSelection();
+    // The selected nodes as a pipeline fragment (text), for the clipboard; empty if none.
+    std::string copySelection() const;
+    // Pastes a fragment; the pasted nodes become the selection. False (and a refusal message)
+    // if the text is not a fragment.
+    bool pasteFragment(const std::string &text, QPointF offset);
+    void duplicateSelection();
+
+    // A wire from one port to another, as a person's drag would make it: checked, then added or
+    // refused with the reason (connectionRefused, and a note on the canvas).
+    bool connectPorts(PortItem *from, PortItem *to);
+
+    // --- live run state --------------------------------------------------------------------
+    // The wire from node `from` to node `to` (the data-flow event names stages by node).
+    void setEdgeLive(const std::string &from, const std::string &to, double itemsPerSecond,
+                     double queueFill);
+    void setNodeProgress(const std::string &id, double progress, const QString &text = {});
+    // Marks one node as the bottleneck (empty: none).
+    void setBottleneck(const std::string &id);
+    void clearRunState();
+
+    // Called by NodeItem when it moved: wires follow.
+    void nodeItemMoved(const std::string &id);
+
+signals:
+    void selectedNodesChanged();
+    // A refused wire (incompatible types, input taken, a cycle...): the reason, for people.
+    void connectionRefused(const QString &reason);
+    void message(const QString &text);
+
+protected:
+    void mousePressEvent(QGraphicsSceneMouseEvent *event) override;
+    void mouseMoveEvent(QGraphicsSceneMouseEvent *event) override;
+    void mouseReleaseEvent(QGraphicsSceneMouseEvent *event) override;
+    void drawBackground(QPainter *painter, const QRectF &rect) override;
+
+private:
+    void rebuild();
+    void onChange(const graph::PipelineDocument::Change &change);
+    void updateProblems();
+    void addEdgeItem(const graph::Edge &edge);
+    void removeEdgeItem(const graph::Edge &edge);
+    PortItem *portAt(QPointF scenePos) const;
+    void highlightTargets(PortItem *from);
+    void clearHighlights();
+    void showNote(const QString &text, QPointF at);
+
+    EditedPipeline *m_pipeline;
+    std::map<std::string, NodeItem *> m_nodes;
+    std::vector<EdgeItem *> m_edges;
+
+    // Dragging a wire.
+    PortItem *m_wireFrom = nullptr;
+    QGraphicsPathItem *m_wire = nullptr;
+    // Dragging nodes: where they were when the drag began; one gesture, one undo step.
+    std::map<std::string, QPointF> m_dragStart;
+    int m_gesture = 1;
+    QGraphicsSimpleTextItem *m_note = nullptr;
+    std::string m_bottleneck;
+};
+
+} // namespace fb::widgets

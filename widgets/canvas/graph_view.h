@@ -1,0 +1,47 @@
+#pragma once
+
+#include <QGraphicsView>
+
+namespace fb::widgets {
+
+class GraphScene;
+
+// The canvas's view: zoom with the wheel (around the cursor), pan with the middle button or with
+// Space held, rubber-band selection with the left button on empty canvas, fit-to-view; node types
+// dragged from the palette are dropped here.
+class GraphView : public QGraphicsView {
+    Q_OBJECT
+public:
+    explicit GraphView(GraphScene *scene, QWidget *parent = nullptr);
+    GraphScene *graphScene() const { return m_scene; }
+
+    // The MIME type the palette drags, holding a node type name.
+    static constexpr const char *kNodeTypeMime = "application/x-flowbench-node-type";
+
+    void zoomBy(double factor);
+    void resetZoom();
+    // Shows every node (or the empty origin), not magnified past 100%.
+    void fitToView();
+    // Where a new node goes when a person double-clicks a palette entry: the view's centre.
+    QPointF centerScenePos() const;
+    double zoom() const;
+
+protected:
+    void wheelEvent(QWheelEvent *event) override;
+    void mousePressEvent(QMouseEvent *event) override;
+    void mouseMoveEvent(QMouseEvent *event) override;
+    void mouseReleaseEvent(QMouseEvent *event) override;
+    void keyPressEvent(QKeyEvent *event) override;
+    void keyReleaseEvent(QKeyEvent *event) override;
+    void dragEnterEvent(QDragEnterEvent *event) override;
+    void dragMoveEvent(QDragMoveEvent *event) override;
+    void dropEvent(QDropEvent *event) override;
+
+private:
+    GraphScene *m_scene;
+    bool m_panning = false;
+    bool m_spaceHeld = false;
+    QPoint m_panLast;
+};
+
+} // namespace fb::widgets

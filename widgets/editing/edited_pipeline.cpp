@@ -1,0 +1,222 @@
+#include "widgets/editing/edited_pipeline.h"
+
+#include <QFileInfo>
+#include <QSaveFile>
+#include <QTimer>
+
+#include "core/graph/pipeline_file.h"
+#include "core/graph/validate.h"
+#include "widgets/editing/commands.h"
+
+namespace fb::widgets {
+
+namespace {
+
+QString q(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
+
+} // namespace
+
+EditedPipeline::EditedPipeline(QObject *parent)
+    : QObject(parent)
+    , m_registry(&graph::NodeTypeRegistry::builtin())
+{
+    m_subscription = m_doc.subscribe([this](const graph::PipelineDocument::Change &c) {
+        emit documentChanged(c);
+        scheduleValidation();
+    });
+    connect(&m_undo, &QUndoStack::cleanChanged, this,
+            [this](bool clean) { emit modifiedChanged(!clean); });
+    validateNow();
+}
+
+EditedPipeline::~EditedPipeline()
+{
+    m_doc.unsubscribe(m_subscription);
+}
+
+QString EditedPipeline::displayName() const
+{
+    return m_path.isEmpty() ? tr("Untitled") : QFileInfo(m_path).fileName();
+}
+
+void EditedPipeline::newPipeline()
+{
+    m_undo.clear();
+    const graph::PipelineDocument empty;
+    m_doc = empty; // copy-assignment (not move) keeps our subscription
+    m_path.clear();
+    emit documentReplaced();
+    emit filePathChanged(m_path);
+    emit modifiedChanged(false);
+    validateNow();
+}
+
+Status EditedPipeline::load(const QString &path)
+{
+    auto loaded = graph::loadPipeline(path.toStdString());
+    if (!loaded) return loaded.error();
+    m_undo.clear();
+    // Copy-assign (not move): the document keeps its observers, this object among them.
+    const graph::PipelineDocument &doc = loaded.value();
+    m_doc = doc;
+    m_path = QFileInfo(path).absoluteFilePath();
+    m_undo.setClean();
+    emit documentReplaced();
+    emit filePathChanged(m_path);
+    emit modifiedChanged(false);
+    validateNow();
+    return {};
+}
+
+Status EditedPipeline::save(const QString &path)
+{
+    const std::string text = graph::serializePipeline(m_doc);
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        return fileError(path.toStdString(), "cannot write: " + file.errorString().toStdString());
+    if (file.write(text.data(), qint64(text.size())) != qint64(text.size())) {
+        file.cancelWriting();
+        return fileError(path.toStdString(), "writing failed: " + file.errorString().toStdString());
+    }
+    if (!file.commit())
+        return fileError(path.toStdString(), "saving failed (the old file is untouched): " +
+                                                 file.errorString().toStdString());
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    const bool renamed = absolute != m_path;
+    m_path = absolute;
+    m_undo.setClean();
+    if (renamed) emit filePathChanged(m_path);
+    return {};
+}
+
+std::vector<Error> EditedPipeline::problemsOf(const std::string &nodeId) const
+{
+    std::vector<Error> out;
+    for (const Error &e : m_problems) {
+        const std::string &n = e.node;
+        if (n == nodeId || (n.size() > nodeId.size() && n.compare(0, nodeId.size(), nodeId) == 0 &&
+                            n[nodeId.size()] == '.'))
+            out.push_back(e);
+    }
+    return out;
+}
+
+void EditedPipeline::scheduleValidation()
+{
+    if (m_validationPending) return;
+    m_validationPending = true;
+    // One validation after a burst of changes (a paste, an undo of many steps), not one each.
+    QTimer::singleShot(0, this, [this] { validateNow(); });
+}
+
+void EditedPipeline::validateNow()
+{
+    m_validationPending = false;
+    m_problems = graph::validate(m_doc, *m_registry);
+    emit problemsChanged();
+}
+
+std::string EditedPipeline::addNode(const std::string &type, QPointF position)
+{
+    const graph::NodeTypeSpec *spec = m_registry->find(type);
+    if (!spec) return {};
+    graph::Node n;
+    n.id = m_doc.uniqueId(type);
+    n.type = type;
+    n.x = position.x();
+    n.y = position.y();
+    const std::string id = n.id;
+    m_undo.push(new AddItemsCommand(m_doc, {std::move(n)}, {}, tr("Add %1").arg(q(spec->title))));
+    return id;
+}
+
+Status EditedPipeline::addEdge(const graph::Edge &edge)
+{
+    Status ok = graph::checkEdge(m_doc, edge, *m_registry);
+    if (!ok) return ok;
+    m_undo.push(new AddItemsCommand(m_doc, {}, {edge}, tr("Connect %1").arg(q(edge.str()))));
+    return {};
+}
+
+void EditedPipeline::remove(const std::vector<std::string> &nodeIds,
+                            const std::vector<graph::Edge> &edges)
+{
+    if (nodeIds.empty() && edges.empty()) return;
+    QString text;
+    if (nodeIds.size() == 1 && edges.empty())
+        text = tr("Delete %1").arg(q(nodeIds.front()));
+    else if (nodeIds.empty() && edges.size() == 1)
+        text = tr("Disconnect %1").arg(q(edges.front().str()));
+    else
+        text = tr("Delete %n item(s)", nullptr, int(nodeIds.size() + edges.size()));
+    m_undo.push(new RemoveItemsCommand(m_doc, nodeIds, edges, text));
+}
+
+Status EditedPipeline::setParam(const std::string &nodeId, const std::string &name,
+                                nlohmann::json value)
+{
+    const graph::Node *n = m_doc.node(nodeId);
+    if (!n) return nodeError(nodeId, "no node '" + nodeId + "'");
+    if (!value.is_null()) {
+        if (const graph::NodeTypeSpec *spec = m_registry->find(n->type)) {
+            if (const graph::ParamSpec *p = spec->param(name)) {
+                Status ok = graph::checkParamValue(*p, value, nodeId);
+                if (!ok) return ok;
+            }
+        }
+    }
+    auto it = n->params.find(name);
+    if (it != n->params.end() ? *it == value : value.is_null()) return {}; // nothing changes
+    m_undo.push(new SetParamCommand(m_doc, nodeId, name, std::move(value)));
+    return {};
+}
+
+std::string EditedPipeline::fragment(const std::vector<std::string> &nodeIds) const
+{
+    graph::PipelineDocument part;
+    for (const graph::Node &n : m_doc.nodes())
+        if (std::find(nodeIds.begin(), nodeIds.end(), n.id) != nodeIds.end()) (void)part.addNode(n);
+    for (const graph::Edge &e : m_doc.edges())
+        if (part.node(e.fromNode) && part.node(e.toNode)) (void)part.addEdge(e);
+    return graph::serializePipeline(part);
+}
+
+Result<std::vector<std::string>> EditedPipeline::paste(const std::string &text, QPointF offset,
+                                                       const QString &undoText)
+{
+    auto parsed = graph::parsePipeline(text, "clipboard");
+    if (!parsed) return parsed.error();
+    const graph::PipelineDocument &part = parsed.value();
+    if (part.nodes().empty()) return makeError("the clipboard holds no nodes");
+
+    // Fresh ids, unique against the document and against each other.
+    graph::PipelineDocument taken = m_doc;
+    std::map<std::string, std::string> rename;
+    std::vector<graph::Node> nodes;
+    std::vector<std::string> ids;
+    for (graph::Node n : part.nodes()) {
+        const std::string id = taken.uniqueId(n.id);
+        rename[n.id] = id;
+        n.id = id;
+        n.x += offset.x();
+        n.y += offset.y();
+        (void)taken.addNode(n);
+        ids.push_back(id);
+        nodes.push_back(std::move(n));
+    }
+    std::vector<graph::Edge> edges;
+    for (graph::Edge e : part.edges()) {
+        e.fromNode = rename[e.fromNode];
+        e.toNode = rename[e.toNode];
+        edges.push_back(std::move(e));
+    }
+    m_undo.push(new AddItemsCommand(
+        m_doc, std::move(nodes), std::move(edges),
+        undoText.isEmpty() ? tr("Paste %n node(s)", nullptr, int(ids.size())) : undoText));
+    return ids;
+}
+
+} // namespace fb::widgets

@@ -1,0 +1,59 @@
+#pragma once
+
+#include <map>
+#include <string>
+
+#include <QWidget>
+#include <nlohmann/json.hpp>
+
+class QLabel;
+class QFormLayout;
+class QScrollArea;
+
+namespace fb::graph {
+struct ParamSpec;
+}
+
+namespace fb::widgets {
+
+class EditedPipeline;
+
+// The inspector: edits the selected node's parameters with editors that fit their types (spin
+// boxes with the parameter's range, combo boxes for choices, checkboxes, file pickers), each with
+// its help shown under it. Every change is one undo step through EditedPipeline; undo and redo
+// show up here because the inspector observes the document, not its own editors.
+class Inspector : public QWidget {
+    Q_OBJECT
+public:
+    explicit Inspector(EditedPipeline *pipeline, QWidget *parent = nullptr);
+
+    // Shows this node (empty: nothing selected).
+    void showNode(const std::string &nodeId);
+    // Several selected: says so instead of editing one.
+    void showSelectionCount(int count);
+    const std::string &nodeId() const { return m_nodeId; }
+    // The editor of a parameter (for tests), or nullptr.
+    QWidget *editor(const std::string &param) const;
+    // The last refusal (a value out of range...), empty when the last edit was taken.
+    QString lastError() const;
+
+private:
+    void rebuild();
+    void refreshValues();
+    QWidget *makeEditor(const graph::ParamSpec &spec);
+    void setEditorValue(QWidget *editor, const graph::ParamSpec &spec);
+    void commit(const std::string &param, const nlohmann::json &value);
+
+    EditedPipeline *m_pipeline;
+    std::string m_nodeId;
+    std::string m_typeShown;
+    QLabel *m_title;
+    QLabel *m_help;
+    QLabel *m_error;
+    QWidget *m_form;
+    QFormLayout *m_layout;
+    std::map<std::string, QWidget *> m_editors;
+    std::map<std::string, QLabel *> m_labels;
+};
+
+} // namespace fb::widgets
