@@ -130,6 +130,55 @@ private slots:
         QVERIFY(QFile::exists(dir.path() + "/model.safetensors"));
         QVERIFY(QFile::exists(dir.path() + "/checkpoints/step-00000048/checkpoint.safetensors"));
         QVERIFY(r.err.contains("epoch 2/2"));
+        // The last evaluation, for a window that opens the run later.
+        const QJsonObject evaluation = readJson(dir.path() + "/evaluation.json");
+        QCOMPARE(evaluation["epoch"].toInt(), 2);
+        const QJsonObject first = evaluation["evaluations"].toArray()[0].toObject();
+        QCOMPARE(first["accuracy"].toDouble(), s["test_accuracy"].toDouble());
+        QVERIFY(!first["misclassified"].toArray().isEmpty());
+    }
+
+    void evaluationImagesOfARandomTestChainAreStretched()
+    {
+        // A random stage (a flip that never flips) before the test data's normalize: the chain
+        // cannot be undone, so each misclassified image is stretched to 0..255 instead.
+        QTemporaryDir dir;
+        QJsonObject doc = readJson(example("fashion_mnist_mlp.json"));
+        QJsonArray nodes = doc["nodes"].toArray(), edges = doc["edges"].toArray();
+        nodes.append(QJsonObject{
+            {"id", "flip_test"}, {"type", "random_hflip"}, {"params", QJsonObject{{"p", 0.0}}}});
+        for (int i = 0; i < edges.size(); ++i) {
+            QJsonObject e = edges[i].toObject();
+            if (e["from"] == "test_data.samples") {
+                e["from"] = "flip_test.samples";
+                edges[i] = e;
+            }
+        }
+        edges.append(QJsonObject{{"from", "test_data.samples"}, {"to", "flip_test.samples"}});
+        doc["nodes"] = nodes;
+        doc["edges"] = edges;
+        const QString path = dir.path() + "/flip.json";
+        writeJson(path, doc);
+        CliResult r =
+            cli({"run", path, "--threads", "2", "--set", "train_data.limit=1000", "--set",
+                 "test_data.limit=300", "--set", "train.epochs=1", "--out", dir.path() + "/run"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QJsonObject e =
+            readJson(dir.path() + "/run/evaluation.json")["evaluations"].toArray()[0].toObject();
+        QCOMPARE(e["pixel_scale"].toString(), QString("min_max"));
+        const QJsonArray gallery = e["misclassified"].toArray();
+        QVERIFY(!gallery.isEmpty());
+        for (const auto &x : gallery) {
+            const QByteArray pixels =
+                QByteArray::fromBase64(x.toObject()["pixels"].toString().toLatin1(),
+                                       QByteArray::AbortOnBase64DecodingErrors);
+            QCOMPARE(pixels.size(), 28 * 28);
+            const auto [lo, hi] = std::minmax_element(
+                reinterpret_cast<const uint8_t *>(pixels.constData()),
+                reinterpret_cast<const uint8_t *>(pixels.constData()) + pixels.size());
+            QCOMPARE(int(*lo), 0);
+            QCOMPARE(int(*hi), 255);
+        }
     }
 
     void sameSeedSameLossesOtherSeedOther()
@@ -188,7 +237,7 @@ private slots:
             if (!line.isEmpty()) events << QJsonDocument::fromJson(line).object();
         QVERIFY(events.size() >= 4);
         QCOMPARE(events.first()["type"].toString(), QString("run_start"));
-        QCOMPARE(events.first()["version"].toInt(), 2);
+        QCOMPARE(events.first()["version"].toInt(), 3);
         QCOMPARE(events.last()["type"].toString(), QString("summary"));
         int hardware = 0;
         for (const auto &e : events) {

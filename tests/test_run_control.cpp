@@ -1,6 +1,10 @@
-// A live run through the real flowbench-cli: the event stream's schema (version 2), the commands
+// A live run through the real flowbench-cli: the event stream's schema (version 3), the commands
 // on stdin and their acknowledgements, checkpoints every N steps, exact resume after a stop and
-// after SIGKILL, the preprocessing cache and the bottleneck report.
+// after SIGKILL, the preprocessing cache, the bottleneck report and the evaluation (confusion
+// matrix, per-class figures, misclassified images).
+
+#include "core/data/dataset.h"
+#include "core/exec/evaluation.h"
 
 #include <QtTest>
 
@@ -165,6 +169,105 @@ QStringList checkpointDirs(const QString &outDir)
     return QDir(outDir + "/checkpoints").entryList({"step-*"}, QDir::Dirs, QDir::Name);
 }
 
+QByteArray pixelsOf(const QJsonObject &sample)
+{
+    return QByteArray::fromBase64(sample["pixels"].toString().toLatin1(),
+                                  QByteArray::AbortOnBase64DecodingErrors);
+}
+
+bool near(double a, double b)
+{
+    return std::abs(a - b) < 1e-6;
+}
+
+// What every `evaluation` event must satisfy on `test`, the evaluate node's data: the matrix
+// counts every sample once under its true label, its trace over its total is the accuracy,
+// precision and recall are its ratios, and each misclassified sample is a real mistake whose
+// image is the test image (the chain only normalizes, so it comes back exactly).
+void checkEvaluation(const QJsonObject &e, bool withGallery, const fb::data::ImageDataset &test)
+{
+    for (const char *k : {"node", "epoch", "epochs", "samples", "loss", "accuracy", "classes",
+                          "confusion", "per_class", "misclassified_total"})
+        QVERIFY2(e.contains(k), k);
+    QCOMPARE(e["node"].toString(), QString("evaluate"));
+    QCOMPARE(e["samples"].toInteger(), test.count);
+    const QJsonArray classes = e["classes"].toArray();
+    const int k = int(classes.size());
+    QCOMPARE(k, 10);
+    QCOMPARE(classes[0].toString(), QString("T-shirt/top"));
+    QCOMPARE(classes[6].toString(), QString("Shirt"));
+    QCOMPARE(classes[9].toString(), QString("Ankle boot"));
+
+    const QJsonArray rows = e["confusion"].toArray();
+    QCOMPARE(int(rows.size()), k);
+    QVector<qint64> rowSum(k), colSum(k), labelCount(k);
+    qint64 total = 0, trace = 0;
+    for (int t = 0; t < k; ++t) {
+        const QJsonArray row = rows[t].toArray();
+        QCOMPARE(int(row.size()), k);
+        for (int p = 0; p < k; ++p) {
+            const qint64 v = row[p].toInteger(-1);
+            QVERIFY(v >= 0);
+            rowSum[t] += v;
+            colSum[p] += v;
+            total += v;
+            if (t == p) trace += v;
+        }
+    }
+    for (int32_t label : test.labels)
+        ++labelCount[label];
+    QCOMPARE(rowSum, labelCount);
+    QCOMPARE(total, test.count);
+    QVERIFY(near(e["accuracy"].toDouble(), float(double(trace) / double(total))));
+    QCOMPARE(e["misclassified_total"].toInteger(), total - trace);
+
+    const QJsonArray perClass = e["per_class"].toArray();
+    QCOMPARE(int(perClass.size()), k);
+    for (int c = 0; c < k; ++c) {
+        const QJsonObject m = perClass[c].toObject();
+        QCOMPARE(m["class"].toString(), classes[c].toString());
+        QCOMPARE(m["support"].toInteger(), rowSum[c]);
+        const qint64 hits = rows[c].toArray()[c].toInteger();
+        if (colSum[c] == 0)
+            QVERIFY(m["precision"].isNull());
+        else
+            QVERIFY(near(m["precision"].toDouble(), double(hits) / double(colSum[c])));
+        if (rowSum[c] == 0)
+            QVERIFY(m["recall"].isNull());
+        else
+            QVERIFY(near(m["recall"].toDouble(), double(hits) / double(rowSum[c])));
+    }
+
+    if (!withGallery) {
+        QVERIFY(!e.contains("misclassified"));
+        return;
+    }
+    QCOMPARE(e["pixel_scale"].toString(), QString("undo_normalize"));
+    const QJsonArray gallery = e["misclassified"].toArray();
+    QCOMPARE(qint64(gallery.size()), std::min<qint64>(64, total - trace));
+    qint64 lastIndex = -1;
+    for (const auto &x : gallery) {
+        const QJsonObject m = x.toObject();
+        const qint64 index = m["index"].toInteger(-1);
+        const int truth = m["true_class"].toInt(-1), predicted = m["predicted_class"].toInt(-1);
+        QVERIFY(index > lastIndex && index < test.count); // the first ones, in test order
+        lastIndex = index;
+        QVERIFY(truth >= 0 && truth < k && predicted >= 0 && predicted < k);
+        QVERIFY(truth != predicted);
+        QCOMPARE(truth, test.labels[size_t(index)]);
+        QVERIFY(rows[truth].toArray()[predicted].toInteger() >= 1);
+        // The arg-max of a softmax over k classes is at least 1/k.
+        const double prob = m["probability"].toDouble();
+        QVERIFY2(prob >= 1.0 / k - 1e-6 && prob <= 1.0, qPrintable(QString::number(prob)));
+        QCOMPARE(m["height"].toInt(), 28);
+        QCOMPARE(m["width"].toInt(), 28);
+        QCOMPARE(m["channels"].toInt(), 1);
+        const QByteArray pixels = pixelsOf(m);
+        QCOMPARE(pixels.size(), 28 * 28);
+        QCOMPARE(pixels, QByteArray(reinterpret_cast<const char *>(test.sample(index)), 28 * 28));
+    }
+}
+
 } // namespace
 
 class TestRunControl : public QObject {
@@ -193,16 +296,19 @@ private slots:
         QVERIFY(ev.size() > 5);
         const QJsonObject start = ev.first();
         QCOMPARE(start["type"].toString(), QString("run_start"));
-        QCOMPARE(start["version"].toInt(), 2);
+        QCOMPARE(start["version"].toInt(), 3);
         for (const char *k : {"pipeline", "device", "threads", "data_workers", "epochs",
                               "first_epoch", "first_step", "steps_per_epoch", "train_samples",
                               "parameters", "out_dir", "flowbench", "libraries"})
             QVERIFY2(start.contains(k), k);
         QVERIFY(start["libraries"].toObject()["onednn"].toString().startsWith("2."));
         QVERIFY(start["libraries"].toObject()["opencv"].toString().startsWith("4."));
+        auto test = fb::data::loadFashionMnist(kData.toStdString(), "test", 500);
+        QVERIFY(test.ok());
         QMap<QString, int> count;
         double lastT = 0;
         QStringList chain;
+        QJsonObject lastEpoch, lastEvaluation;
         for (const QJsonObject &e : ev) {
             const QString type = e["type"].toString();
             ++count[type];
@@ -234,6 +340,18 @@ private slots:
             } else if (type == "hardware") {
                 QVERIFY(e["cpu_percent"].toDouble() >= 0 && e["cpu_percent"].toDouble() <= 100);
                 QVERIFY(e["gpus"].isArray());
+            } else if (type == "epoch") {
+                lastEpoch = e;
+            } else if (type == "evaluation") {
+                // After its epoch's event, with the same figures; the gallery only at the end.
+                QCOMPARE(e["epoch"].toInt(), lastEpoch["epoch"].toInt());
+                QCOMPARE(e["epochs"].toInt(), 2);
+                const QJsonObject summary = lastEpoch["evaluations"].toArray()[0].toObject();
+                QCOMPARE(e["accuracy"].toDouble(), summary["accuracy"].toDouble());
+                QCOMPARE(e["loss"].toDouble(), summary["loss"].toDouble());
+                checkEvaluation(e, e["epoch"].toInt() == 2, test.value());
+                if (QTest::currentTestFailed()) return;
+                lastEvaluation = e;
             } else if (type == "checkpoint") {
                 QVERIFY(e["step"].toInt() % 5 == 0 || e["reason"].toString() == "epoch");
                 QVERIFY(QFile::exists(e["dir"].toString() + "/checkpoint.safetensors") ||
@@ -248,6 +366,7 @@ private slots:
                  qPrintable(QString::number(count["progress"])));
         QVERIFY(count["hardware"] >= 1 && count["hardware"] <= int(lastT * 2) + 3);
         QCOMPARE(count["epoch"], 2);
+        QCOMPARE(count["evaluation"], 2);
         QVERIFY(count["checkpoint"] >= 6); // steps 5..30 and the epoch ends
         // keep_checkpoints (3 by default) prunes the older ones.
         QCOMPARE(checkpointDirs(dir.path()).size(), 3);
@@ -255,6 +374,94 @@ private slots:
         QCOMPARE(summary["status"].toString(), QString("ok"));
         QVERIFY(summary.contains("bottleneck") && summary.contains("data_wait_share"));
         QCOMPARE(summary["stopped"].toBool(), false);
+        // The summary's test accuracy is the last matrix's trace over its total.
+        QVERIFY(near(summary["test_accuracy"].toDouble(), lastEvaluation["accuracy"].toDouble()));
+
+        // evaluation.json holds the last evaluation exactly as the stream sent it.
+        QFile file(dir.path() + "/evaluation.json");
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QJsonObject saved = QJsonDocument::fromJson(file.readAll()).object();
+        QCOMPARE(saved["format"].toString(), QString("flowbench.evaluation"));
+        QCOMPARE(saved["version"].toInt(), 1);
+        QCOMPARE(saved["epoch"].toInt(), 2);
+        QCOMPARE(saved["evaluations"].toArray().size(), 1);
+        QJsonObject streamed = lastEvaluation;
+        streamed.remove("t");
+        QCOMPARE(saved["evaluations"].toArray()[0].toObject(), streamed);
+        QVERIFY(!QDir(dir.path())
+                     .entryList(QDir::Hidden | QDir::Files)
+                     .contains(".evaluation.json.tmp"));
+    }
+
+    // The counting itself, on numbers small enough to check by hand.
+    void evaluationTallyCountsAndKeepsTheFirstMistakes()
+    {
+        using namespace fb::exec;
+        QCOMPARE(base64(reinterpret_cast<const uint8_t *>("Man"), 3), std::string("TWFu"));
+        QCOMPARE(base64(reinterpret_cast<const uint8_t *>("Ma"), 2), std::string("TWE="));
+        QCOMPARE(base64(reinterpret_cast<const uint8_t *>("M"), 1), std::string("TQ=="));
+        QByteArray bytes;
+        for (int i = 0; i < 1000; ++i)
+            bytes.append(char((i * 37) & 255));
+        QCOMPARE(QByteArray::fromStdString(
+                     base64(reinterpret_cast<const uint8_t *>(bytes.constData()), 1000)),
+                 bytes.toBase64());
+
+        // Three classes, 2x2 images; the chain normalized with mean 0.5 and std 0.25.
+        InputPixels undo;
+        undo.undoNormalize = true;
+        undo.normalize = {{0.5f, 0.25f}};
+        EvaluationTally tally({"a", "b", "c"}, fb::Shape{1, 2, 2}, undo);
+        const float scores[] = {3, 1, 0,  // true a, predicted a
+                                0, 1, 3,  // true b, predicted c
+                                1, 1, 0,  // true a: a tie goes to the first, a
+                                0, 2, 1}; // true c, predicted b
+        const int32_t labels[] = {0, 1, 0, 2};
+        float inputs[16];
+        for (int i = 0; i < 16; ++i)
+            inputs[i] = (float(i * 16) / 255.0f - 0.5f) / 0.25f;
+        tally.add(scores, labels, inputs, 4, 100);
+        const EvaluationDetail &d = tally.detail();
+        QCOMPARE(d.total(), 4);
+        QCOMPARE(d.correct(), 2);
+        QCOMPARE(d.count(0, 0), 2);
+        QCOMPARE(d.count(1, 2), 1);
+        QCOMPARE(d.count(2, 1), 1);
+        QCOMPARE(d.misclassifiedTotal, 2);
+        QCOMPARE(int(d.misclassified.size()), 2);
+        const MisclassifiedSample &m = d.misclassified[0];
+        QCOMPARE(m.index, 101);
+        QCOMPARE(m.trueClass, 1);
+        QCOMPARE(m.predicted, 2);
+        QVERIFY(near(m.probability, std::exp(3.0) / (1 + std::exp(1.0) + std::exp(3.0))));
+        QCOMPARE(m.pixels, (std::vector<uint8_t>{64, 80, 96, 112})); // sample 1's bytes
+        QCOMPARE(d.misclassified[1].index, 103);
+        const std::vector<ClassMetrics> pc = d.perClass();
+        QVERIFY(near(pc[0].precision, 1.0) && near(pc[0].recall, 1.0));
+        QCOMPARE(pc[1].precision, 0.0); // the one predicted b was a c
+        QCOMPARE(pc[1].recall, 0.0);    // the one b was predicted c
+        QCOMPARE(pc[1].support, 1);
+        QCOMPARE(pc[1].predicted, 1);
+
+        // Other chains: each image stretched to 0..255; only the first 64 mistakes are kept.
+        EvaluationTally stretched({"a", "b"}, fb::Shape{1, 2, 2}, InputPixels{});
+        std::vector<float> wrong(200, 0.0f), images(100 * 4);
+        std::vector<int32_t> truth(100, 0);
+        for (int i = 0; i < 100; ++i) {
+            wrong[size_t(i * 2 + 1)] = 1.0f; // every sample predicted b, all of class a
+            const float px[] = {-1, 0, 1, 3};
+            std::copy(px, px + 4, images.begin() + i * 4);
+        }
+        stretched.add(wrong.data(), truth.data(), images.data(), 100, 0);
+        QCOMPARE(stretched.detail().misclassifiedTotal, 100);
+        QCOMPARE(int(stretched.detail().misclassified.size()), 64);
+        QCOMPARE(stretched.detail().misclassified.back().index, 63);
+        QCOMPARE(stretched.detail().misclassified[0].pixels,
+                 (std::vector<uint8_t>{0, 64, 128, 255}));
+        QCOMPARE(stretched.detail().perClass()[0].precision, -1.0); // nothing predicted a
+        QCOMPARE(stretched.detail().perClass()[0].recall, 0.0);
+        QCOMPARE(stretched.detail().perClass()[1].precision, 0.0);
+        QCOMPARE(stretched.detail().perClass()[1].recall, -1.0); // no sample of b
     }
 
     void commandsAreAcknowledged()

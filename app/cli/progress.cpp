@@ -79,7 +79,7 @@ void RunReporter::runStarted(const exec::RunInfo &info)
     for (const auto &[name, version] : info.libraries)
         libraries[name] = version;
     event({{"type", "run_start"},
-           {"version", 2},
+           {"version", 3},
            {"pipeline", info.pipeline},
            {"device", info.device},
            {"threads", info.threads},
@@ -166,6 +166,11 @@ void RunReporter::epochFinished(const exec::EpochResult &r)
            {"seconds", r.seconds},
            {"samples_per_s", r.samplesPerSecond},
            {"evaluations", evalJson}});
+    // The misclassified images (about 70 kB per evaluate node) only with the last epoch: the
+    // matrix every epoch is enough to watch it change; evaluation.json has the latest gallery.
+    const bool last = r.epoch + 1 == r.epochs;
+    for (const auto &e : r.evaluations)
+        if (m_events) event(exec::evaluationJson(e, r.epoch + 1, r.epochs, last));
 }
 
 void RunReporter::hardware(const metrics::HardwareSample &s)

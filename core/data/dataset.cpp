@@ -96,8 +96,32 @@ Result<ImageDataset> loadFashionMnist(const std::string &dir, const std::string 
     if (!labels) return std::move(labels.error());
 
     Result<ImageDataset> ds = loadIdxImages(*images, *labels, limit);
-    if (ds) ds->name = "fashion-mnist/" + split;
+    if (ds) {
+        ds->name = "fashion-mnist/" + split;
+        // The clothing names only where the count fits: a file with other labels gets numbers.
+        // (MNIST digits fit too but belong in an idx_dataset node, whose names are numbers.)
+        if (ds->classes == int32_t(fashionMnistClassNames().size()))
+            ds->classNames = fashionMnistClassNames();
+    }
     return ds;
+}
+
+const std::vector<std::string> &fashionMnistClassNames()
+{
+    // Zalando's labels, as the data set's README lists them.
+    static const std::vector<std::string> names{"T-shirt/top", "Trouser",   "Pullover", "Dress",
+                                                "Coat",        "Sandal",    "Shirt",    "Sneaker",
+                                                "Bag",         "Ankle boot"};
+    return names;
+}
+
+std::vector<std::string> classNames(const ImageDataset &dataset, int32_t classes)
+{
+    if (int32_t(dataset.classNames.size()) == classes) return dataset.classNames;
+    std::vector<std::string> names;
+    for (int32_t c = 0; c < classes; ++c)
+        names.push_back(std::to_string(c));
+    return names;
 }
 
 } // namespace fb::data

@@ -14,6 +14,9 @@ struct ImageDataset {
     std::string name;
     int64_t count = 0, channels = 1, height = 0, width = 0;
     int32_t classes = 0;
+    // What each label means, when the source knows it (Fashion-MNIST does); otherwise empty and
+    // readers fall back to the label numbers (classNames()).
+    std::vector<std::string> classNames;
     std::vector<uint8_t> pixels; // count * channels * height * width, NCHW per sample
     std::vector<int32_t> labels; // count
 
@@ -33,5 +36,12 @@ Result<ImageDataset> loadIdxImages(const std::string &imagesPath, const std::str
 // preferred when both exist) or plain.
 Result<ImageDataset> loadFashionMnist(const std::string &dir, const std::string &split,
                                       int64_t limit = 0);
+
+// The ten Fashion-MNIST labels in label order ("T-shirt/top", "Trouser", ... "Ankle boot").
+const std::vector<std::string> &fashionMnistClassNames();
+
+// The names of labels 0..classes-1: the data set's own when it has one per class, otherwise the
+// label numbers ("0", "1", ...), so every class has a name to show.
+std::vector<std::string> classNames(const ImageDataset &dataset, int32_t classes);
 
 } // namespace fb::data

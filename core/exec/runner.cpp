@@ -1,6 +1,7 @@
 #include "core/exec/runner.h"
 
 #include "core/backend/backend.h"
+#include "core/base/check.h"
 #include "core/data/dataflow.h"
 #include "core/io/safetensors.h"
 
@@ -78,12 +79,17 @@ Result<std::unique_ptr<data::DataFlow>> makeFlow(const DataSpec &spec, const std
     return data::DataFlow::create(ds.value(), buildStages(spec), o);
 }
 
+// Loss, accuracy and the confusion matrix over the whole evaluation data, in test order (the
+// flow does not shuffle). The tally reads the outputs the loss reads: no extra forward pass.
 Result<Evaluation> evaluate(nn::Model &model, Backend &backend, nn::Loss &loss,
-                            data::DataFlow &flow, const std::string &node)
+                            data::DataFlow &flow, const EvaluateSpec &spec,
+                            std::vector<std::string> classNames)
 {
     flow.startEpoch(0);
+    EvaluationTally tally(std::move(classNames), flow.sampleShape(),
+                          InputPixels::forChain(spec.data));
     double lossSum = 0;
-    int64_t correct = 0, seen = 0;
+    int64_t seen = 0;
     nn::StepContext ctx;
     ctx.training = false;
     while (true) {
@@ -96,11 +102,26 @@ Result<Evaluation> evaluate(nn::Model &model, Backend &backend, nn::Loss &loss,
         const Tensor &out = plan.forward(b.x, ctx);
         LossResult r = loss.compute(backend, out, b.y, nullptr);
         lossSum += double(r.loss) * double(n);
-        correct += r.correct;
+        FB_ASSERT(out.shape()[1] == tally.detail().classes(), "outputs differ from the classes");
+        tally.add(out.f32(), b.y.data<int32_t>(), b.x.f32(), n, b.index * flow.options().batchSize);
         seen += n;
     }
-    return Evaluation{node, float(lossSum / double(std::max<int64_t>(seen, 1))),
-                      float(double(correct) / double(std::max<int64_t>(seen, 1))), seen};
+    Evaluation e;
+    e.node = spec.node;
+    e.loss = float(lossSum / double(std::max<int64_t>(seen, 1)));
+    e.samples = seen;
+    e.detail = tally.take();
+    // From the matrix, so the reported accuracy is its trace over its total by construction.
+    e.accuracy = float(double(e.detail.correct()) / double(std::max<int64_t>(seen, 1)));
+    return e;
+}
+
+// The evaluation data's class names; a source that has none borrows the training data's.
+std::vector<std::string> evaluationClassNames(const data::ImageDataset &evaluated,
+                                              const data::ImageDataset &trained, int32_t classes)
+{
+    if (int32_t(evaluated.classNames.size()) == classes) return evaluated.classNames;
+    return data::classNames(trained, classes);
 }
 
 // Where a run stands between two steps: all a checkpoint needs besides weights and optimizer
@@ -180,6 +201,27 @@ void syncDirectory(const fs::path &dir)
         ::fsync(fd);
         ::close(fd);
     }
+}
+
+// Writes `text` to `path` through a temporary file in the same folder, flushed, then renamed
+// over it: a reader (or a crash) sees the previous file or the new one, never half of one.
+Status writeFileAtomically(const fs::path &path, const std::string &text)
+{
+    const fs::path tmp = path.parent_path() / ("." + path.filename().string() + ".tmp");
+    std::FILE *f = std::fopen(tmp.c_str(), "wb");
+    if (!f) return fileError(tmp.string(), "cannot create the file");
+    bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    ok = std::fflush(f) == 0 && ok;
+    ok = ::fsync(fileno(f)) == 0 && ok;
+    ok = std::fclose(f) == 0 && ok;
+    std::error_code ec;
+    if (ok) fs::rename(tmp, path, ec);
+    if (!ok || ec) {
+        fs::remove(tmp, ec);
+        return fileError(path.string(), "cannot write the file");
+    }
+    syncDirectory(path.parent_path());
+    return {};
 }
 
 Status writeCheckpoint(const std::string &outDir, const TrainState &st, const std::string &hash,
@@ -671,9 +713,11 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         er.seconds = epochSeconds;
         er.samplesPerSecond = epochSamples > 0 ? double(epochSamples) / epochSeconds : 0.0;
         for (size_t i = 0; i < job.evaluations.size(); ++i) {
-            auto ev = evaluate(model, backend, *loss, *evalFlows[i], job.evaluations[i].node);
+            auto ev =
+                evaluate(model, backend, *loss, *evalFlows[i], job.evaluations[i],
+                         evaluationClassNames(evalFlows[i]->dataset(), flow.dataset(), classes));
             if (!ev.ok()) return ev.error();
-            er.evaluations.push_back(ev.value());
+            er.evaluations.push_back(std::move(ev).value());
         }
         observer.epochFinished(er);
         if (!er.evaluations.empty()) summary.testAccuracy = er.evaluations[0].accuracy;
@@ -694,6 +738,19 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                                  std::to_string(st.step) + " (epoch " +
                                  std::to_string(st.epoch + 1) + "); last whole checkpoint: " +
                                  lastCheckpointText(outDir) + ". Try a lower learning rate");
+
+        // The latest evaluation with its whole gallery, for a window that opens the run later
+        // (the stream sends the gallery with the last epoch only).
+        if (!outDir.empty() && !er.evaluations.empty()) {
+            nlohmann::json file{{"format", "flowbench.evaluation"},
+                                {"version", 1},
+                                {"epoch", st.epoch + 1},
+                                {"epochs", job.epochs},
+                                {"evaluations", nlohmann::json::array()}};
+            for (const Evaluation &e : er.evaluations)
+                file["evaluations"].push_back(evaluationJson(e, st.epoch + 1, job.epochs, true));
+            FB_TRY(writeFileAtomically(fs::path(outDir) / "evaluation.json", file.dump()));
+        }
 
         // The epoch is whole: the state a checkpoint records is the start of the next one.
         const bool last = st.epoch + 1 == job.epochs;

@@ -2,6 +2,7 @@
 
 #include "core/base/log.h"
 #include "core/exec/control.h"
+#include "core/exec/evaluation.h"
 #include "core/exec/job.h"
 #include "core/metrics/hardware_monitor.h"
 
@@ -73,16 +74,11 @@ struct CheckpointInfo {
     int64_t epoch = 0, step = 0; // epoch: whole epochs done; step: global steps done
 };
 
-struct Evaluation {
-    std::string node;
-    float loss = 0, accuracy = 0;
-    int64_t samples = 0;
-};
-
 struct EpochResult {
     int64_t epoch = 0, epochs = 0;
     float trainLoss = 0, trainAccuracy = 0;
     double seconds = 0, samplesPerSecond = 0;
+    // One per evaluate node, each with its confusion matrix and misclassified samples.
     std::vector<Evaluation> evaluations;
 };
 
@@ -113,7 +109,8 @@ public:
 };
 
 // Loads the data, compiles the model, trains, evaluates and checkpoints. The document must have
-// passed graph::validate(). Errors name the node or file at fault.
+// passed graph::validate(). Errors name the node or file at fault. With an output folder, each
+// epoch's evaluations also go to OUT/evaluation.json (evaluationJson() with the gallery).
 Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOptions &options,
                                RunObserver &observer);
 

@@ -1,0 +1,413 @@
+#include "widgets/evaluation/evaluation_view.h"
+
+#include "widgets/evaluation/confusion_matrix_view.h"
+
+#include <QCheckBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QListWidget>
+#include <QScrollBar>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace fb::widgets {
+
+namespace {
+
+constexpr int kIndexRole = Qt::UserRole;       // gallery: the sample's test index
+constexpr int kTrueRole = Qt::UserRole + 1;    // gallery: its true class
+constexpr int kPredRole = Qt::UserRole + 2;    // gallery: its predicted class
+constexpr int kImageRole = Qt::UserRole + 3;   // gallery: the image at its own size
+constexpr int kCaptionRole = Qt::UserRole + 4; // gallery: the caption on one line
+constexpr int kSortRole = Qt::UserRole;        // table: the number a column sorts by
+
+// Gallery images are scaled up by a whole factor to about this size, pixel by pixel.
+constexpr int kIconTarget = 96;
+
+// Sorts by the number behind the text, not by the text: "0.95" < "0.123" as strings, and an
+// undefined "–" belongs below every value.
+class NumberItem : public QTableWidgetItem {
+public:
+    NumberItem(double sortKey, const QString &text)
+        : QTableWidgetItem(text)
+    {
+        setData(kSortRole, sortKey);
+        setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+        setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
+    }
+    bool operator<(const QTableWidgetItem &other) const override
+    {
+        return data(kSortRole).toDouble() < other.data(kSortRole).toDouble();
+    }
+};
+
+// Asks for the width of all its columns: the figures are the point of the table, so the
+// splitter should not hide them behind a scroll bar.
+class ClassTable : public QTableWidget {
+public:
+    explicit ClassTable(QWidget *parent)
+        : QTableWidget(0, 5, parent)
+    {}
+    QSize minimumSizeHint() const override
+    {
+        return {horizontalHeader()->length() + 2 * frameWidth() +
+                    verticalScrollBar()->sizeHint().width() + 2,
+                QTableWidget::minimumSizeHint().height()};
+    }
+    QSize sizeHint() const override { return {minimumSizeHint().width(), 300}; }
+};
+
+QString ratioText(double v)
+{
+    return v < 0 ? QStringLiteral("–") : QString::number(v, 'f', 3);
+}
+
+QString percentText(double share)
+{
+    return QString::number(share * 100.0, 'f', 1) + QLatin1Char('%');
+}
+
+} // namespace
+
+EvaluationView::EvaluationView(QWidget *parent)
+    : QWidget(parent)
+{
+    m_summary = new QLabel(this);
+    m_summary->setObjectName("summary");
+    m_summary->setTextFormat(Qt::PlainText);
+    m_summary->setWordWrap(true);
+    QFont summaryFont = m_summary->font();
+    summaryFont.setBold(true);
+    m_summary->setFont(summaryFont);
+
+    m_rowNormalized = new QCheckBox(tr("Colour by share of each true class"), this);
+    m_rowNormalized->setToolTip(tr("Colour each row by the share of that class's samples, so "
+                                   "confusions of a small class show as clearly as a large "
+                                   "one's. The cells still show counts."));
+    m_matrix = new ConfusionMatrixView(this);
+    m_matrix->setObjectName("confusionMatrix");
+    connect(m_rowNormalized, &QCheckBox::toggled, m_matrix, &ConfusionMatrixView::setRowNormalized);
+    connect(m_matrix, &ConfusionMatrixView::cellSelected, this, &EvaluationView::filterGallery);
+
+    m_table = new ClassTable(this);
+    m_table->setObjectName("classTable");
+    m_table->setHorizontalHeaderLabels(
+        {tr("Class"), tr("Precision"), tr("Recall"), tr("F1"), tr("Support")});
+    m_table->horizontalHeaderItem(PrecisionColumn)
+        ->setToolTip(tr("Of the samples predicted as the class, the share that are of it"));
+    m_table->horizontalHeaderItem(RecallColumn)
+        ->setToolTip(tr("Of the samples of the class, the share predicted as it"));
+    m_table->horizontalHeaderItem(F1Column)->setToolTip(
+        tr("The harmonic mean of precision and recall"));
+    m_table->horizontalHeaderItem(SupportColumn)->setToolTip(tr("Test samples of the class"));
+    m_table->verticalHeader()->hide();
+    m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_table->setSortingEnabled(true);
+    m_table->sortByColumn(ClassColumn, Qt::AscendingOrder);
+
+    m_galleryNote = new QLabel(this);
+    m_galleryNote->setObjectName("galleryNote");
+    m_galleryNote->setTextFormat(Qt::PlainText);
+    m_galleryNote->setWordWrap(true);
+    m_gallery = new QListWidget(this);
+    m_gallery->setObjectName("misclassifiedGallery");
+    m_gallery->setViewMode(QListView::IconMode);
+    m_gallery->setMovement(QListView::Static);
+    m_gallery->setResizeMode(QListView::Adjust);
+    // Captions carry their own line break and the grid is sized for their longest line:
+    // wrapping would break them at the icon's width instead.
+    m_gallery->setWordWrap(false);
+    m_gallery->setSpacing(4);
+    m_gallery->setSelectionMode(QAbstractItemView::SingleSelection);
+
+    auto *matrixPane = new QWidget(this);
+    auto *matrixLayout = new QVBoxLayout(matrixPane);
+    matrixLayout->setContentsMargins(0, 0, 0, 0);
+    matrixLayout->addWidget(m_matrix, 1);
+    matrixLayout->addWidget(m_rowNormalized);
+
+    auto *galleryPane = new QWidget(this);
+    auto *galleryLayout = new QVBoxLayout(galleryPane);
+    galleryLayout->setContentsMargins(0, 0, 0, 0);
+    galleryLayout->addWidget(m_galleryNote);
+    galleryLayout->addWidget(m_gallery, 1);
+
+    auto *top = new QSplitter(Qt::Horizontal, this);
+    top->addWidget(matrixPane);
+    top->addWidget(m_table);
+    top->setStretchFactor(0, 3);
+    top->setStretchFactor(1, 2);
+    auto *split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(top);
+    split->addWidget(galleryPane);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->addWidget(m_summary);
+    layout->addWidget(split, 1);
+    clear();
+}
+
+void EvaluationView::clear()
+{
+    m_data.reset();
+    m_lastError.clear();
+    m_filter = {-1, -1};
+    m_matrix->clear();
+    m_summary->setText(tr("No evaluation yet."));
+    fillTable();
+    fillGallery();
+}
+
+bool EvaluationView::setEvaluation(const nlohmann::json &evaluationEvent)
+{
+    Result<EvaluationData> data = parseEvaluation(evaluationEvent);
+    if (!data.ok()) {
+        m_lastError = QString::fromStdString(data.error().message);
+        return false;
+    }
+    m_lastError.clear();
+    display(std::move(data).value());
+    return true;
+}
+
+void EvaluationView::display(EvaluationData data)
+{
+    m_data = std::move(data);
+    m_filter = {-1, -1};
+    const EvaluationData &d = *m_data;
+    m_matrix->setMatrix(d.classes, d.confusion);
+
+    QStringList parts;
+    const double accuracy = d.accuracy();
+    parts << (accuracy < 0 ? tr("No test samples")
+                           : tr("Accuracy %1 (%2 of %3 test samples)")
+                                 .arg(percentText(accuracy))
+                                 .arg(d.correct())
+                                 .arg(d.total()));
+    if (d.loss >= 0) parts << tr("loss %1").arg(d.loss, 0, 'f', 4);
+    QString where = d.node;
+    if (d.epoch > 0)
+        where += (where.isEmpty() ? QString() : QStringLiteral(", ")) +
+                 (d.epochs > 0 ? tr("epoch %1 of %2").arg(d.epoch).arg(d.epochs)
+                               : tr("epoch %1").arg(d.epoch));
+    if (!where.isEmpty()) parts << where;
+    m_summary->setText(parts.join(QStringLiteral(" · ")));
+
+    fillTable();
+    fillGallery();
+}
+
+void EvaluationView::fillTable()
+{
+    // Sorting while rows are filled would move them under our feet.
+    m_table->setSortingEnabled(false);
+    m_table->clearContents();
+    const int k = m_data ? m_data->classCount() : 0;
+    m_table->setRowCount(k);
+    for (int c = 0; c < k; ++c) {
+        const EvaluationData &d = *m_data;
+        auto *name = new NumberItem(c, d.classes[c]);
+        name->setTextAlignment(Qt::AlignLeft | Qt::AlignVCenter);
+        m_table->setItem(c, ClassColumn, name);
+        const double precision = d.precision(c), recall = d.recall(c), f1 = d.f1(c);
+        auto *p = new NumberItem(precision, ratioText(precision));
+        if (precision < 0)
+            p->setToolTip(tr("No test sample was predicted as %1").arg(d.classes[c]));
+        auto *r = new NumberItem(recall, ratioText(recall));
+        if (recall < 0) r->setToolTip(tr("No test sample is of class %1").arg(d.classes[c]));
+        m_table->setItem(c, PrecisionColumn, p);
+        m_table->setItem(c, RecallColumn, r);
+        m_table->setItem(c, F1Column, new NumberItem(f1, ratioText(f1)));
+        m_table->setItem(c, SupportColumn,
+                         new NumberItem(double(d.support(c)), QString::number(d.support(c))));
+    }
+    m_table->setSortingEnabled(true); // sorts again by the column the user chose
+}
+
+void EvaluationView::fillGallery()
+{
+    m_gallery->clear();
+    if (m_data && !m_data->misclassified.empty()) {
+        // One whole scale factor for all, from the first image: nearest-neighbour scaling by a
+        // whole factor keeps every pixel a crisp square of the same size.
+        const QSize own = m_data->misclassified.front().image.size();
+        const int factor = std::max(1, kIconTarget / std::max({own.width(), own.height(), 1}));
+        const QSize icon = own * factor;
+        m_gallery->setIconSize(icon);
+        // Wide enough for either line of the longest caption.
+        const QFontMetrics fm = m_gallery->fontMetrics();
+        int textWidth = 0;
+        for (const MisclassifiedImage &m : m_data->misclassified)
+            textWidth = std::max(
+                {textWidth, fm.horizontalAdvance(tr("true: %1").arg(m_data->classes[m.trueClass])),
+                 fm.horizontalAdvance(
+                     tr("predicted: %1 (0.00)").arg(m_data->classes[m.predicted]))});
+        m_gallery->setGridSize(QSize(std::max(icon.width(), std::min(textWidth, 400)) + 24,
+                                     icon.height() + 3 * fm.lineSpacing() + 12));
+        for (const MisclassifiedImage &m : m_data->misclassified) {
+            QIcon pixmaps;
+            // The 2x copy serves high-DPI screens; without it QIcon would scale up smoothly.
+            for (int dpr : {1, 2}) {
+                QImage scaled =
+                    m.image.scaled(icon * dpr, Qt::KeepAspectRatio, Qt::FastTransformation);
+                QPixmap pixmap = QPixmap::fromImage(scaled);
+                pixmaps.addPixmap(pixmap);
+            }
+            auto *item = new QListWidgetItem(pixmaps, QString(), m_gallery);
+            const QString truth = m_data->classes[m.trueClass];
+            const QString predicted = m_data->classes[m.predicted];
+            const QString probability = m.probability >= 0
+                                            ? QStringLiteral(" (%1)").arg(m.probability, 0, 'f', 2)
+                                            : QString();
+            // Shown on two lines, broken where the reader expects it rather than wherever the
+            // words happen to fill the cell; one line for the caption's other uses.
+            item->setText(tr("true: %1").arg(truth) + QLatin1Char('\n') +
+                          tr("predicted: %1").arg(predicted) + probability);
+            item->setData(kCaptionRole,
+                          tr("true: %1 / predicted: %2").arg(truth, predicted) + probability);
+            item->setToolTip(tr("Test sample %1: a %2 the model took for a %3%4")
+                                 .arg(m.index)
+                                 .arg(truth, predicted,
+                                      m.probability >= 0
+                                          ? tr(" with probability %1").arg(m.probability, 0, 'f', 3)
+                                          : QString()));
+            item->setData(kIndexRole, m.index);
+            item->setData(kTrueRole, m.trueClass);
+            item->setData(kPredRole, m.predicted);
+            item->setData(kImageRole, m.image);
+            item->setTextAlignment(Qt::AlignHCenter | Qt::AlignTop);
+        }
+    }
+    filterGallery(m_filter.first, m_filter.second);
+}
+
+void EvaluationView::filterGallery(int trueClass, int predicted)
+{
+    const int k = classCount();
+    if (trueClass < 0 || predicted < 0 || trueClass >= k || predicted >= k)
+        trueClass = predicted = -1;
+    m_filter = {trueClass, predicted};
+    if (m_matrix->selectedCell() != m_filter) m_matrix->setSelectedCell(trueClass, predicted);
+    for (int i = 0; i < m_gallery->count(); ++i) {
+        QListWidgetItem *item = m_gallery->item(i);
+        item->setHidden(trueClass >= 0 && (item->data(kTrueRole).toInt() != trueClass ||
+                                           item->data(kPredRole).toInt() != predicted));
+    }
+    updateGalleryNote();
+}
+
+void EvaluationView::updateGalleryNote()
+{
+    QString note;
+    if (!m_data) {
+        note = tr("Misclassified test images appear here after an evaluation.");
+    } else if (!m_data->hasGallery) {
+        note = tr("%n misclassified test sample(s). Their images come with the last epoch's "
+                  "evaluation.",
+                  nullptr, int(m_data->misclassifiedTotal));
+    } else if (m_data->misclassified.empty()) {
+        note = tr("No misclassified test images.");
+    } else {
+        const qint64 shown = qint64(m_data->misclassified.size());
+        note = shown < m_data->misclassifiedTotal
+                   ? tr("Misclassified test images: the first %1 of %2, in test order.")
+                         .arg(shown)
+                         .arg(m_data->misclassifiedTotal)
+                   : tr("Misclassified test images: all %1.").arg(shown);
+        if (m_filter.first >= 0)
+            note += QLatin1Char(' ') +
+                    tr("Showing %1 predicted as %2: %3 of them (click the cell again for all).")
+                        .arg(m_data->classes[m_filter.first], m_data->classes[m_filter.second])
+                        .arg(visibleGalleryCount());
+        else
+            note += QLatin1Char(' ') + tr("Click a cell of the matrix to see only its images.");
+    }
+    m_galleryNote->setText(note);
+}
+
+int EvaluationView::classCount() const
+{
+    return m_data ? m_data->classCount() : 0;
+}
+
+QString EvaluationView::className(int cls) const
+{
+    return m_data && cls >= 0 && cls < classCount() ? m_data->classes[cls] : QString();
+}
+
+QString EvaluationView::cellText(int trueClass, int predicted) const
+{
+    const int k = classCount();
+    if (trueClass < 0 || predicted < 0 || trueClass >= k || predicted >= k) return {};
+    return m_matrix->cellText(trueClass, predicted);
+}
+
+QString EvaluationView::cellToolTip(int trueClass, int predicted) const
+{
+    const int k = classCount();
+    if (trueClass < 0 || predicted < 0 || trueClass >= k || predicted >= k) return {};
+    return m_matrix->cellToolTip(trueClass, predicted);
+}
+
+QString EvaluationView::summaryText() const
+{
+    return m_summary->text();
+}
+
+QString EvaluationView::galleryNote() const
+{
+    return m_galleryNote->text();
+}
+
+QString EvaluationView::tableText(int row, int column) const
+{
+    const QTableWidgetItem *item = m_table->item(row, column);
+    return item ? item->text() : QString();
+}
+
+int EvaluationView::galleryCount() const
+{
+    return m_gallery->count();
+}
+
+int EvaluationView::visibleGalleryCount() const
+{
+    int n = 0;
+    for (int i = 0; i < m_gallery->count(); ++i)
+        n += m_gallery->item(i)->isHidden() ? 0 : 1;
+    return n;
+}
+
+QString EvaluationView::galleryCaption(int i) const
+{
+    const QListWidgetItem *item = m_gallery->item(i);
+    return item ? item->data(kCaptionRole).toString() : QString();
+}
+
+QImage EvaluationView::galleryImage(int i) const
+{
+    const QListWidgetItem *item = m_gallery->item(i);
+    return item ? item->data(kImageRole).value<QImage>() : QImage();
+}
+
+void EvaluationView::setRowNormalized(bool on)
+{
+    m_rowNormalized->setChecked(on);
+}
+
+bool EvaluationView::rowNormalized() const
+{
+    return m_matrix->rowNormalized();
+}
+
+} // namespace fb::widgets
