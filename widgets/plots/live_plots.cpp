@@ -1,0 +1,760 @@
+#include "widgets/plots/live_plots.h"
+
+#include "widgets/plots/decimate.h"
+
+#include <QComboBox>
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSlider>
+#include <QTimer>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace fb::widgets {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr int kReplotIntervalMs = 100; // at most 10 replots a second
+constexpr double kMiB = 1024.0 * 1024.0;
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+enum PanelId {
+    LossPanel,
+    AccuracyPanel,
+    LearningRatePanel,
+    ThroughputPanel,
+    UtilizationPanel,
+    MemoryPanel,
+    PanelCount
+};
+
+struct PanelSpec {
+    const char *title, *yLabel;
+    bool percent;         // 0..100: a fixed range reads better than one that jumps
+    Qt::Alignment legend; // the corner the curves leave free: falling loss, rising accuracy
+};
+
+const PanelSpec kPanels[PanelCount] = {
+    {QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "Loss"),
+     QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "loss"), false, Qt::AlignTop | Qt::AlignRight},
+    {QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "Accuracy"),
+     QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "accuracy (%)"), false,
+     Qt::AlignBottom | Qt::AlignRight},
+    {QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "Learning rate"),
+     QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "learning rate"), false,
+     Qt::AlignTop | Qt::AlignRight},
+    {QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "Throughput"),
+     QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "training samples/s"), false,
+     Qt::AlignBottom | Qt::AlignRight},
+    {QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "CPU and GPU"),
+     QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "utilization (%)"), true,
+     Qt::AlignBottom | Qt::AlignRight},
+    {QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "Memory"),
+     QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "memory (MiB)"), false,
+     Qt::AlignBottom | Qt::AlignRight},
+};
+
+struct SeriesSpec {
+    const char *name;
+    PanelId panel;
+    int colorSlot;
+    bool smoothable; // dense per-step series; not the schedule, memory or per-epoch points
+    bool markers;    // few points: show each
+    const char *legend;
+};
+
+const SeriesSpec kSeries[] = {
+    {"train_loss", LossPanel, 0, true, false,
+     QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "training")},
+    {"val_loss", LossPanel, 1, false, true,
+     QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "validation")},
+    {"train_accuracy", AccuracyPanel, 0, true, false,
+     QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "training")},
+    {"val_accuracy", AccuracyPanel, 1, false, true,
+     QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "validation")},
+    {"lr", LearningRatePanel, 2, false, false,
+     QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "learning rate")},
+    {"samples_per_s", ThroughputPanel, 3, true, false,
+     QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "samples/s")},
+    {"cpu", UtilizationPanel, 0, true, false,
+     QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "CPU (all cores)")},
+    {"gpu", UtilizationPanel, 4, true, false, QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "GPU")},
+    {"memory", MemoryPanel, 5, false, false,
+     QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "engine process")},
+    {"gpu_memory", MemoryPanel, 4, false, false,
+     QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "GPU memory")},
+};
+
+// Distinct hues that read on white and on near-black: a deeper and a lighter variant of each.
+QColor seriesColor(int slot, bool dark)
+{
+    static const QRgb light[] = {0x1f77b4, 0xe8710a, 0x2e9e3e, 0x8e5cc4,
+                                 0xd62728, 0x0f9aa8, 0x8c564b, 0xc2459b};
+    static const QRgb darkBg[] = {0x5eaaf0, 0xffa24f, 0x62cf6e, 0xb894ec,
+                                  0xff6b6b, 0x4fd6e6, 0xc99a8b, 0xf08bd0};
+    const int n = int(std::size(light));
+    slot = ((slot % n) + n) % n;
+    return QColor(dark ? darkBg[slot] : light[slot]);
+}
+
+// A number from the event; missing or not a number: nothing to plot (nullopt-like NaN with
+// `present` false). JSON null (nlohmann writes NaN and infinity as null): a gap.
+bool field(const json &e, const char *key, double &out)
+{
+    const auto it = e.find(key);
+    if (it == e.end()) return false;
+    if (it->is_number()) {
+        out = it->get<double>();
+        return true;
+    }
+    if (it->is_null()) {
+        out = kNaN;
+        return true;
+    }
+    return false;
+}
+
+QString text(const json &e, const char *key)
+{
+    const auto it = e.find(key);
+    return it != e.end() && it->is_string() ? QString::fromStdString(it->get<std::string>())
+                                            : QString();
+}
+
+} // namespace
+
+struct LivePlots::Series {
+    QString name;
+    int panel = 0;
+    int colorSlot = 0;
+    bool smoothable = false;
+    bool markers = false;
+    // One entry per point: its x on either axis and its value. Step and epoch are both kept so
+    // switching the axis costs nothing and needs no knowledge of how the run was cut in epochs.
+    std::vector<double> step, epoch, y;
+    std::vector<double> smooth; // the EMA of y while smoothing is on, else empty
+    double emaLast = 0, emaWeightPow = 1;
+    bool smoothStale = false;  // the weight changed: recomputed at the next replot, not per tick
+    QCPGraph *faint = nullptr; // the raw curve behind the smoothed one
+    QCPGraph *main = nullptr;
+    int drawn = 0;
+
+    const std::vector<double> &x(XAxis axis) const { return axis == XAxis::Step ? step : epoch; }
+};
+
+struct LivePlots::Panel {
+    QCustomPlot *plot = nullptr;
+    QCPTextElement *title = nullptr;
+    bool autoY = true;
+    bool dirty = true;
+    bool percent = false;
+    std::vector<Series *> series;
+};
+
+LivePlots::LivePlots(QWidget *parent)
+    : QWidget(parent)
+    , m_replotTimer(new QTimer(this))
+    , m_xAxisBox(new QComboBox(this))
+    , m_smoothingSlider(new QSlider(Qt::Horizontal, this))
+    , m_smoothingLabel(new QLabel(this))
+    , m_grid(new QGridLayout)
+{
+    m_xAxisBox->addItem(tr("Step"));
+    m_xAxisBox->addItem(tr("Epoch"));
+    m_xAxisBox->setToolTip(tr("What the horizontal axis counts"));
+    m_smoothingSlider->setRange(0, 99);
+    m_smoothingSlider->setToolTip(
+        tr("Smoothing: an exponential moving average; the raw curve stays faint behind"));
+    m_smoothingSlider->setMaximumWidth(160);
+    m_smoothingLabel->setText("0.00");
+    m_smoothingLabel->setMinimumWidth(m_smoothingLabel->fontMetrics().horizontalAdvance("0.00 "));
+    auto *reset = new QToolButton(this);
+    reset->setText(tr("Reset view"));
+    reset->setToolTip(tr("Fit every plot to its data again (also: double-click a plot)"));
+
+    auto *bar = new QHBoxLayout;
+    bar->setContentsMargins(4, 2, 4, 0);
+    bar->addWidget(new QLabel(tr("X axis:"), this));
+    bar->addWidget(m_xAxisBox);
+    bar->addSpacing(12);
+    bar->addWidget(new QLabel(tr("Smoothing:"), this));
+    bar->addWidget(m_smoothingSlider);
+    bar->addWidget(m_smoothingLabel);
+    bar->addStretch(1);
+    bar->addWidget(reset);
+
+    m_grid->setContentsMargins(0, 0, 0, 0);
+    m_grid->setSpacing(2);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(2);
+    layout->addLayout(bar);
+    layout->addLayout(m_grid, 1);
+
+    QFont titleFont = font();
+    titleFont.setBold(true);
+    QFont small = font();
+    small.setPointSizeF(std::max(6.0, small.pointSizeF() * 0.9));
+    m_panels.resize(PanelCount);
+    for (int i = 0; i < PanelCount; ++i) {
+        Panel &p = m_panels[std::size_t(i)];
+        p.percent = kPanels[i].percent;
+        p.plot = new QCustomPlot(this);
+        QCustomPlot *plot = p.plot;
+        plot->setMinimumSize(180, 130);
+        plot->setNoAntialiasingOnDrag(true);
+        plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+        plot->plotLayout()->insertRow(0);
+        p.title = new QCPTextElement(plot, tr(kPanels[i].title), titleFont);
+        plot->plotLayout()->addElement(0, 0, p.title);
+        plot->xAxis->setLabel(tr("step"));
+        plot->yAxis->setLabel(tr(kPanels[i].yLabel));
+        plot->xAxis->setLabelFont(small);
+        plot->yAxis->setLabelFont(small);
+        plot->xAxis->setTickLabelFont(small);
+        plot->yAxis->setTickLabelFont(small);
+        plot->legend->setFont(small);
+        plot->legend->setVisible(false); // until a series arrives
+        plot->axisRect()->insetLayout()->setInsetAlignment(0, kPanels[i].legend);
+        if (p.percent) plot->yAxis->setRange(0, 100);
+        connect(plot->xAxis, qOverload<const QCPRange &>(&QCPAxis::rangeChanged), this,
+                [this, i](const QCPRange &r) { onXRangeChanged(i, r); });
+        connect(plot->yAxis, qOverload<const QCPRange &>(&QCPAxis::rangeChanged), this,
+                [this, i](const QCPRange &) {
+                    if (m_settingRange) return;
+                    m_panels[std::size_t(i)].autoY = false;
+                });
+        connect(plot, &QCustomPlot::mouseDoubleClick, this, [this] { resetView(); });
+    }
+    arrangePanels();
+
+    m_replotTimer->setSingleShot(true);
+    m_replotTimer->setInterval(kReplotIntervalMs);
+    connect(m_replotTimer, &QTimer::timeout, this, [this] {
+        if (!isVisible()) {
+            m_replotWhenShown = true; // a hidden dock costs nothing but keeping the points
+            return;
+        }
+        replotNow();
+    });
+    connect(m_xAxisBox, &QComboBox::currentIndexChanged, this,
+            [this](int index) { setXAxis(index == 1 ? XAxis::Epoch : XAxis::Step); });
+    connect(m_smoothingSlider, &QSlider::valueChanged, this,
+            [this](int value) { setSmoothing(value / 100.0); });
+    connect(reset, &QToolButton::clicked, this, &LivePlots::resetView);
+
+    applyColors();
+    replotNow();
+}
+
+LivePlots::~LivePlots() = default;
+
+void LivePlots::clear()
+{
+    for (Panel &p : m_panels) {
+        p.plot->clearGraphs();
+        p.plot->legend->setVisible(false);
+        p.series.clear();
+        p.autoY = true;
+        p.dirty = true;
+    }
+    m_series.clear();
+    m_byName.clear();
+    m_evalNodes.clear();
+    m_stepsPerEpoch = 0;
+    m_lastStep = 0;
+    m_lastEpochX = 0;
+    m_autoX = true;
+    m_dataChanged = true;
+    replotNow();
+}
+
+LivePlots::Series *LivePlots::series(const QString &name, const QString &legend)
+{
+    if (Series *s = m_byName.value(name)) return s;
+    // "val_loss:test" is a val_loss of another evaluate node, "gpu:1" the second GPU.
+    const qsizetype colon = name.indexOf(':');
+    const QString base = colon < 0 ? name : name.left(colon);
+    const SeriesSpec *spec = nullptr;
+    for (const SeriesSpec &s : kSeries)
+        if (base == QLatin1String(s.name)) spec = &s;
+    if (!spec) return nullptr;
+
+    auto owned = std::make_unique<Series>();
+    Series *s = owned.get();
+    s->name = name;
+    s->panel = spec->panel;
+    s->colorSlot = spec->colorSlot + (colon < 0 ? 0 : int(m_series.size()) + 2);
+    s->smoothable = spec->smoothable;
+    s->markers = spec->markers;
+    Panel &panel = m_panels[std::size_t(s->panel)];
+    QCustomPlot *plot = panel.plot;
+    s->faint = plot->addGraph();
+    s->faint->removeFromLegend();
+    s->main = plot->addGraph();
+    s->main->setName(legend.isEmpty() ? tr(spec->legend) : legend);
+    styleGraphs(*s);
+    plot->legend->setVisible(true);
+    panel.series.push_back(s);
+    m_byName.insert(name, s);
+    m_series.push_back(std::move(owned));
+    return s;
+}
+
+const LivePlots::Series *LivePlots::find(const QString &name) const
+{
+    return m_byName.value(name);
+}
+
+void LivePlots::addPoint(Series *s, double step, double epoch, double value)
+{
+    if (!s || std::isnan(step) || std::isnan(epoch)) return;
+    s->step.push_back(step);
+    s->epoch.push_back(epoch);
+    s->y.push_back(value);
+    if (m_smoothing > 0 && s->smoothable && !s->smoothStale) {
+        // TensorBoard's debiased EMA, one point at a time: O(1) per point, no pass over the rest.
+        if (std::isfinite(value)) {
+            s->emaLast = s->emaLast * m_smoothing + (1 - m_smoothing) * value;
+            s->emaWeightPow *= m_smoothing;
+            s->smooth.push_back(s->emaLast / (1 - s->emaWeightPow));
+        } else {
+            s->smooth.push_back(value);
+        }
+    }
+    m_panels[std::size_t(s->panel)].dirty = true;
+    m_dataChanged = true;
+    scheduleReplot();
+}
+
+void LivePlots::recomputeSmoothing(Series &s)
+{
+    s.smoothStale = false;
+    s.smooth.clear();
+    s.emaLast = 0;
+    s.emaWeightPow = 1;
+    if (m_smoothing <= 0 || !s.smoothable) {
+        s.smooth.shrink_to_fit();
+        return;
+    }
+    s.smooth.reserve(s.y.size());
+    for (double v : s.y) {
+        if (std::isfinite(v)) {
+            s.emaLast = s.emaLast * m_smoothing + (1 - m_smoothing) * v;
+            s.emaWeightPow *= m_smoothing;
+            s.smooth.push_back(s.emaLast / (1 - s.emaWeightPow));
+        } else {
+            s.smooth.push_back(v);
+        }
+    }
+}
+
+void LivePlots::addEvent(const json &e)
+{
+    // Events come from another process or a file: read defensively, never throw.
+    if (!e.is_object()) return;
+    const auto typeIt = e.find("type");
+    if (typeIt == e.end() || !typeIt->is_string()) return;
+    const std::string &type = typeIt->get_ref<const std::string &>();
+    try {
+        if (type == "progress") {
+            double step = 0;
+            if (!field(e, "step", step) || std::isnan(step)) return;
+            double total = 0, epochs = 0;
+            if (m_stepsPerEpoch <= 0 && field(e, "total_steps", total) &&
+                field(e, "epochs", epochs) && epochs > 0 && total > 0)
+                m_stepsPerEpoch = total / epochs;
+            double epochX = 0;
+            if (m_stepsPerEpoch > 0)
+                epochX = step / m_stepsPerEpoch;
+            else if (field(e, "epoch", epochX))
+                epochX -= 1; // the epoch in progress, from 1: its start
+            m_lastStep = step;
+            m_lastEpochX = epochX;
+            double v;
+            if (field(e, "recent_loss", v) || field(e, "loss", v))
+                addPoint(series("train_loss"), step, epochX, v);
+            // recent_accuracy (since the previous event, like recent_loss) where the engine
+            // sends it; `accuracy` is the epoch's running mean and restarts every epoch.
+            if (field(e, "recent_accuracy", v) || field(e, "accuracy", v))
+                addPoint(series("train_accuracy"), step, epochX, v * 100);
+            if (field(e, "lr", v)) addPoint(series("lr"), step, epochX, v);
+            if (field(e, "samples_per_s", v)) addPoint(series("samples_per_s"), step, epochX, v);
+        } else if (type == "epoch") {
+            double epoch = 0;
+            if (!field(e, "epoch", epoch) || std::isnan(epoch)) return;
+            const double step = m_stepsPerEpoch > 0 ? epoch * m_stepsPerEpoch : m_lastStep;
+            const auto evals = e.find("evaluations");
+            if (evals == e.end() || !evals->is_array()) return;
+            for (const json &ev : *evals) {
+                if (!ev.is_object()) continue;
+                const QString node = text(ev, "node");
+                qsizetype index = m_evalNodes.indexOf(node);
+                if (index < 0) {
+                    index = m_evalNodes.size();
+                    m_evalNodes << node;
+                }
+                const QString suffix = index == 0 ? QString() : ":" + node;
+                const QString legend = index == 0 ? QString() : tr("validation (%1)").arg(node);
+                double v;
+                if (field(ev, "loss", v))
+                    addPoint(series("val_loss" + suffix, legend), step, epoch, v);
+                if (field(ev, "accuracy", v))
+                    addPoint(series("val_accuracy" + suffix, legend), step, epoch, v * 100);
+            }
+        } else if (type == "hardware") {
+            const double step = m_lastStep, epochX = m_lastEpochX;
+            double v;
+            if (field(e, "cpu_percent", v)) addPoint(series("cpu"), step, epochX, v);
+            if (field(e, "process_memory_bytes", v))
+                addPoint(series("memory"), step, epochX, v / kMiB);
+            const auto gpus = e.find("gpus");
+            if (gpus == e.end() || !gpus->is_array()) return;
+            int position = 0;
+            for (const json &g : *gpus) {
+                if (!g.is_object()) continue;
+                double index = position;
+                field(g, "index", index);
+                const QString suffix = position == 0 ? QString() : ":" + QString::number(index);
+                const QString name = text(g, "name");
+                const QString gpuLabel =
+                    tr("GPU %1%2").arg(index).arg(name.isEmpty() ? QString() : " (" + name + ")");
+                if (field(g, "utilization_percent", v))
+                    addPoint(series("gpu" + suffix, gpuLabel), step, epochX, v);
+                if (field(g, "memory_used_bytes", v))
+                    addPoint(series("gpu_memory" + suffix, tr("%1 memory").arg(gpuLabel)), step,
+                             epochX, v / kMiB);
+                ++position;
+            }
+        } else if (type == "run_start") {
+            double v;
+            if (field(e, "steps_per_epoch", v) && v > 0) m_stepsPerEpoch = v;
+            if (field(e, "first_step", v) && std::isfinite(v)) {
+                m_lastStep = v;
+                m_lastEpochX = m_stepsPerEpoch > 0 ? v / m_stepsPerEpoch : 0;
+            }
+        }
+    } catch (const std::exception &) {
+        // A malformed event is skipped; the rest of the run still plots.
+    }
+}
+
+void LivePlots::addEvents(const std::vector<json> &events)
+{
+    m_bulk = true;
+    for (const json &e : events)
+        addEvent(e);
+    m_bulk = false;
+    replotNow();
+}
+
+void LivePlots::setXAxis(XAxis axis)
+{
+    if (m_xAxisBox->currentIndex() != int(axis)) {
+        const QSignalBlocker block(m_xAxisBox);
+        m_xAxisBox->setCurrentIndex(axis == XAxis::Epoch ? 1 : 0);
+    }
+    if (axis == m_xAxis) return;
+    m_xAxis = axis;
+    for (Panel &p : m_panels) {
+        p.plot->xAxis->setLabel(axis == XAxis::Epoch ? tr("epoch") : tr("step"));
+        p.dirty = true;
+    }
+    m_autoX = true; // a zoomed range in steps means nothing in epochs
+    m_dataChanged = true;
+    replotNow();
+}
+
+void LivePlots::setSmoothing(double weight)
+{
+    weight = std::isfinite(weight) ? std::clamp(weight, 0.0, 0.99) : 0.0;
+    const int sliderValue = int(std::lround(weight * 100));
+    if (m_smoothingSlider->value() != sliderValue) {
+        const QSignalBlocker block(m_smoothingSlider);
+        m_smoothingSlider->setValue(sliderValue);
+    }
+    m_smoothingLabel->setText(QString::number(weight, 'f', 2));
+    if (weight == m_smoothing) return;
+    m_smoothing = weight;
+    // A slider drag sends many values: the O(points) pass happens once, at the next replot.
+    for (auto &s : m_series) {
+        s->smoothStale = s->smoothable;
+        styleGraphs(*s);
+        m_panels[std::size_t(s->panel)].dirty = true;
+    }
+    m_dataChanged = true;
+    scheduleReplot();
+}
+
+QStringList LivePlots::seriesNames() const
+{
+    QStringList names;
+    for (const auto &s : m_series)
+        names << s->name;
+    return names;
+}
+
+int LivePlots::pointCount(const QString &name) const
+{
+    const Series *s = find(name);
+    return s ? int(s->y.size()) : 0;
+}
+
+int LivePlots::drawnPointCount(const QString &name) const
+{
+    const Series *s = find(name);
+    return s ? s->drawn : 0;
+}
+
+std::vector<double> LivePlots::values(const QString &name) const
+{
+    const Series *s = find(name);
+    return s ? s->y : std::vector<double>{};
+}
+
+std::vector<QPointF> LivePlots::drawnPoints(const QString &name) const
+{
+    std::vector<QPointF> points;
+    const Series *s = find(name);
+    if (!s) return points;
+    const QSharedPointer<QCPGraphDataContainer> data = s->main->data();
+    points.reserve(std::size_t(data->size()));
+    for (auto it = data->constBegin(); it != data->constEnd(); ++it)
+        points.emplace_back(it->key, it->value);
+    return points;
+}
+
+void LivePlots::resetView()
+{
+    m_autoX = true;
+    for (Panel &p : m_panels) {
+        p.autoY = true;
+        p.dirty = true;
+    }
+    replotNow();
+}
+
+void LivePlots::scheduleReplot()
+{
+    if (m_bulk || m_replotTimer->isActive()) return;
+    m_replotTimer->start();
+}
+
+void LivePlots::replotNow()
+{
+    m_replotTimer->stop();
+    m_replotWhenShown = false;
+
+    if (m_autoX) {
+        // Follow the data: every panel shares one x range, so the plots line up.
+        double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+        for (const auto &s : m_series) {
+            const std::vector<double> &x = s->x(m_xAxis);
+            if (x.empty()) continue;
+            lo = std::min(lo, x.front());
+            hi = std::max(hi, x.back());
+        }
+        if (!(lo <= hi)) {
+            lo = 0;
+            hi = 1;
+        } else if (lo == hi) {
+            lo -= 0.5;
+            hi += 0.5;
+        } else {
+            // A little room at the ends, so the first and last markers show whole.
+            const double pad = (hi - lo) * 0.01;
+            lo -= pad;
+            hi += pad;
+        }
+        m_settingRange = true;
+        for (Panel &p : m_panels)
+            p.plot->xAxis->setRange(lo, hi);
+        m_settingRange = false;
+    }
+    const QCPRange x = m_panels.front().plot->xAxis->range();
+    const bool rangeMoved = x.lower != m_drawnXLo || x.upper != m_drawnXHi;
+    m_drawnXLo = x.lower;
+    m_drawnXHi = x.upper;
+    for (Panel &p : m_panels) {
+        if (!p.dirty && !rangeMoved) continue;
+        redraw(p, x.lower, x.upper);
+        p.dirty = false;
+    }
+    m_dataChanged = false;
+}
+
+void LivePlots::redraw(Panel &panel, double xLo, double xHi)
+{
+    QCustomPlot *plot = panel.plot;
+    // One bucket per pixel column over the visible range and as much again on either side, so
+    // that a drag shows data at once, before the next decimation: at most 4 points a pixel.
+    int pixels = plot->axisRect()->width();
+    if (pixels <= 0 || pixels > plot->width()) pixels = plot->width();
+    pixels = std::max(pixels, 32);
+    const double width = xHi - xLo;
+    const double lo = xLo - width / 2, hi = xHi + width / 2;
+    const int buckets = pixels * 2;
+
+    double yLo = std::numeric_limits<double>::infinity(), yHi = -yLo;
+    QVector<QCPGraphData> points;
+    auto hand = [&](QCPGraph *graph, const std::vector<double> &xs, const std::vector<double> &ys) {
+        if (xs.empty() || ys.size() != xs.size()) {
+            graph->data()->clear();
+            return 0;
+        }
+        decimateMinMax(xs.data(), ys.data(), xs.size(), lo, hi, buckets, m_bufX, m_bufY);
+        points.resize(qsizetype(m_bufX.size()));
+        for (std::size_t i = 0; i < m_bufX.size(); ++i) {
+            points[qsizetype(i)] = QCPGraphData(m_bufX[i], m_bufY[i]);
+            // The decimation keeps each column's extremes, so these bound the visible data.
+            if (m_bufX[i] >= xLo && m_bufX[i] <= xHi && std::isfinite(m_bufY[i])) {
+                yLo = std::min(yLo, m_bufY[i]);
+                yHi = std::max(yHi, m_bufY[i]);
+            }
+        }
+        graph->data()->set(points, true);
+        return int(points.size());
+    };
+    for (Series *s : panel.series) {
+        if (s->smoothStale) recomputeSmoothing(*s);
+        const std::vector<double> &xs = s->x(m_xAxis);
+        const bool smoothed = m_smoothing > 0 && s->smoothable;
+        s->drawn = hand(s->main, xs, smoothed ? s->smooth : s->y);
+        if (smoothed)
+            hand(s->faint, xs, s->y);
+        else
+            s->faint->data()->clear();
+    }
+
+    if (panel.autoY) {
+        double a, b;
+        if (panel.percent) {
+            a = 0;
+            b = std::max(100.0, std::isfinite(yHi) ? yHi : 100.0);
+        } else if (!(yLo <= yHi)) {
+            a = 0;
+            b = 1;
+        } else {
+            const double pad = yHi > yLo ? (yHi - yLo) * 0.05 : std::max(std::abs(yHi) * 0.1, 1e-9);
+            a = yLo - pad;
+            b = yHi + pad;
+        }
+        m_settingRange = true;
+        plot->yAxis->setRange(a, b);
+        m_settingRange = false;
+    }
+    plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void LivePlots::onXRangeChanged(int panelIndex, const QCPRange &range)
+{
+    if (m_settingRange) return;
+    // The user dragged or zoomed: stop following the data, and keep the panels lined up.
+    m_autoX = false;
+    m_settingRange = true;
+    for (int i = 0; i < int(m_panels.size()); ++i) {
+        if (i == panelIndex) continue;
+        m_panels[std::size_t(i)].plot->xAxis->setRange(range);
+        m_panels[std::size_t(i)].plot->replot(QCustomPlot::rpQueuedReplot);
+    }
+    m_settingRange = false;
+    if (!m_replotTimer->isActive()) m_replotTimer->start(); // decimate the new range
+}
+
+void LivePlots::styleGraphs(Series &s)
+{
+    const bool dark = palette().color(QPalette::Base).lightness() < 128;
+    const QColor color = seriesColor(s.colorSlot, dark);
+    const bool smoothed = m_smoothing > 0 && s.smoothable;
+    s.main->setPen(QPen(color, smoothed ? 2.0 : 1.5));
+    QColor faint = color;
+    faint.setAlpha(dark ? 90 : 70);
+    s.faint->setPen(QPen(faint, 1.0));
+    s.faint->setVisible(smoothed);
+    if (s.markers)
+        s.main->setScatterStyle(
+            QCPScatterStyle(QCPScatterStyle::ssCircle, color, palette().color(QPalette::Base), 6));
+}
+
+void LivePlots::applyColors()
+{
+    const QPalette pal = palette();
+    const QColor background = pal.color(QPalette::Base);
+    const QColor text = pal.color(QPalette::Text);
+    QColor grid = text;
+    grid.setAlpha(35);
+    QColor axis = text;
+    axis.setAlpha(160);
+    QColor legendBackground = background;
+    legendBackground.setAlpha(210);
+    QColor legendBorder = text;
+    legendBorder.setAlpha(60);
+    for (Panel &p : m_panels) {
+        QCustomPlot *plot = p.plot;
+        plot->setBackground(background);
+        for (QCPAxis *a : {plot->xAxis, plot->yAxis, plot->xAxis2, plot->yAxis2}) {
+            a->setBasePen(QPen(axis));
+            a->setTickPen(QPen(axis));
+            a->setSubTickPen(QPen(axis));
+            a->setLabelColor(text);
+            a->setTickLabelColor(text);
+            a->grid()->setPen(QPen(grid, 0, Qt::DotLine));
+            a->grid()->setZeroLinePen(Qt::NoPen);
+        }
+        plot->legend->setBrush(legendBackground);
+        plot->legend->setBorderPen(QPen(legendBorder));
+        plot->legend->setTextColor(text);
+        p.title->setTextColor(text);
+        p.dirty = true;
+    }
+    for (auto &s : m_series)
+        styleGraphs(*s);
+    for (Panel &p : m_panels)
+        p.plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void LivePlots::arrangePanels()
+{
+    // Wide and short (a dock at the bottom): three columns; a narrow side dock: one.
+    const int w = width();
+    const int columns = w >= 1000 ? 3 : (w >= 560 ? 2 : 1);
+    if (columns == m_columns) return;
+    m_columns = columns;
+    for (Panel &p : m_panels)
+        m_grid->removeWidget(p.plot);
+    for (int i = 0; i < int(m_panels.size()); ++i)
+        m_grid->addWidget(m_panels[std::size_t(i)].plot, i / columns, i % columns);
+}
+
+void LivePlots::changeEvent(QEvent *event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange)
+        applyColors();
+}
+
+void LivePlots::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    arrangePanels();
+    for (Panel &p : m_panels)
+        p.dirty = true; // columns are pixels: decimate for the new width
+    scheduleReplot();
+}
+
+void LivePlots::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    if (m_replotWhenShown || m_dataChanged) scheduleReplot();
+}
+
+} // namespace fb::widgets

@@ -1,0 +1,136 @@
+#include "widgets/run/run_record.h"
+
+#include <QFile>
+#include <QSaveFile>
+
+#include <string>
+
+namespace fb::widgets {
+
+using nlohmann::json;
+
+namespace {
+
+// nlohmann's messages start with "[json.exception.parse_error.101] ": not for people.
+std::string withoutExceptionTag(const std::string &what)
+{
+    if (what.starts_with("[json.exception.")) {
+        const auto close = what.find("] ");
+        if (close != std::string::npos) return what.substr(close + 2);
+    }
+    return what;
+}
+
+} // namespace
+
+RunRecord::RunRecord(QObject *parent)
+    : QObject(parent)
+{}
+
+void RunRecord::clear()
+{
+    m_events.clear();
+    emit cleared();
+}
+
+void RunRecord::addEvent(const json &event)
+{
+    m_events.push_back(event);
+    // The caller's copy: a listener that adds an event itself must not leave the next listener
+    // holding a reference into a reallocated vector.
+    emit eventAdded(event);
+}
+
+void RunRecord::setEvents(std::vector<json> events)
+{
+    m_events.clear();
+    emit cleared();
+    m_events = std::move(events);
+    emit eventsReplaced();
+}
+
+fb::Status RunRecord::save(const QString &path) const
+{
+    const std::string file = path.toStdString();
+    QSaveFile out(path);
+    if (!out.open(QIODevice::WriteOnly))
+        return fb::fileError(file, "cannot write the run log: " + out.errorString().toStdString());
+    std::string line;
+    for (const json &e : m_events) {
+        // replace: a string that is not valid UTF-8 must not make the whole save throw.
+        line = e.dump(-1, ' ', false, json::error_handler_t::replace);
+        line += '\n';
+        if (out.write(line.data(), qint64(line.size())) != qint64(line.size()))
+            return fb::fileError(file,
+                                 "cannot write the run log: " + out.errorString().toStdString());
+    }
+    if (!out.commit())
+        return fb::fileError(file, "cannot write the run log: " + out.errorString().toStdString());
+    return {};
+}
+
+fb::Result<std::vector<json>> RunRecord::load(const QString &path)
+{
+    const std::string file = path.toStdString();
+    QFile in(path);
+    if (!in.open(QIODevice::ReadOnly))
+        return fb::fileError(file, "cannot open the run log: " + in.errorString().toStdString());
+
+    std::vector<json> events;
+    bool sawStart = false;
+    int lineNo = 0;
+    while (!in.atEnd()) {
+        QByteArray line = in.readLine();
+        ++lineNo;
+        const bool complete = line.endsWith('\n');
+        while (!line.isEmpty() && (line.endsWith('\n') || line.endsWith('\r')))
+            line.chop(1);
+        if (line.trimmed().isEmpty()) continue;
+
+        json e = json::parse(line.constBegin(), line.constEnd(), nullptr, false);
+        if (e.is_discarded()) {
+            // A run killed while writing leaves its last line cut short, without a newline.
+            if (!complete && in.atEnd()) break;
+            std::string reason;
+            try {
+                [[maybe_unused]] const json again = json::parse(line.constBegin(), line.constEnd());
+            } catch (const json::exception &ex) {
+                reason = withoutExceptionTag(ex.what());
+            }
+            return fb::fileError(file, "not a JSON event" + (reason.empty() ? "" : ": " + reason),
+                                 lineNo);
+        }
+        if (!e.is_object()) return fb::fileError(file, "an event must be a JSON object", lineNo);
+        auto type = e.find("type");
+        if (type == e.end()) {
+            // The summary line of `--events -` on stdout has no type of its own.
+            if (!e.contains("status"))
+                return fb::fileError(file, "an event without a 'type'", lineNo);
+            e["type"] = "summary";
+            type = e.find("type");
+        }
+        if (!type->is_string())
+            return fb::fileError(file, "an event's 'type' must be a string", lineNo);
+        if (*type == "run_start") {
+            sawStart = true;
+            const auto version = e.find("version");
+            if (version != e.end() && version->is_number() &&
+                version->get<double>() > kStreamVersion)
+                return fb::fileError(file,
+                                     "the run log is version " + version->dump() +
+                                         "; this Flowbench reads version " +
+                                         std::to_string(kStreamVersion) + " and older",
+                                     lineNo);
+        }
+        events.push_back(std::move(e));
+    }
+    if (in.error() != QFileDevice::NoError)
+        return fb::fileError(file, "cannot read the run log: " + in.errorString().toStdString());
+    if (lineNo == 0) return fb::fileError(file, "the run log is empty");
+    if (!sawStart)
+        return fb::fileError(file, "no run_start event: not a run log, or a run that failed "
+                                   "before training started");
+    return events;
+}
+
+} // namespace fb::widgets
