@@ -317,11 +317,13 @@ private slots:
             QVERIFY(e["t"].toDouble() >= lastT);
             lastT = e["t"].toDouble();
             if (type == "progress") {
-                for (const char *k :
-                     {"epoch", "epochs", "step", "total_steps", "loss", "recent_loss", "accuracy",
-                      "lr", "samples_per_s", "data_wait_share", "eta_s"})
+                for (const char *k : {"epoch", "epochs", "step", "total_steps", "loss",
+                                      "recent_loss", "recent_accuracy", "accuracy", "lr",
+                                      "samples_per_s", "data_wait_share", "eta_s"})
                     QVERIFY2(e.contains(k), k);
                 QCOMPARE(e["total_steps"].toInt(), 32);
+                QVERIFY(e["recent_accuracy"].toDouble() >= 0 &&
+                        e["recent_accuracy"].toDouble() <= 1);
             } else if (type == "dataflow") {
                 QCOMPARE(e["consumer"].toString(), QString("train"));
                 for (const char *k : {"workers", "wait_share", "total_wait_share", "bottleneck",

@@ -108,6 +108,7 @@ void RunReporter::progress(const exec::Progress &p)
                {"samples", p.samples},
                {"loss", p.loss},
                {"recent_loss", p.recentLoss},
+               {"recent_accuracy", p.recentAccuracy},
                {"accuracy", p.accuracy},
                {"lr", p.lr},
                {"samples_per_s", p.samplesPerSecond},

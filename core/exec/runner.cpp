@@ -541,6 +541,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     auto lastFlowReport = Clock::now();
     auto lastProgress = Clock::time_point{};
     double recentLossSum = 0;
+    int64_t recentCorrect = 0, recentSeen = 0; // for recent_accuracy: the same span as the loss
     int64_t recentSteps = 0;
     bool paused = false, stopping = false;
 
@@ -657,6 +658,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
             epochSamples += n;
             recentLossSum += double(r.loss);
             ++recentSteps;
+            recentCorrect += r.correct;
+            recentSeen += n;
             const double stepSeconds = secondsSince(stepStart);
             epochSeconds += stepSeconds;
             trainSeconds += stepSeconds;
@@ -676,8 +679,11 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                 p.loss = float(st.lossSum / double(std::max<int64_t>(st.seen, 1)));
                 p.accuracy = float(double(st.correct) / double(std::max<int64_t>(st.seen, 1)));
                 p.recentLoss = float(recentLossSum / double(std::max<int64_t>(recentSteps, 1)));
+                p.recentAccuracy =
+                    float(double(recentCorrect) / double(std::max<int64_t>(recentSeen, 1)));
                 recentLossSum = 0;
                 recentSteps = 0;
+                recentCorrect = recentSeen = 0;
                 p.lr = lr;
                 p.elapsedSeconds = trainSeconds;
                 p.samples = trainSamples;

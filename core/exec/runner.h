@@ -35,6 +35,7 @@ struct Progress {
     int64_t step = 0, stepInEpoch = 0, stepsPerEpoch = 0, totalSteps = 0;
     float loss = 0, accuracy = 0; // this epoch so far
     float recentLoss = 0;         // mean over the steps since the previous report
+    float recentAccuracy = 0;     // accuracy over the same steps
     int64_t samples = 0;          // training samples processed by this run so far
     float lr = 0;
     double samplesPerSecond = 0, elapsedSeconds = 0, etaSeconds = 0;
