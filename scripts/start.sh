@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one set-up command: install what is missing, build, and run the Fashion-MNIST CNN example.
 #
-#   scripts/start.sh                              window if there is a display, else headless
+#   scripts/start.sh                              the window if there is a display, else headless
 #   scripts/start.sh --headless                   always headless (flowbench-cli)
 #   scripts/start.sh --set train.epochs=1         extra arguments go to the run
 #   scripts/start.sh --device cuda --threads 4
@@ -27,7 +27,8 @@ fb_build >&2   # keep stdout for the run's JSON summary
 
 [[ -f "$PIPELINE" ]] || fb_die "$PIPELINE is missing from this checkout"
 
-# The window arrives with a later issue; until build/bin/flowbench exists, run headless.
+# With a display, the workbench window opens with the example; --set/--threads/--device given
+# here apply to the runs started from it. Without one, the example trains headless.
 if (( ! headless )) && [[ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]] &&
     [[ -x "$FB_BUILD_DIR/bin/flowbench" ]]; then
     fb_say "== starting the workbench with $PIPELINE"

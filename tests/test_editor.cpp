@@ -533,8 +533,16 @@ private slots:
         const QRectF visible = c.view.mapToScene(c.view.viewport()->rect()).boundingRect();
         for (const auto &n : c.pipeline.document().nodes())
             QVERIFY2(visible.contains(c.scene.nodeItem(n.id)->sceneBoundingRect()), n.id.c_str());
+        // The view keeps the pipeline in sight as it is resized, until the person zooms.
+        QVERIFY(c.view.isFitting());
+        c.view.resize(700, 500);
+        QApplication::processEvents();
+        const QRectF smaller = c.view.mapToScene(c.view.viewport()->rect()).boundingRect();
+        for (const auto &n : c.pipeline.document().nodes())
+            QVERIFY2(smaller.contains(c.scene.nodeItem(n.id)->sceneBoundingRect()), n.id.c_str());
         const double z = c.view.zoom();
         c.view.zoomBy(2);
+        QVERIFY(!c.view.isFitting());
         QVERIFY(qFuzzyCompare(c.view.zoom(), std::min(4.0, z * 2)));
         c.view.zoomBy(1e-6); // clamped, never zero
         QVERIFY(c.view.zoom() >= 0.1 - 1e-9);
@@ -551,6 +559,11 @@ private slots:
         QVERIFY(wire && wire->hasLiveStats());
         QCOMPARE(wire->liveText(), QStringLiteral("4200/s"));
         QCOMPARE(wire->queueFill(), 0.75);
+        // A wire whose data comes from the cache this epoch says so instead of a rate.
+        c.scene.setEdgeLive("train_data", "normalize", 0, 0, true);
+        EdgeItem *cached =
+            c.scene.edgeItem(graph::Edge{"train_data", "samples", "normalize", "samples", {}});
+        QCOMPARE(cached->liveText(), QStringLiteral("cached"));
         c.scene.setBottleneck("normalize");
         QVERIFY(c.scene.nodeItem("normalize")->isBottleneck());
         c.scene.setBottleneck("train");

@@ -430,25 +430,32 @@ void EdgeItem::paint(QPainter *p, const QStyleOptionGraphicsItem *, QWidget *)
 {
     p->setRenderHint(QPainter::Antialiasing);
     const QPalette pal = QApplication::palette();
-    QColor c = m_live ? fillColor(m_fill) : m_color;
-    double width = m_live ? 2.5 + 3.5 * std::clamp(m_fill, 0.0, 1.0) : 2;
+    // Live: coloured and thickened by the queue's fill; a cached wire (no data this epoch) is
+    // drawn dashed in its type's colour.
+    const bool filled = m_live && !m_cached;
+    QColor c = filled ? fillColor(m_fill) : m_color;
+    double width = filled ? 2.5 + 3.5 * std::clamp(m_fill, 0.0, 1.0) : 2;
     if (isSelected()) {
         p->setPen(QPen(pal.color(QPalette::Highlight), width + 4, Qt::SolidLine, Qt::RoundCap));
         p->drawPath(path());
     }
-    p->setPen(QPen(c, width, Qt::SolidLine, Qt::RoundCap));
+    p->setPen(QPen(c, width, m_live && m_cached ? Qt::DashLine : Qt::SolidLine, Qt::RoundCap));
     p->setBrush(Qt::NoBrush);
     p->drawPath(path());
 }
 
-void EdgeItem::setLiveStats(double rate, double fill)
+void EdgeItem::setLiveStats(double rate, double fill, bool cached)
 {
     m_live = true;
     m_rate = rate;
     m_fill = fill;
-    const QString tip = QObject::tr("%1<br>%2 samples/s, queue %3% full")
-                            .arg(q(m_edge.str()).toHtmlEscaped(), QString::number(rate, 'f', 0),
-                                 QString::number(100 * fill, 'f', 0));
+    m_cached = cached;
+    const QString tip =
+        cached ? QObject::tr("%1<br>skipped this epoch: its samples come from the cache")
+                     .arg(q(m_edge.str()).toHtmlEscaped())
+               : QObject::tr("%1<br>%2 samples/s, queue %3% full")
+                     .arg(q(m_edge.str()).toHtmlEscaped(), QString::number(rate, 'f', 0),
+                          QString::number(100 * fill, 'f', 0));
     setToolTip(tip);
     // The rate is written on a label of its own above the nodes: a wire passes under nodes, and
     // its middle often lies under one.
@@ -482,7 +489,7 @@ EdgeItem::~EdgeItem()
 
 QString EdgeItem::liveText() const
 {
-    return m_live ? rateText(m_rate) : QString();
+    if (!m_live) return {};
+    return m_cached ? QObject::tr("cached") : rateText(m_rate);
 }
-
 } // namespace fb::widgets

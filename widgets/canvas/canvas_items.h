@@ -114,7 +114,7 @@ public:
     const graph::Edge &edge() const { return m_edge; }
     // Follows the ports after a node moved.
     void updatePath();
-    void setLiveStats(double itemsPerSecond, double queueFill);
+    void setLiveStats(double itemsPerSecond, double queueFill, bool cached = false);
     void clearRunState();
     bool hasLiveStats() const { return m_live; }
     QString liveText() const;
@@ -129,6 +129,7 @@ private:
     QColor m_color = Qt::gray;
     bool m_live = false;
     double m_rate = 0, m_fill = 0;
+    bool m_cached = false;
     QGraphicsItem *m_label = nullptr; // the live rate, a scene item of its own (above nodes)
 };
 

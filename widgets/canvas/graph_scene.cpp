@@ -46,6 +46,9 @@ GraphScene::GraphScene(EditedPipeline *pipeline, QObject *parent)
 
 GraphScene::~GraphScene()
 {
+    // Deleting selected items changes the selection: no one may hear of it from a scene that is
+    // half gone (its observers may be half gone too).
+    blockSignals(true);
     // Items go with the scene; the wires' live labels first (each wire deletes its own, which
     // must happen before the scene deletes items in an order of its choosing), then the lookups,
     // so that no callback finds a dead item.
@@ -388,10 +391,11 @@ void GraphScene::drawBackground(QPainter *p, const QRectF &rect)
 }
 
 void GraphScene::setEdgeLive(const std::string &from, const std::string &to, double rate,
-                             double fill)
+                             double fill, bool cached)
 {
     for (EdgeItem *e : m_edges)
-        if (e->edge().fromNode == from && e->edge().toNode == to) e->setLiveStats(rate, fill);
+        if (e->edge().fromNode == from && e->edge().toNode == to)
+            e->setLiveStats(rate, fill, cached);
 }
 
 void GraphScene::setNodeProgress(const std::string &id, double progress, const QString &text)

@@ -56,8 +56,9 @@ public:
 
     // --- live run state --------------------------------------------------------------------
     // The wire from node `from` to node `to` (the data-flow event names stages by node).
+    // cached: the wire is skipped this epoch, its data comes from the cache.
     void setEdgeLive(const std::string &from, const std::string &to, double itemsPerSecond,
-                     double queueFill);
+                     double queueFill, bool cached = false);
     void setNodeProgress(const std::string &id, double progress, const QString &text = {});
     // Marks one node as the bottleneck (empty: none).
     void setBottleneck(const std::string &id);

@@ -36,6 +36,7 @@ double GraphView::zoom() const
 
 void GraphView::zoomBy(double factor)
 {
+    m_autoFit = false;
     const double target = std::clamp(zoom() * factor, kMinZoom, kMaxZoom);
     const double f = target / zoom();
     if (std::abs(f - 1) > 1e-9) scale(f, f);
@@ -43,6 +44,7 @@ void GraphView::zoomBy(double factor)
 
 void GraphView::resetZoom()
 {
+    m_autoFit = false;
     const QPointF c = centerScenePos();
     setTransform(QTransform());
     centerOn(c);
@@ -65,6 +67,13 @@ void GraphView::fitToView()
         setTransform(QTransform::fromScale(kMinZoom, kMinZoom));
         centerOn(bounds.center());
     }
+    m_autoFit = true;
+}
+
+void GraphView::resizeEvent(QResizeEvent *event)
+{
+    QGraphicsView::resizeEvent(event);
+    if (m_autoFit) fitToView();
 }
 
 QPointF GraphView::centerScenePos() const
@@ -87,6 +96,7 @@ void GraphView::mousePressEvent(QMouseEvent *event)
 {
     if (event->button() == Qt::MiddleButton || (event->button() == Qt::LeftButton && m_spaceHeld)) {
         m_panning = true;
+        m_autoFit = false;
         m_panLast = event->position().toPoint();
         viewport()->setCursor(Qt::ClosedHandCursor);
         event->accept();

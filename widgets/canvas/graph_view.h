@@ -20,8 +20,10 @@ public:
 
     void zoomBy(double factor);
     void resetZoom();
-    // Shows every node (or the empty origin), not magnified past 100%.
+    // Shows every node (or the empty origin), not magnified past 100%. The view then keeps the
+    // whole pipeline in sight as it is resized, until the person zooms or pans.
     void fitToView();
+    bool isFitting() const { return m_autoFit; }
     // Where a new node goes when a person double-clicks a palette entry: the view's centre.
     QPointF centerScenePos() const;
     double zoom() const;
@@ -36,12 +38,14 @@ protected:
     void dragEnterEvent(QDragEnterEvent *event) override;
     void dragMoveEvent(QDragMoveEvent *event) override;
     void dropEvent(QDropEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
 
 private:
     GraphScene *m_scene;
     bool m_panning = false;
     bool m_spaceHeld = false;
     QPoint m_panLast;
+    bool m_autoFit = false;
 };
 
 } // namespace fb::widgets

@@ -1,0 +1,974 @@
+#include "app/gui/main_window.h"
+
+#include <QActionGroup>
+#include <QApplication>
+#include <QClipboard>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDateTime>
+#include <QDir>
+#include <QDockWidget>
+#include <QElapsedTimer>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QGuiApplication>
+#include <QInputDialog>
+#include <QLabel>
+#include <QListWidget>
+#include <QMenuBar>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QSaveFile>
+#include <QSettings>
+#include <QStandardItemModel>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QStyle>
+#include <QTimer>
+#include <QToolBar>
+#include <QUndoStack>
+
+#include "app/gui/theme.h"
+#include "core/graph/pipeline_file.h"
+#include "core/metrics/nvml.h"
+#include "widgets/canvas/canvas_items.h"
+#include "widgets/canvas/graph_scene.h"
+#include "widgets/canvas/graph_view.h"
+#include "widgets/editing/edited_pipeline.h"
+#include "widgets/evaluation/evaluation_view.h"
+#include "widgets/inspector/inspector.h"
+#include "widgets/log/log_view.h"
+#include "widgets/palette/node_palette.h"
+#include "widgets/plots/live_plots.h"
+#include "widgets/run/run_record.h"
+#include "widgets/run/run_session.h"
+
+namespace fb::app {
+
+namespace {
+
+QString q(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
+
+constexpr const char *kFragmentMime = "application/x-flowbench-fragment";
+constexpr int kMaxRecent = 10;
+
+// Reads a number from an event, or a fallback when absent or of another type: the stream comes
+// from another process and is not trusted to be whole.
+double num(const nlohmann::json &e, const char *key, double fallback = 0)
+{
+    auto it = e.find(key);
+    return (it != e.end() && it->is_number()) ? it->get<double>() : fallback;
+}
+
+std::string str(const nlohmann::json &e, const char *key)
+{
+    auto it = e.find(key);
+    return (it != e.end() && it->is_string()) ? it->get<std::string>() : std::string();
+}
+
+QString clock(double seconds)
+{
+    if (!(seconds >= 0) || seconds > 1e7) return QStringLiteral("-");
+    const long s = long(seconds + 0.5);
+    return s >= 3600 ? QStringLiteral("%1:%2:%3")
+                           .arg(s / 3600)
+                           .arg((s / 60) % 60, 2, 10, QLatin1Char('0'))
+                           .arg(s % 60, 2, 10, QLatin1Char('0'))
+                     : QStringLiteral("%1:%2").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+}
+
+} // namespace
+
+MainWindow::MainWindow(QWidget *parent)
+    : QMainWindow(parent)
+    , m_pipeline(new widgets::EditedPipeline(this))
+    , m_scene(new widgets::GraphScene(m_pipeline, this))
+    , m_view(new widgets::GraphView(m_scene, this))
+    , m_session(new widgets::RunSession(this))
+    , m_record(new widgets::RunRecord(this))
+{
+    setObjectName(QStringLiteral("MainWindow"));
+    setCentralWidget(m_view);
+    setDockOptions(AnimatedDocks | AllowTabbedDocks | AllowNestedDocks);
+    m_ask = [this](const QString &title, const QString &text) {
+        return QMessageBox::question(this, title, text,
+                                     QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel,
+                                     QMessageBox::Save);
+    };
+    m_runsDir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) +
+                QStringLiteral("/runs");
+
+    buildDocks();
+    buildActions();
+    buildMenus();
+
+    m_statusRun = new QLabel(tr("Ready"));
+    m_statusProgress = new QProgressBar;
+    m_statusProgress->setMaximumWidth(180);
+    m_statusProgress->setTextVisible(false);
+    m_statusProgress->hide();
+    // Permanent widgets: the run's state stays while transient messages ("Saved ...") show left.
+    statusBar()->addPermanentWidget(m_statusRun);
+    statusBar()->addPermanentWidget(m_statusProgress);
+
+    connect(m_pipeline, &widgets::EditedPipeline::modifiedChanged, this, &MainWindow::updateTitle);
+    connect(m_pipeline, &widgets::EditedPipeline::filePathChanged, this, &MainWindow::updateTitle);
+    connect(m_pipeline, &widgets::EditedPipeline::problemsChanged, this,
+            &MainWindow::updateProblems);
+    connect(m_scene, &widgets::GraphScene::selectedNodesChanged, this, [this] {
+        const auto ids = m_scene->selectedNodeIds();
+        if (ids.size() == 1)
+            m_inspector->showNode(ids.front());
+        else
+            m_inspector->showSelectionCount(int(ids.size()));
+        updateActions();
+    });
+    connect(m_scene, &widgets::GraphScene::message, this,
+            [this](const QString &text) { statusBar()->showMessage(text, 6000); });
+    connect(m_palette, &widgets::NodePalette::nodeTypeActivated, this, [this](const QString &t) {
+        m_scene->addNode(t.toStdString(),
+                         m_view->centerScenePos() - QPointF(widgets::NodeItem::kWidth / 2, 30));
+        m_view->setFocus();
+    });
+    connect(m_log, &widgets::LogView::nodeActivated, this, &MainWindow::focusNode);
+
+    connect(m_session, &widgets::RunSession::eventReceived, this, &MainWindow::onRunEvent);
+    connect(m_session, &widgets::RunSession::logLine, m_log, &widgets::LogView::addLine);
+    connect(m_session, &widgets::RunSession::pausedChanged, this, &MainWindow::updateActions);
+    connect(m_session, &widgets::RunSession::finished, this, &MainWindow::onRunFinished);
+
+    restoreSettings();
+    updateTitle();
+    updateProblems();
+    updateActions();
+}
+
+MainWindow::~MainWindow()
+{
+    // A run must not outlive its window.
+    if (m_session->isRunning()) m_session->kill();
+}
+
+// ---- actions, menus, docks ------------------------------------------------------------------
+
+QAction *MainWindow::action(const QString &name) const
+{
+    auto it = m_actions.find(name);
+    return it == m_actions.end() ? nullptr : it->second;
+}
+
+void MainWindow::buildActions()
+{
+    auto make = [this](const QString &name, const QString &text, const QString &tip,
+                       QKeySequence shortcut, auto slot,
+                       QStyle::StandardPixmap icon = QStyle::SP_CustomBase) {
+        auto *a = new QAction(text, this);
+        a->setObjectName(name);
+        if (!shortcut.isEmpty()) a->setShortcut(shortcut);
+        a->setToolTip(shortcut.isEmpty() ? tip
+                                         : QStringLiteral("%1 (%2)").arg(
+                                               tip, shortcut.toString(QKeySequence::NativeText)));
+        a->setStatusTip(tip);
+        if (icon != QStyle::SP_CustomBase) a->setIcon(style()->standardIcon(icon));
+        connect(a, &QAction::triggered, this, slot);
+        m_actions[name] = a;
+        return a;
+    };
+    make(
+        "new", tr("&New"), tr("Start an empty pipeline"), QKeySequence::New,
+        [this] { newPipeline(); }, QStyle::SP_FileIcon);
+    make(
+        "open", tr("&Open…"), tr("Open a pipeline file"), QKeySequence::Open,
+        [this] { openDialog(); }, QStyle::SP_DialogOpenButton);
+    make(
+        "save", tr("&Save"), tr("Save the pipeline"), QKeySequence::Save, [this] { save(); },
+        QStyle::SP_DialogSaveButton);
+    make("save_as", tr("Save &As…"), tr("Save the pipeline under another name"),
+         QKeySequence::SaveAs, [this] { saveAs(); });
+    make("open_run_log", tr("Open Run &Log…"),
+         tr("Open a saved event stream and look at its plots"), QKeySequence(),
+         [this] { openRunLogDialog(); });
+    make("save_run_log", tr("Save Run Log…"), tr("Save this run's event stream"), QKeySequence(),
+         [this] { saveRunLogDialog(); });
+    make("quit", tr("&Quit"), tr("Quit Flowbench"), QKeySequence::Quit, [this] { close(); });
+
+    QAction *undo = m_pipeline->undoStack()->createUndoAction(this, tr("&Undo"));
+    undo->setObjectName("undo");
+    undo->setShortcut(QKeySequence::Undo);
+    undo->setIcon(style()->standardIcon(QStyle::SP_ArrowBack));
+    undo->setToolTip(tr("Undo the last edit (%1)")
+                         .arg(QKeySequence(QKeySequence::Undo).toString(QKeySequence::NativeText)));
+    m_actions["undo"] = undo;
+    QAction *redo = m_pipeline->undoStack()->createRedoAction(this, tr("&Redo"));
+    redo->setObjectName("redo");
+    redo->setShortcuts({QKeySequence::Redo, QKeySequence(Qt::CTRL | Qt::Key_Y)});
+    redo->setIcon(style()->standardIcon(QStyle::SP_ArrowForward));
+    redo->setToolTip(tr("Redo the edit undone last (%1)")
+                         .arg(QKeySequence(QKeySequence::Redo).toString(QKeySequence::NativeText)));
+    m_actions["redo"] = redo;
+
+    make("cut", tr("Cu&t"), tr("Cut the selected nodes"), QKeySequence::Cut, [this] { cut(); });
+    make("copy", tr("&Copy"), tr("Copy the selected nodes and the wires between them"),
+         QKeySequence::Copy, [this] { copy(); });
+    make("paste", tr("&Paste"), tr("Paste nodes"), QKeySequence::Paste, [this] { paste(); });
+    make("duplicate", tr("D&uplicate"), tr("Duplicate the selected nodes"),
+         QKeySequence(Qt::CTRL | Qt::Key_D), [this] { m_scene->duplicateSelection(); });
+    QAction *del = make("delete", tr("&Delete"), tr("Delete the selected nodes and wires"),
+                        QKeySequence::Delete, [this] { m_scene->deleteSelection(); });
+    del->setShortcuts({QKeySequence::Delete, QKeySequence(Qt::Key_Backspace)});
+    make("select_all", tr("Select &All"), tr("Select every node"), QKeySequence::SelectAll, [this] {
+        std::vector<std::string> ids;
+        for (const auto &n : m_pipeline->document().nodes())
+            ids.push_back(n.id);
+        m_scene->selectNodes(ids);
+    });
+    make("find_node_type", tr("Find Node Type"), tr("Search the palette"),
+         QKeySequence(Qt::CTRL | Qt::Key_F), [this] {
+             m_docks["palette"]->show();
+             m_docks["palette"]->raise();
+             m_palette->searchField()->setFocus();
+             m_palette->searchField()->selectAll();
+         });
+
+    make("zoom_in", tr("Zoom &In"), tr("Zoom in"), QKeySequence::ZoomIn,
+         [this] { m_view->zoomBy(1.25); });
+    make("zoom_out", tr("Zoom &Out"), tr("Zoom out"), QKeySequence::ZoomOut,
+         [this] { m_view->zoomBy(0.8); });
+    make("zoom_reset", tr("&Actual Size"), tr("Zoom to 100%"), QKeySequence(Qt::CTRL | Qt::Key_0),
+         [this] { m_view->resetZoom(); });
+    make(
+        "fit", tr("&Fit to View"), tr("Show the whole pipeline"), QKeySequence(Qt::Key_F),
+        [this] { m_view->fitToView(); }, QStyle::SP_TitleBarMaxButton);
+
+    make(
+        "run", tr("&Run"), tr("Train the pipeline"), QKeySequence(Qt::Key_F5),
+        [this] {
+            QString why;
+            if (!startRun(&why) && !why.isEmpty()) statusBar()->showMessage(why, 8000);
+        },
+        QStyle::SP_MediaPlay);
+    make(
+        "pause", tr("&Pause"), tr("Pause or resume the run"), QKeySequence(Qt::Key_F6),
+        [this] {
+            if (m_session->isPaused())
+                m_session->resume();
+            else
+                m_session->pause();
+        },
+        QStyle::SP_MediaPause);
+    make(
+        "stop", tr("&Stop"), tr("Stop the run after the current step, with a checkpoint"),
+        QKeySequence(Qt::SHIFT | Qt::Key_F5), [this] { m_session->stop(); }, QStyle::SP_MediaStop);
+    make("checkpoint", tr("&Checkpoint Now"), tr("Write a checkpoint of the run now"),
+         QKeySequence(), [this] { m_session->checkpointNow(); });
+    make("set_lr", tr("Set &Learning Rate…"),
+         tr("Change the learning rate of the running training"), QKeySequence(),
+         [this] { setLearningRateDialog(); });
+    make("about", tr("&About Flowbench"), tr("About Flowbench"), QKeySequence(), [this] {
+        QMessageBox::about(this, tr("About Flowbench"),
+                           tr("<b>Flowbench %1</b><p>A workbench for machine-learning pipelines: "
+                              "build a pipeline as a graph, train it, watch it live.</p>")
+                               .arg(QStringLiteral(FLOWBENCH_VERSION)));
+    });
+}
+
+void MainWindow::buildMenus()
+{
+    QMenu *file = menuBar()->addMenu(tr("&File"));
+    file->addAction(action("new"));
+    file->addAction(action("open"));
+    m_recentMenu = file->addMenu(tr("Open &Recent"));
+    QMenu *examples = file->addMenu(tr("Open &Example"));
+    const QDir dir(examplesDirectory());
+    for (const QFileInfo &fi :
+         dir.entryInfoList({QStringLiteral("*.json")}, QDir::Files, QDir::Name)) {
+        const QString path = fi.absoluteFilePath();
+        examples->addAction(fi.completeBaseName(), this, [this, path] {
+            if (maybeSave()) openPipeline(path);
+        });
+    }
+    examples->setEnabled(!examples->isEmpty());
+    file->addSeparator();
+    file->addAction(action("save"));
+    file->addAction(action("save_as"));
+    file->addSeparator();
+    file->addAction(action("open_run_log"));
+    file->addAction(action("save_run_log"));
+    file->addSeparator();
+    file->addAction(action("quit"));
+
+    QMenu *edit = menuBar()->addMenu(tr("&Edit"));
+    for (const char *name : {"undo", "redo"})
+        edit->addAction(action(name));
+    edit->addSeparator();
+    for (const char *name : {"cut", "copy", "paste", "duplicate", "delete"})
+        edit->addAction(action(name));
+    edit->addSeparator();
+    edit->addAction(action("select_all"));
+    edit->addAction(action("find_node_type"));
+
+    QMenu *view = menuBar()->addMenu(tr("&View"));
+    for (const char *name : {"zoom_in", "zoom_out", "zoom_reset", "fit"})
+        view->addAction(action(name));
+    view->addSeparator();
+    for (const auto &[name, dock] : m_docks)
+        view->addAction(dock->toggleViewAction());
+    view->addSeparator();
+    QMenu *themes = view->addMenu(tr("&Theme"));
+    auto *group = new QActionGroup(this);
+    const Theme current = themeFromName(QSettings().value("theme", "system").toString());
+    for (Theme t : {Theme::System, Theme::Light, Theme::Dark}) {
+        const QString label = t == Theme::System  ? tr("&System")
+                              : t == Theme::Light ? tr("&Light")
+                                                  : tr("&Dark");
+        QAction *a = themes->addAction(label);
+        a->setObjectName(QStringLiteral("theme_") + themeName(t));
+        a->setCheckable(true);
+        a->setChecked(t == current);
+        group->addAction(a);
+        m_actions[a->objectName()] = a;
+        connect(a, &QAction::triggered, this, [this, t] {
+            applyTheme(t);
+            QSettings().setValue("theme", themeName(t));
+            m_scene->update();
+            m_plots->replotNow();
+        });
+    }
+
+    QMenu *run = menuBar()->addMenu(tr("&Run"));
+    for (const char *name : {"run", "pause", "stop", "checkpoint", "set_lr"})
+        run->addAction(action(name));
+
+    QMenu *help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(action("about"));
+
+    QToolBar *tb = addToolBar(tr("Main"));
+    tb->setObjectName("main_toolbar");
+    tb->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    for (const char *name : {"new", "open", "save"})
+        tb->addAction(action(name));
+    tb->addSeparator();
+    tb->addAction(action("undo"));
+    tb->addAction(action("redo"));
+    tb->addSeparator();
+    tb->addAction(action("run"));
+    tb->addAction(action("pause"));
+    tb->addAction(action("stop"));
+    m_device = new QComboBox;
+    m_device->setObjectName("device");
+    m_device->setToolTip(tr("The device the run trains on"));
+    m_device->setMinimumContentsLength(14);
+    tb->addWidget(new QLabel(tr(" Device: ")));
+    tb->addWidget(m_device);
+    tb->addSeparator();
+    tb->addAction(action("fit"));
+    fillDevices();
+}
+
+void MainWindow::fillDevices()
+{
+    m_device->clear();
+    m_device->addItem(tr("CPU"), QStringLiteral("cpu"));
+    m_device->setItemData(0, tr("Train on the CPU threads (oneDNN)"), Qt::ToolTipRole);
+    // GPUs are listed whenever NVML sees them, and disabled with the reason while they cannot
+    // be used, rather than hidden (DESIGN.md).
+    auto *model = qobject_cast<QStandardItemModel *>(m_device->model());
+    metrics::NvmlGpus nvml;
+    const std::string noBackend =
+        "this build of Flowbench has no GPU backend yet: runs use the CPU";
+    if (nvml.available()) {
+        const auto gpus = nvml.sample();
+        for (const auto &g : gpus) {
+            m_device->addItem(QStringLiteral("cuda:%1  %2").arg(g.index).arg(q(g.name)),
+                              QStringLiteral("cuda:%1").arg(g.index));
+            const int row = m_device->count() - 1;
+            m_device->setItemData(row, q(noBackend), Qt::ToolTipRole);
+            if (model) model->item(row)->setEnabled(false);
+        }
+    } else {
+        m_device->addItem(tr("GPU: none usable"), QString());
+        const int row = m_device->count() - 1;
+        m_device->setItemData(row, q(nvml.status()), Qt::ToolTipRole);
+        if (model) model->item(row)->setEnabled(false);
+    }
+    m_device->setCurrentIndex(0);
+}
+
+bool MainWindow::setRunDevice(const QString &device, QString *why)
+{
+    QString wanted = device == QLatin1String("cuda") ? QStringLiteral("cuda:0") : device;
+    const int row = m_device->findData(wanted);
+    auto *model = qobject_cast<QStandardItemModel *>(m_device->model());
+    if (row < 0 || (model && !model->item(row)->isEnabled())) {
+        if (why) {
+            // The reason a GPU is not offered is the tooltip of its entry (or of "none usable").
+            const int gpuRow = row >= 0 ? row : m_device->count() - 1;
+            *why = tr("device %1 cannot be used: %2")
+                       .arg(device, m_device->itemData(gpuRow, Qt::ToolTipRole).toString());
+        }
+        return false;
+    }
+    m_device->setCurrentIndex(row);
+    return true;
+}
+
+void MainWindow::buildDocks()
+{
+    auto dock = [this](const QString &name, const QString &title, QWidget *w,
+                       Qt::DockWidgetArea area) {
+        auto *d = new QDockWidget(title, this);
+        d->setObjectName(name + QStringLiteral("_dock"));
+        d->setWidget(w);
+        addDockWidget(area, d);
+        m_docks[name] = d;
+        return d;
+    };
+    m_palette = new widgets::NodePalette(m_pipeline->registry());
+    dock("palette", tr("Nodes"), m_palette, Qt::LeftDockWidgetArea);
+    m_inspector = new widgets::Inspector(m_pipeline);
+    dock("inspector", tr("Inspector"), m_inspector, Qt::RightDockWidgetArea);
+    m_problems = new QListWidget;
+    m_problems->setObjectName("problems");
+    m_problems->setToolTip(tr("Problems that keep the pipeline from running; click one to go to "
+                              "its node"));
+    connect(m_problems, &QListWidget::itemActivated, this,
+            [this](QListWidgetItem *item) { focusNode(item->data(Qt::UserRole).toString()); });
+    connect(m_problems, &QListWidget::itemClicked, this,
+            [this](QListWidgetItem *item) { focusNode(item->data(Qt::UserRole).toString()); });
+    QDockWidget *problems = dock("problems", tr("Problems"), m_problems, Qt::BottomDockWidgetArea);
+    m_log = new widgets::LogView;
+    QDockWidget *log = dock("log", tr("Log"), m_log, Qt::BottomDockWidgetArea);
+    m_plots = new widgets::LivePlots;
+    QDockWidget *plots = dock("plots", tr("Plots"), m_plots, Qt::BottomDockWidgetArea);
+    m_evaluation = new widgets::EvaluationView;
+    QDockWidget *evaluation =
+        dock("evaluation", tr("Evaluation"), m_evaluation, Qt::BottomDockWidgetArea);
+    // Bottom: problems and log on the left, plots and evaluation (wider) on the right; the
+    // canvas keeps most of the height. A layout the person changes is restored from QSettings.
+    splitDockWidget(problems, plots, Qt::Horizontal);
+    tabifyDockWidget(problems, log);
+    tabifyDockWidget(plots, evaluation);
+    resizeDocks({problems, plots}, {420, 980}, Qt::Horizontal);
+    resizeDocks({plots}, {300}, Qt::Vertical);
+    resizeDocks({m_docks["palette"], m_docks["inspector"]}, {210, 290}, Qt::Horizontal);
+    plots->raise();
+    problems->raise();
+}
+
+// ---- settings, title, state ------------------------------------------------------------------
+
+void MainWindow::restoreSettings()
+{
+    QSettings s;
+    if (!restoreGeometry(s.value("window/geometry").toByteArray())) resize(1400, 900);
+    restoreState(s.value("window/state").toByteArray());
+    const int device = m_device->findData(s.value("run/device", "cpu").toString());
+    auto *model = qobject_cast<QStandardItemModel *>(m_device->model());
+    if (device >= 0 && model && model->item(device)->isEnabled()) m_device->setCurrentIndex(device);
+    refreshRecentMenu();
+}
+
+void MainWindow::saveSettings()
+{
+    QSettings s;
+    s.setValue("window/geometry", saveGeometry());
+    s.setValue("window/state", saveState());
+    s.setValue("run/device", m_device->currentData());
+}
+
+void MainWindow::updateTitle()
+{
+    setWindowTitle(QStringLiteral("%1[*] — Flowbench").arg(m_pipeline->displayName()));
+    setWindowModified(m_pipeline->isModified());
+    setWindowFilePath(m_pipeline->filePath());
+}
+
+void MainWindow::updateActions()
+{
+    const bool running = m_session->isRunning();
+    const bool selected = !m_scene->selectedNodeIds().empty();
+    action("run")->setEnabled(!running);
+    action("pause")->setEnabled(running);
+    action("pause")->setText(m_session->isPaused() ? tr("Res&ume") : tr("&Pause"));
+    action("pause")->setIcon(style()->standardIcon(m_session->isPaused() ? QStyle::SP_MediaPlay
+                                                                         : QStyle::SP_MediaPause));
+    action("stop")->setEnabled(running);
+    action("checkpoint")->setEnabled(running);
+    action("set_lr")->setEnabled(running);
+    action("open_run_log")->setEnabled(!running);
+    action("save_run_log")->setEnabled(!m_record->events().empty());
+    action("copy")->setEnabled(selected);
+    action("cut")->setEnabled(selected);
+    action("duplicate")->setEnabled(selected);
+    m_device->setEnabled(!running);
+}
+
+void MainWindow::updateProblems()
+{
+    m_problems->clear();
+    for (const Error &e : m_pipeline->problems()) {
+        const QString node = q(e.node.substr(0, e.node.find('.')));
+        auto *item =
+            new QListWidgetItem(style()->standardIcon(QStyle::SP_MessageBoxWarning), q(e.str()));
+        item->setData(Qt::UserRole, node);
+        item->setToolTip(node.isEmpty() ? q(e.str()) : tr("Click to go to node %1").arg(node));
+        m_problems->addItem(item);
+    }
+    const int n = m_problems->count();
+    m_docks["problems"]->setWindowTitle(n ? tr("Problems (%1)").arg(n) : tr("Problems"));
+    action("run")->setToolTip(n ? tr("Train the pipeline (F5): fix %n problem(s) first", nullptr, n)
+                                : tr("Train the pipeline (F5)"));
+}
+
+void MainWindow::refreshRecentMenu()
+{
+    m_recentMenu->clear();
+    const QStringList recent = QSettings().value("recent").toStringList();
+    for (const QString &path : recent) {
+        m_recentMenu
+            ->addAction(QFileInfo(path).fileName(), this,
+                        [this, path] {
+                            if (maybeSave()) openPipeline(path);
+                        })
+            ->setToolTip(path);
+    }
+    if (!recent.isEmpty()) {
+        m_recentMenu->addSeparator();
+        m_recentMenu->addAction(tr("Clear the List"), this, [this] {
+            QSettings().remove("recent");
+            refreshRecentMenu();
+        });
+    }
+    m_recentMenu->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::addRecent(const QString &path)
+{
+    QSettings s;
+    QStringList recent = s.value("recent").toStringList();
+    const QString abs = QFileInfo(path).absoluteFilePath();
+    recent.removeAll(abs);
+    recent.prepend(abs);
+    while (recent.size() > kMaxRecent)
+        recent.removeLast();
+    s.setValue("recent", recent);
+    refreshRecentMenu();
+}
+
+QString MainWindow::examplesDirectory() const
+{
+    // Installed: ../share/flowbench/examples beside bin/; in a build tree: the source tree's.
+    const QString bin = QCoreApplication::applicationDirPath();
+    for (const QString &candidate : {bin + QStringLiteral("/../share/flowbench/examples"),
+                                     QStringLiteral(FLOWBENCH_SOURCE_DIR "/resources/examples")})
+        if (QDir(candidate).exists()) return QDir(candidate).canonicalPath();
+    return {};
+}
+
+QString MainWindow::statusText() const
+{
+    return m_statusRun->text();
+}
+
+// ---- files ------------------------------------------------------------------------------------
+
+bool MainWindow::maybeSave()
+{
+    if (!m_pipeline->isModified()) return true;
+    const auto answer =
+        m_ask(tr("Unsaved changes"),
+              tr("%1 has unsaved changes. Save them?").arg(m_pipeline->displayName()));
+    if (answer == QMessageBox::Save) return save();
+    return answer == QMessageBox::Discard;
+}
+
+void MainWindow::newPipeline()
+{
+    if (!maybeSave()) return;
+    m_pipeline->newPipeline();
+    m_view->fitToView();
+}
+
+bool MainWindow::openPipeline(const QString &path, bool quiet)
+{
+    Status ok = m_pipeline->load(path);
+    if (!ok) {
+        const QString why = q(ok.error().str());
+        m_log->addLine(QStringLiteral("error"), tr("Could not open %1: %2").arg(path, why));
+        if (!quiet) QMessageBox::warning(this, tr("Could not open the pipeline"), why);
+        return false;
+    }
+    addRecent(path);
+    QSettings().setValue("last_dir", QFileInfo(path).absolutePath());
+    m_view->fitToView();
+    // Once more after the window has its final size (when opened before it is shown).
+    QTimer::singleShot(0, m_view, [this] { m_view->fitToView(); });
+    statusBar()->showMessage(tr("Opened %1").arg(path), 4000);
+    return true;
+}
+
+void MainWindow::openDialog()
+{
+    if (!maybeSave()) return;
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open a pipeline"), QSettings().value("last_dir", examplesDirectory()).toString(),
+        tr("Flowbench pipelines (*.json);;All files (*)"));
+    if (!path.isEmpty()) openPipeline(path);
+}
+
+bool MainWindow::savePipeline(const QString &path)
+{
+    Status ok = m_pipeline->save(path);
+    if (!ok) {
+        QMessageBox::warning(this, tr("Could not save"), q(ok.error().str()));
+        return false;
+    }
+    addRecent(path);
+    statusBar()->showMessage(tr("Saved %1").arg(path), 4000);
+    return true;
+}
+
+bool MainWindow::save()
+{
+    if (m_pipeline->filePath().isEmpty()) return saveAs();
+    return savePipeline(m_pipeline->filePath());
+}
+
+bool MainWindow::saveAs()
+{
+    QString start = m_pipeline->filePath();
+    if (start.isEmpty())
+        start = QSettings().value("last_dir", QDir::homePath()).toString() + "/pipeline.json";
+    QString path = QFileDialog::getSaveFileName(this, tr("Save the pipeline"), start,
+                                                tr("Flowbench pipelines (*.json)"));
+    if (path.isEmpty()) return false;
+    if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".json");
+    return savePipeline(path);
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    if (m_session->isRunning()) {
+        const auto answer = m_ask(tr("A run is going on"),
+                                  tr("Stop the run and quit? It writes a checkpoint first."));
+        if (answer == QMessageBox::Cancel) {
+            event->ignore();
+            return;
+        }
+    }
+    if (!maybeSave()) {
+        event->ignore();
+        return;
+    }
+    if (m_session->isRunning()) {
+        m_session->stop();
+        // A graceful stop finishes the current step and writes a checkpoint: give it a moment,
+        // then the session's own shutdown ends it.
+        QElapsedTimer t;
+        t.start();
+        while (m_session->isRunning() && t.elapsed() < 5000)
+            QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    }
+    saveSettings();
+    event->accept();
+}
+
+// ---- clipboard --------------------------------------------------------------------------------
+
+void MainWindow::copy()
+{
+    const std::string text = m_scene->copySelection();
+    if (text.empty()) return;
+    auto *mime = new QMimeData;
+    mime->setData(kFragmentMime, QByteArray::fromStdString(text));
+    mime->setText(q(text));
+    QGuiApplication::clipboard()->setMimeData(mime);
+}
+
+void MainWindow::cut()
+{
+    copy();
+    m_scene->deleteSelection();
+}
+
+void MainWindow::paste()
+{
+    const QMimeData *mime = QGuiApplication::clipboard()->mimeData();
+    if (!mime) return;
+    const QByteArray data =
+        mime->hasFormat(kFragmentMime) ? mime->data(kFragmentMime) : mime->text().toUtf8();
+    if (data.isEmpty()) return;
+    m_scene->pasteFragment(data.toStdString(), QPointF(40, 40));
+}
+
+void MainWindow::focusNode(const QString &nodeId)
+{
+    if (nodeId.isEmpty()) return;
+    widgets::NodeItem *item = m_scene->nodeItem(nodeId.toStdString());
+    if (!item) return;
+    m_scene->selectNodes({nodeId.toStdString()});
+    m_view->centerOn(item);
+    m_docks["inspector"]->show();
+}
+
+// ---- running ----------------------------------------------------------------------------------
+
+bool MainWindow::isRunning() const
+{
+    return m_session->isRunning();
+}
+
+void MainWindow::resetRunViews()
+{
+    m_record->clear();
+    m_plots->clear();
+    m_log->clear();
+    m_evaluation->clear();
+    m_scene->clearRunState();
+    m_totalSteps = m_stepsPerEpoch = 0;
+    m_trainNode.clear();
+    m_statusProgress->hide();
+}
+
+bool MainWindow::startRun(QString *error)
+{
+    auto refuse = [&](const QString &why) {
+        if (error) *error = why;
+        m_log->addLine(QStringLiteral("error"), why);
+        return false;
+    };
+    if (m_session->isRunning()) return refuse(tr("A run is already going on."));
+    if (!m_pipeline->problems().empty()) {
+        m_docks["problems"]->show();
+        m_docks["problems"]->raise();
+        return refuse(tr("The pipeline has %n problem(s): fix them first (see Problems).", nullptr,
+                         int(m_pipeline->problems().size())));
+    }
+    const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
+    QString base = QFileInfo(m_pipeline->displayName()).completeBaseName();
+    QString outDir = m_runsDir + QStringLiteral("/") + base + QStringLiteral("-") + stamp;
+    for (int i = 2; QFileInfo::exists(outDir); ++i)
+        outDir = m_runsDir + QStringLiteral("/%1-%2-%3").arg(base, stamp).arg(i);
+    if (!QDir().mkpath(outDir)) return refuse(tr("Cannot create the run folder %1").arg(outDir));
+
+    // The run reads a snapshot: the person may go on editing (or close the file) meanwhile, and
+    // the file they are editing is never touched by the run.
+    const QString snapshot = outDir + QStringLiteral("/edited-pipeline.json");
+    {
+        const std::string text = graph::serializePipeline(m_pipeline->document());
+        QSaveFile f(snapshot);
+        if (!f.open(QIODevice::WriteOnly) || f.write(text.data(), qint64(text.size())) < 0 ||
+            !f.commit())
+            return refuse(tr("Cannot write %1: %2").arg(snapshot, f.errorString()));
+    }
+
+    resetRunViews();
+    widgets::RunRequest req;
+    req.cliPath = widgets::RunSession::defaultCliPath();
+    req.pipelinePath = snapshot;
+    req.outDir = outDir;
+    req.device = m_device->currentData().toString();
+    if (req.device.isEmpty()) req.device = QStringLiteral("cpu");
+    req.threads = m_runThreads;
+    req.settings = m_runSettings;
+    QString why;
+    if (!m_session->start(req, &why)) return refuse(tr("The run did not start: %1").arg(why));
+    m_log->addLine(QStringLiteral("info"), tr("Run started: output in %1").arg(outDir));
+    m_statusRun->setText(tr("Starting…"));
+    m_lastRunMessage.clear();
+    m_docks["plots"]->show();
+    m_docks["plots"]->raise();
+    m_docks["log"]->raise(); // the problems tab is empty: a run only starts without any
+    updateActions();
+    return true;
+}
+
+void MainWindow::onRunEvent(const nlohmann::json &e)
+{
+    m_record->addEvent(e);
+    m_plots->addEvent(e);
+    showEventState(e);
+}
+
+void MainWindow::showEventState(const nlohmann::json &e)
+{
+    const std::string type = str(e, "type");
+    if (type == "run_start") {
+        m_stepsPerEpoch = long(num(e, "steps_per_epoch"));
+        m_totalSteps = m_stepsPerEpoch * long(num(e, "epochs"));
+        m_statusRun->setText(tr("Training on %1…").arg(q(str(e, "device"))));
+        updateActions();
+    } else if (type == "progress") {
+        const double step = num(e, "step"), total = num(e, "total_steps", double(m_totalSteps));
+        m_statusRun->setText(tr("epoch %1/%2   step %3/%4   %5 samples/s   loss %6   ETA %7")
+                                 .arg(num(e, "epoch"))
+                                 .arg(num(e, "epochs"))
+                                 .arg(step)
+                                 .arg(total)
+                                 .arg(num(e, "samples_per_s"), 0, 'f', 0)
+                                 .arg(num(e, "loss"), 0, 'f', 4)
+                                 .arg(clock(num(e, "eta_s", -1))));
+        if (total > 0) {
+            m_statusProgress->setRange(0, 1000);
+            m_statusProgress->setValue(int(1000 * step / total));
+            m_statusProgress->show();
+            if (!m_trainNode.empty())
+                m_scene->setNodeProgress(m_trainNode, step / total,
+                                         tr("step %1/%2").arg(step).arg(total));
+        }
+    } else if (type == "dataflow") {
+        m_trainNode = str(e, "consumer");
+        if (auto it = e.find("edges"); it != e.end() && it->is_array()) {
+            for (const auto &edge : *it) {
+                const double cap = num(edge, "capacity", 0);
+                m_scene->setEdgeLive(str(edge, "from"), str(edge, "to"), num(edge, "samples_per_s"),
+                                     cap > 0 ? num(edge, "queued") / cap : 0,
+                                     edge.value("cached", false));
+            }
+        }
+        if (auto it = e.find("stages"); it != e.end() && it->is_array()) {
+            for (const auto &stage : *it) {
+                // A data stage's bar: the share of the workers' time it took this interval.
+                const double busy = num(stage, "busy_share");
+                m_scene->setNodeProgress(str(stage, "node"), busy,
+                                         bool(stage.value("cached", false))
+                                             ? tr("cached")
+                                             : tr("busy %1%").arg(100 * busy, 0, 'f', 0));
+            }
+        }
+        m_scene->setBottleneck(str(e, "bottleneck"));
+    } else if (type == "epoch") {
+        if (auto it = e.find("evaluations"); it != e.end() && it->is_array())
+            for (const auto &ev : *it)
+                m_scene->setNodeProgress(str(ev, "node"), 1.0,
+                                         tr("acc %1").arg(num(ev, "accuracy"), 0, 'f', 4));
+    } else if (type == "evaluation") {
+        m_evaluation->setEvaluation(e);
+    } else if (type == "summary") {
+        m_statusProgress->hide();
+    }
+}
+
+void MainWindow::onRunFinished(const widgets::RunOutcome &outcome)
+{
+    using O = widgets::RunOutcome;
+    QString text;
+    switch (outcome.status) {
+    case O::Ok: {
+        const auto &s = outcome.summary;
+        text = tr("Run finished: test accuracy %1, final loss %2, %3 samples/s")
+                   .arg(num(s, "test_accuracy"), 0, 'f', 4)
+                   .arg(num(s, "final_loss"), 0, 'f', 4)
+                   .arg(num(s, "train_samples_per_s"), 0, 'f', 0);
+        break;
+    }
+    case O::Stopped:
+        text = tr("Run stopped: %1").arg(outcome.message);
+        break;
+    case O::Failed:
+        text = outcome.node.isEmpty()
+                   ? tr("Run failed: %1").arg(outcome.message)
+                   : tr("Run failed at node %1: %2").arg(outcome.node, outcome.message);
+        break;
+    case O::Crashed:
+        text = tr("The run ended abnormally: %1").arg(outcome.message);
+        break;
+    }
+    m_lastRunMessage = text;
+    m_lastSummary = outcome.summary;
+    m_statusRun->setText(text);
+    m_statusProgress->hide();
+    m_log->addLine(outcome.status == O::Ok || outcome.status == O::Stopped
+                       ? QStringLiteral("info")
+                       : QStringLiteral("error"),
+                   text, outcome.node);
+    if (!outcome.node.isEmpty()) focusNode(outcome.node);
+    if (outcome.status == O::Crashed || outcome.status == O::Failed) {
+        m_docks["log"]->show();
+        m_docks["log"]->raise();
+    }
+    if (m_evaluation->hasEvaluation() && outcome.status == O::Ok) {
+        m_docks["evaluation"]->show();
+        m_docks["evaluation"]->raise();
+    }
+    m_plots->replotNow();
+    updateActions();
+    emit runFinished(outcome.status == O::Ok || outcome.status == O::Stopped);
+}
+
+void MainWindow::setLearningRateDialog()
+{
+    bool ok = false;
+    const double lr = QInputDialog::getDouble(
+        this, tr("Learning rate"), tr("Learning rate from the next step on:"), 0.01, 0, 10, 6, &ok);
+    if (ok) m_session->setLearningRate(lr);
+}
+
+// ---- run logs ---------------------------------------------------------------------------------
+
+bool MainWindow::openRunLog(const QString &path, bool quiet)
+{
+    if (m_session->isRunning()) return false;
+    auto events = widgets::RunRecord::load(path);
+    if (!events) {
+        const QString why = q(events.error().str());
+        m_log->addLine(QStringLiteral("error"), why);
+        if (!quiet) QMessageBox::warning(this, tr("Could not open the run log"), why);
+        return false;
+    }
+    resetRunViews();
+    for (const auto &e : events.value()) {
+        m_record->addEvent(e);
+        showEventState(e);
+        const std::string type = str(e, "type");
+        if (type == "log" || type == "error")
+            m_log->addLine(q(type == "error" ? "error" : str(e, "level")), q(str(e, "message")),
+                           q(str(e, "node")));
+    }
+    m_plots->addEvents(events.value());
+    m_scene->clearRunState(); // a finished run: the canvas shows the document, not live state
+    m_statusRun->setText(tr("Run log %1: %n event(s)", nullptr, int(events.value().size()))
+                             .arg(QFileInfo(path).fileName()));
+    m_docks["plots"]->show();
+    m_docks["plots"]->raise();
+    m_docks["log"]->raise(); // the problems tab is empty: a run only starts without any
+    updateActions();
+    return true;
+}
+
+bool MainWindow::saveRunLog(const QString &path)
+{
+    Status ok = m_record->save(path);
+    if (!ok) {
+        QMessageBox::warning(this, tr("Could not save the run log"), q(ok.error().str()));
+        return false;
+    }
+    statusBar()->showMessage(tr("Saved the run log to %1").arg(path), 4000);
+    return true;
+}
+
+void MainWindow::openRunLogDialog()
+{
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open a run log"), QSettings().value("last_run_dir", m_runsDir).toString(),
+        tr("Run logs (*.jsonl);;All files (*)"));
+    if (path.isEmpty()) return;
+    QSettings().setValue("last_run_dir", QFileInfo(path).absolutePath());
+    openRunLog(path);
+}
+
+void MainWindow::saveRunLogDialog()
+{
+    QString path = QFileDialog::getSaveFileName(
+        this, tr("Save the run log"),
+        QSettings().value("last_run_dir", m_runsDir).toString() + QStringLiteral("/events.jsonl"),
+        tr("Run logs (*.jsonl)"));
+    if (path.isEmpty()) return;
+    QSettings().setValue("last_run_dir", QFileInfo(path).absolutePath());
+    saveRunLog(path);
+}
+
+} // namespace fb::app

@@ -1,0 +1,158 @@
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+
+#include <QMainWindow>
+#include <QMessageBox>
+#include <QStringList>
+#include <nlohmann/json.hpp>
+
+class QAction;
+class QComboBox;
+class QDockWidget;
+class QLabel;
+class QListWidget;
+class QMenu;
+class QProgressBar;
+
+namespace fb::widgets {
+class EditedPipeline;
+class EvaluationView;
+class GraphScene;
+class GraphView;
+class Inspector;
+class LivePlots;
+class LogView;
+class NodePalette;
+class RunRecord;
+class RunSession;
+struct RunOutcome;
+} // namespace fb::widgets
+
+namespace fb::app {
+
+// The workbench window: the node-graph canvas in the middle; palette, inspector, problems, log,
+// live plots and evaluation in docks; a run in a flowbench-cli child process whose event stream
+// drives the plots and the live state on the canvas (DESIGN.md: a crash or an out-of-memory in
+// the engine never takes the editor and the user's unsaved work with it).
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget *parent = nullptr);
+    ~MainWindow() override;
+
+    // Opens a pipeline file; on failure shows why (a dialog, or only the log when quiet) and
+    // keeps the current document.
+    bool openPipeline(const QString &path, bool quiet = false);
+    bool savePipeline(const QString &path);
+
+    // Starts a run of the document as it is now (a snapshot: later edits do not reach it).
+    // Refused, with the reason, while invalid or while a run goes on.
+    bool startRun(QString *error = nullptr);
+    bool isRunning() const;
+    // Extra "node.param=value" settings for runs (the command line's --set; tests use it to run
+    // on a small subset of the data).
+    void setRunSettings(const QStringList &settings) { m_runSettings = settings; }
+    void setRunThreads(int threads) { m_runThreads = threads; }
+    // Picks the device for runs ("cpu", "cuda:0"); false, with the reason, when the device
+    // picker has it disabled or does not know it.
+    bool setRunDevice(const QString &device, QString *why = nullptr);
+    // Where runs write their output; by default the application's data folder.
+    void setRunsDirectory(const QString &dir) { m_runsDir = dir; }
+
+    bool openRunLog(const QString &path, bool quiet = false);
+    bool saveRunLog(const QString &path);
+
+    // How a question to the person is answered (tests replace the dialog).
+    using Asker =
+        std::function<QMessageBox::StandardButton(const QString &title, const QString &text)>;
+    void setAsker(Asker asker) { m_ask = std::move(asker); }
+
+    widgets::EditedPipeline *pipeline() const { return m_pipeline; }
+    widgets::GraphScene *scene() const { return m_scene; }
+    widgets::GraphView *view() const { return m_view; }
+    widgets::NodePalette *palette() const { return m_palette; }
+    widgets::Inspector *inspector() const { return m_inspector; }
+    widgets::LivePlots *plots() const { return m_plots; }
+    widgets::LogView *log() const { return m_log; }
+    widgets::EvaluationView *evaluation() const { return m_evaluation; }
+    widgets::RunSession *session() const { return m_session; }
+    widgets::RunRecord *record() const { return m_record; }
+    QListWidget *problemsList() const { return m_problems; }
+    // An action by its object name ("run", "save", "undo", ...), for tests and scripting.
+    QAction *action(const QString &name) const;
+    QString statusText() const;
+    // The outcome of the last run, as shown to the person ("" before any).
+    QString lastRunMessage() const { return m_lastRunMessage; }
+    // The last run's summary object (the CLI contract), null before any.
+    const nlohmann::json &lastSummary() const { return m_lastSummary; }
+
+signals:
+    void runFinished(bool ok);
+
+protected:
+    void closeEvent(QCloseEvent *event) override;
+
+private:
+    void buildActions();
+    void buildMenus();
+    void buildDocks();
+    void restoreSettings();
+    void saveSettings();
+    void updateTitle();
+    void updateActions();
+    void updateProblems();
+    void refreshRecentMenu();
+    void addRecent(const QString &path);
+    void fillDevices();
+    bool maybeSave();
+    void newPipeline();
+    void openDialog();
+    bool save();
+    bool saveAs();
+    void copy();
+    void paste();
+    void cut();
+    void focusNode(const QString &nodeId);
+    void onRunEvent(const nlohmann::json &e);
+    void onRunFinished(const widgets::RunOutcome &outcome);
+    void showEventState(const nlohmann::json &e);
+    void resetRunViews();
+    void setLearningRateDialog();
+    void openRunLogDialog();
+    void saveRunLogDialog();
+    QString examplesDirectory() const;
+
+    widgets::EditedPipeline *m_pipeline;
+    widgets::GraphScene *m_scene;
+    widgets::GraphView *m_view;
+    widgets::NodePalette *m_palette = nullptr;
+    widgets::Inspector *m_inspector = nullptr;
+    widgets::LivePlots *m_plots = nullptr;
+    widgets::LogView *m_log = nullptr;
+    widgets::EvaluationView *m_evaluation = nullptr;
+    widgets::RunSession *m_session;
+    widgets::RunRecord *m_record;
+    QListWidget *m_problems = nullptr;
+    QComboBox *m_device = nullptr;
+    QLabel *m_statusRun = nullptr;
+    QProgressBar *m_statusProgress = nullptr;
+    QMenu *m_recentMenu = nullptr;
+    std::map<QString, QAction *> m_actions;
+    std::map<QString, QDockWidget *> m_docks;
+
+    QStringList m_runSettings;
+    int m_runThreads = 0;
+    QString m_runsDir;
+    QString m_lastRunMessage;
+    nlohmann::json m_lastSummary;
+    Asker m_ask;
+    // The run's shape, from run_start, for per-node progress.
+    long m_totalSteps = 0;
+    long m_stepsPerEpoch = 0;
+    std::string m_trainNode;
+};
+
+} // namespace fb::app

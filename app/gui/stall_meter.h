@@ -1,0 +1,36 @@
+#pragma once
+
+#include <vector>
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QTimer>
+#include <nlohmann/json.hpp>
+
+namespace fb::app {
+
+// Measures how long the GUI thread is kept from its event loop: a timer asks to fire every
+// `intervalMs`; each time it fires late, the lateness is a stall the person would feel as a
+// frozen window. For the responsiveness benchmark (bench/gui_responsiveness.py).
+class StallMeter : public QObject {
+    Q_OBJECT
+public:
+    explicit StallMeter(int intervalMs = 4, QObject *parent = nullptr);
+    void start();
+    void stop();
+    // {"samples", "interval_ms", "p50_ms", "p99_ms", "max_ms", "over_16ms", "over_50ms"}; the
+    // stall of a tick is how much later than the interval it came.
+    nlohmann::json report() const;
+    size_t sampleCount() const { return m_stalls.size(); }
+
+private:
+    void tick();
+
+    QTimer m_timer;
+    QElapsedTimer m_clock;
+    qint64 m_last = -1;
+    int m_interval;
+    std::vector<double> m_stalls; // milliseconds
+};
+
+} // namespace fb::app

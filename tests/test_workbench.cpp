@@ -1,0 +1,240 @@
+// The workbench window as a person uses it: the real MainWindow on the offscreen platform,
+// runs in a real flowbench-cli child process on a small subset of Fashion-MNIST.
+#include <csignal>
+
+#include <QAction>
+#include <QApplication>
+#include <QDockWidget>
+#include <QListWidget>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QUndoStack>
+#include <QtTest>
+
+#include "app/gui/main_window.h"
+#include "core/graph/pipeline_file.h"
+#include "widgets/canvas/canvas_items.h"
+#include "widgets/canvas/graph_scene.h"
+#include "widgets/editing/edited_pipeline.h"
+#include "widgets/evaluation/evaluation_view.h"
+#include "widgets/log/log_view.h"
+#include "widgets/plots/live_plots.h"
+#include "widgets/run/run_record.h"
+#include "widgets/run/run_session.h"
+
+using namespace fb;
+
+namespace {
+
+const QString kCnn =
+    QStringLiteral(FLOWBENCH_SOURCE_DIR "/resources/examples/fashion_mnist_cnn.json");
+
+std::string docJson(const app::MainWindow &w)
+{
+    return graph::serializePipeline(w.pipeline()->document());
+}
+
+// A window with a run folder of its own, running small and on the CLI just built.
+struct Window {
+    QTemporaryDir runs;
+    app::MainWindow w;
+    Window(const QStringList &settings = {"train_data.limit=1500", "test_data.limit=500",
+                                          "train.epochs=1"})
+    {
+        w.setRunsDirectory(runs.path());
+        w.setRunThreads(2);
+        w.setRunSettings(settings);
+        w.resize(1400, 900);
+        w.show();
+    }
+};
+
+} // namespace
+
+class TestWorkbench : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QSettings().clear();
+        qputenv("FLOWBENCH_CLI", FLOWBENCH_CLI);
+    }
+
+    void opensAndShowsTheDocument()
+    {
+        Window win;
+        QVERIFY(win.w.openPipeline(kCnn, true));
+        QVERIFY(win.w.windowTitle().contains(QStringLiteral("fashion_mnist_cnn.json")));
+        QVERIFY(!win.w.isWindowModified());
+        QCOMPARE(win.w.scene()->nodeItemCount(), int(win.w.pipeline()->document().nodes().size()));
+        QTRY_COMPARE(win.w.problemsList()->count(), 0);
+        // Every toolbar action explains itself.
+        for (const char *name : {"new", "open", "save", "undo", "redo", "run", "pause", "stop"})
+            QVERIFY2(!win.w.action(name)->toolTip().isEmpty(), name);
+        QVERIFY(win.w.action("run")->isEnabled());
+        QVERIFY(!win.w.action("stop")->isEnabled());
+        // A file that is not a pipeline: refused, the document stays.
+        QTemporaryDir dir;
+        QFile bad(dir.filePath("bad.json"));
+        QVERIFY(bad.open(QIODevice::WriteOnly));
+        bad.write("{");
+        bad.close();
+        const std::string before = docJson(win.w);
+        QVERIFY(!win.w.openPipeline(bad.fileName(), true));
+        QCOMPARE(docJson(win.w), before);
+        QVERIFY(win.w.log()->text().contains(QStringLiteral("bad.json")));
+    }
+
+    void titleShowsUnsavedChangesAndCloseAsks()
+    {
+        Window win;
+        QVERIFY(win.w.openPipeline(kCnn, true));
+        QVERIFY(win.w.pipeline()->setParam("fc1", "out_features", 64).ok());
+        QVERIFY(win.w.isWindowModified());
+        QVERIFY(win.w.windowTitle().contains(QStringLiteral("[*]")));
+        int asked = 0;
+        win.w.setAsker([&](const QString &, const QString &text) {
+            ++asked;
+            return text.contains(QStringLiteral("unsaved")) ? QMessageBox::Cancel
+                                                            : QMessageBox::Discard;
+        });
+        QVERIFY(!win.w.close()); // cancelled: the window and the edit stay
+        QCOMPARE(asked, 1);
+        QVERIFY(win.w.isVisible());
+        QCOMPARE(win.w.pipeline()->document().param("fc1", "out_features"), nlohmann::json(64));
+        // Undo back to the saved state: nothing to ask.
+        win.w.action("undo")->trigger();
+        QVERIFY(!win.w.isWindowModified());
+        QVERIFY(win.w.close());
+        QCOMPARE(asked, 1);
+    }
+
+    void problemsBlockRunAndLeadToTheNode()
+    {
+        Window win;
+        QVERIFY(win.w.openPipeline(kCnn, true));
+        win.w.pipeline()->remove({}, {graph::Edge{"loss", "loss", "train", "loss", {}}});
+        QTRY_VERIFY(win.w.problemsList()->count() > 0);
+        QString why;
+        QVERIFY(!win.w.startRun(&why));
+        QVERIFY2(why.contains(QStringLiteral("problem")), qPrintable(why));
+        QVERIFY(!win.w.isRunning());
+        // Clicking the problem selects its node.
+        QListWidgetItem *item = win.w.problemsList()->item(0);
+        QVERIFY(item->text().contains(QStringLiteral("train")));
+        emit win.w.problemsList()->itemClicked(item);
+        QCOMPARE(win.w.scene()->selectedNodeIds(), std::vector<std::string>{"train"});
+        // The train node carries the badge.
+        QVERIFY(!win.w.scene()->nodeItem("train")->problems().empty());
+    }
+
+    void tinyRunCompletesAndPlots()
+    {
+        Window win;
+        QVERIFY(win.w.openPipeline(kCnn, true));
+        const std::string before = docJson(win.w);
+        QSignalSpy finished(&win.w, &app::MainWindow::runFinished);
+        QString why;
+        QVERIFY2(win.w.startRun(&why), qPrintable(why));
+        QVERIFY(win.w.isRunning());
+        QVERIFY(!win.w.action("run")->isEnabled());
+        QVERIFY(win.w.action("stop")->isEnabled());
+        // Editing goes on during a run; the run trains the snapshot taken at its start.
+        QVERIFY(win.w.pipeline()->setParam("fc1", "out_features", 16).ok());
+        QVERIFY(finished.wait(180000));
+        QCOMPARE(finished.front().front().toBool(), true);
+        QVERIFY2(win.w.lastRunMessage().contains(QStringLiteral("test accuracy")),
+                 qPrintable(win.w.lastRunMessage()));
+        // The plots received points, the canvas showed the data flow, evaluation arrived.
+        QVERIFY(win.w.plots()->pointCount(QStringLiteral("train_loss")) > 0);
+        QVERIFY(win.w.plots()->pointCount(QStringLiteral("samples_per_s")) > 0);
+        QVERIFY(win.w.plots()->pointCount(QStringLiteral("val_accuracy")) == 1);
+        QVERIFY(win.w.evaluation()->hasEvaluation());
+        QCOMPARE(win.w.evaluation()->classCount(), 10);
+        const auto &summary = win.w.lastSummary();
+        QCOMPARE(summary.value("status", ""), std::string("ok"));
+        QCOMPARE(summary.value("steps", 0), 12); // 1500 samples, batch 128
+        // The run used the snapshot: 128 hidden features, not the 16 set while it ran.
+        bool sawRunStart = false;
+        for (const auto &e : win.w.record()->events())
+            if (e.value("type", "") == "run_start") {
+                sawRunStart = true;
+                QCOMPARE(e.value("parameters", 0), 421642);
+            }
+        QVERIFY(sawRunStart);
+        QVERIFY(!win.w.action("stop")->isEnabled());
+        QVERIFY(win.w.action("run")->isEnabled());
+        win.w.pipeline()->undoStack()->undo();
+        QCOMPARE(docJson(win.w), before);
+
+        // The event stream saved as a run log opens again with the same plots.
+        QTemporaryDir dir;
+        const QString log = dir.filePath("events.jsonl");
+        QVERIFY(win.w.saveRunLog(log));
+        Window other;
+        QVERIFY(other.w.openRunLog(log, true));
+        for (const QString &series :
+             {QStringLiteral("train_loss"), QStringLiteral("val_accuracy"), QStringLiteral("cpu")})
+            QCOMPARE(other.w.plots()->pointCount(series), win.w.plots()->pointCount(series));
+        QVERIFY(other.w.evaluation()->hasEvaluation());
+    }
+
+    void killedChildIsReportedAndTheDocumentIsUntouched()
+    {
+        Window win({"train.epochs=3"});
+        QVERIFY(win.w.openPipeline(kCnn, true));
+        QVERIFY(win.w.pipeline()->setParam("fc1", "out_features", 100).ok()); // unsaved work
+        const std::string before = docJson(win.w);
+        QSignalSpy finished(&win.w, &app::MainWindow::runFinished);
+        QString why;
+        QVERIFY2(win.w.startRun(&why), qPrintable(why));
+        // Wait until it trains, then kill the engine as a crash or the OOM killer would.
+        QTRY_VERIFY_WITH_TIMEOUT(win.w.plots()->pointCount(QStringLiteral("train_loss")) > 0,
+                                 120000);
+        const qint64 pid = win.w.session()->processId();
+        QVERIFY(pid > 0);
+        QCOMPARE(::kill(pid_t(pid), SIGKILL), 0);
+        QVERIFY(finished.wait(30000));
+        QCOMPARE(finished.front().front().toBool(), false);
+        QVERIFY2(win.w.lastRunMessage().contains(QStringLiteral("signal 9")) ||
+                     win.w.lastRunMessage().contains(QStringLiteral("SIGKILL")),
+                 qPrintable(win.w.lastRunMessage()));
+        QVERIFY(win.w.log()->text().contains(QStringLiteral("abnormally")));
+        QVERIFY(!win.w.isRunning());
+        // The person's work is as it was, still unsaved, still editable and undoable.
+        QCOMPARE(docJson(win.w), before);
+        QVERIFY(win.w.isWindowModified());
+        QVERIFY(win.w.pipeline()->undoStack()->canUndo());
+        QVERIFY(win.w.action("run")->isEnabled());
+    }
+
+    void themesSwitch()
+    {
+        Window win;
+        win.w.action("theme_dark")->trigger();
+        QVERIFY(QApplication::palette().color(QPalette::Window).lightness() < 100);
+        QCOMPARE(QSettings().value("theme").toString(), QStringLiteral("dark"));
+        win.w.action("theme_light")->trigger();
+        QVERIFY(QApplication::palette().color(QPalette::Window).lightness() > 150);
+    }
+
+    void layoutIsRestored()
+    {
+        {
+            Window win;
+            QVERIFY(win.w.findChild<QDockWidget *>(QStringLiteral("log_dock")));
+            win.w.findChild<QDockWidget *>(QStringLiteral("inspector_dock"))->hide();
+            win.w.setAsker([](const QString &, const QString &) { return QMessageBox::Discard; });
+            QVERIFY(win.w.close()); // saves the layout
+        }
+        Window again;
+        QVERIFY(!again.w.findChild<QDockWidget *>(QStringLiteral("inspector_dock"))->isVisible());
+        QSettings().remove("window/state");
+    }
+};
+
+QTEST_MAIN(TestWorkbench)
+#include "test_workbench.moc"
