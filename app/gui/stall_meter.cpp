@@ -1,8 +1,20 @@
 #include "app/gui/stall_meter.h"
 
 #include <algorithm>
+#include <ctime>
 
 namespace fb::app {
+
+namespace {
+
+double processCpuSeconds()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) / 1e9;
+}
+
+} // namespace
 
 StallMeter::StallMeter(int intervalMs, QObject *parent)
     : QObject(parent)
@@ -19,12 +31,17 @@ void StallMeter::start()
     m_stalls.reserve(1 << 16);
     m_clock.start();
     m_last = -1;
+    m_cpuStart = processCpuSeconds();
+    m_cpuEnd = -1;
+    m_wallEnd = -1;
     m_timer.start();
 }
 
 void StallMeter::stop()
 {
     m_timer.stop();
+    m_cpuEnd = processCpuSeconds();
+    m_wallEnd = m_clock.nsecsElapsed();
 }
 
 void StallMeter::tick()
@@ -51,7 +68,9 @@ nlohmann::json StallMeter::report() const
             {"p99_ms", pct(0.99)},
             {"max_ms", s.empty() ? 0.0 : s.back()},
             {"over_16ms", over(16.0)},
-            {"over_50ms", over(50.0)}};
+            {"over_50ms", over(50.0)},
+            {"seconds", double(m_wallEnd >= 0 ? m_wallEnd : m_clock.nsecsElapsed()) / 1e9},
+            {"cpu_s", (m_cpuEnd >= 0 ? m_cpuEnd : processCpuSeconds()) - m_cpuStart}};
 }
 
 } // namespace fb::app

@@ -18,8 +18,10 @@ public:
     explicit StallMeter(int intervalMs = 4, QObject *parent = nullptr);
     void start();
     void stop();
-    // {"samples", "interval_ms", "p50_ms", "p99_ms", "max_ms", "over_16ms", "over_50ms"}; the
-    // stall of a tick is how much later than the interval it came.
+    // {"samples", "interval_ms", "p50_ms", "p99_ms", "max_ms", "over_16ms", "over_50ms",
+    // "seconds", "cpu_s"}; the stall of a tick is how much later than the interval it came;
+    // cpu_s is the CPU time this (the window's) process used while measuring, its children
+    // (the engine) not included: what watching costs the machine.
     nlohmann::json report() const;
     size_t sampleCount() const { return m_stalls.size(); }
 
@@ -29,6 +31,8 @@ private:
     QTimer m_timer;
     QElapsedTimer m_clock;
     qint64 m_last = -1;
+    double m_cpuStart = 0, m_cpuEnd = -1;
+    qint64 m_wallEnd = -1;
     int m_interval;
     std::vector<double> m_stalls; // milliseconds
 };

@@ -43,7 +43,7 @@ namespace fb::widgets {
 //
 // Every point is kept. A replot hands QCustomPlot only a min/max-per-pixel-column decimation of
 // the visible x range (decimate.h), so a million points per series still draw quickly, and it
-// happens at most 10 times a second, whatever the event rate. While following the data, every
+// happens at most 4 times a second, whatever the event rate. While following the data, every
 // panel shows the whole x range of the data (all panels share it); a drag or wheel zoom stops
 // that until resetView() (the toolbar's button, or a double click).
 class LivePlots : public QWidget {
