@@ -37,7 +37,7 @@ int main(int argc, char **argv)
     QApplication::setApplicationName(QStringLiteral("flowbench"));
     QApplication::setApplicationDisplayName(QStringLiteral("Flowbench"));
     QApplication::setApplicationVersion(QStringLiteral(FLOWBENCH_VERSION));
-    QApplication::setDesktopFileName(QStringLiteral("flowbench"));
+    QApplication::setDesktopFileName(QStringLiteral("io.flowbench.Flowbench"));
 
     QCommandLineParser cli;
     cli.setApplicationDescription(

@@ -803,6 +803,7 @@ void MainWindow::showEventState(const nlohmann::json &e)
         updateActions();
     } else if (type == "progress") {
         const double step = num(e, "step"), total = num(e, "total_steps", double(m_totalSteps));
+        m_lastLr = num(e, "lr", m_lastLr);
         m_statusRun->setText(tr("epoch %1/%2   step %3/%4   %5 samples/s   loss %6   ETA %7")
                                  .arg(num(e, "epoch"))
                                  .arg(num(e, "epochs"))
@@ -903,7 +904,7 @@ void MainWindow::setLearningRateDialog()
 {
     bool ok = false;
     const double lr = QInputDialog::getDouble(
-        this, tr("Learning rate"), tr("Learning rate from the next step on:"), 0.01, 0, 10, 6, &ok);
+        this, tr("Learning rate"), tr("Learning rate from the next step on:"), m_lastLr, 0, 10, 6, &ok);
     if (ok) m_session->setLearningRate(lr);
 }
 

@@ -152,6 +152,7 @@ private:
     // The run's shape, from run_start, for per-node progress.
     long m_totalSteps = 0;
     long m_stepsPerEpoch = 0;
+    double m_lastLr = 0.01; // the running learning rate, offered by Set Learning Rate
     std::string m_trainNode;
 };
 
