@@ -219,7 +219,8 @@ void NodeItem::rebuildPorts()
         }
         rows = std::max(spec->inputs.size(), spec->outputs.size());
     }
-    m_height = kHeader + kRow * double(std::max<size_t>(rows, 1)) + 10;
+    // Below the ports: room for the live progress text and bar, so they never cover a port name.
+    m_height = kHeader + kRow * double(std::max<size_t>(rows, 1)) + 20;
 }
 
 PortItem *NodeItem::port(const std::string &name, bool input) const
@@ -304,7 +305,7 @@ void NodeItem::paint(QPainter *p, const QStyleOptionGraphicsItem *, QWidget *)
 
     // Live progress along the bottom, with its text.
     if (m_progress >= 0) {
-        const QRectF track(8, m_height - 8, kWidth - 16, 4);
+        const QRectF track(8, m_height - 6, kWidth - 16, 3);
         p->setPen(Qt::NoPen);
         p->setBrush(pal.color(QPalette::Midlight));
         p->drawRoundedRect(track, 2, 2);
@@ -316,7 +317,7 @@ void NodeItem::paint(QPainter *p, const QStyleOptionGraphicsItem *, QWidget *)
             f.setPixelSize(10);
             p->setFont(f);
             p->setPen(pal.color(QPalette::PlaceholderText));
-            p->drawText(QRectF(8, m_height - 22, kWidth - 16, 13), Qt::AlignRight, m_progressText);
+            p->drawText(QRectF(8, m_height - 19, kWidth - 16, 12), Qt::AlignRight, m_progressText);
         }
     }
     if (m_bottleneck) {
