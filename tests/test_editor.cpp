@@ -56,23 +56,28 @@ struct Canvas {
         NodeItem *item = scene.nodeItem(node);
         return item ? item->port(name, input) : nullptr;
     }
-    // A left-button drag with the button held through the moves, as QTest::mouseMove cannot.
-    void drag(QPointF fromScene, QPointF toScene)
+    // One left-button mouse event at a scene position; `held` is the button state after it.
+    void mouse(QEvent::Type type, QPointF scenePos, bool held)
     {
         QWidget *vp = view.viewport();
-        const QPoint a = toView(fromScene), b = toView(toScene);
-        QMouseEvent press(QEvent::MouseButtonPress, a, vp->mapToGlobal(a), Qt::LeftButton,
-                          Qt::LeftButton, Qt::NoModifier);
-        QApplication::sendEvent(vp, &press);
-        for (int i = 1; i <= 8; ++i) {
-            const QPoint at = a + (b - a) * i / 8;
-            QMouseEvent move(QEvent::MouseMove, at, vp->mapToGlobal(at), Qt::NoButton,
-                             Qt::LeftButton, Qt::NoModifier);
-            QApplication::sendEvent(vp, &move);
+        const QPoint at = toView(scenePos);
+        QMouseEvent e(type, at, vp->mapToGlobal(at),
+                      type == QEvent::MouseMove ? Qt::NoButton : Qt::LeftButton,
+                      held ? Qt::LeftButton : Qt::NoButton, Qt::NoModifier);
+        QApplication::sendEvent(vp, &e);
+    }
+    // A left-button drag with the button held through the moves, as QTest::mouseMove cannot;
+    // doubleClick: the drag starts with the second press of a double click.
+    void drag(QPointF fromScene, QPointF toScene, bool doubleClick = false)
+    {
+        mouse(QEvent::MouseButtonPress, fromScene, true);
+        if (doubleClick) {
+            mouse(QEvent::MouseButtonRelease, fromScene, false);
+            mouse(QEvent::MouseButtonDblClick, fromScene, true);
         }
-        QMouseEvent release(QEvent::MouseButtonRelease, b, vp->mapToGlobal(b), Qt::LeftButton,
-                            Qt::NoButton, Qt::NoModifier);
-        QApplication::sendEvent(vp, &release);
+        for (int i = 1; i <= 8; ++i)
+            mouse(QEvent::MouseMove, fromScene + (toScene - fromScene) * i / 8, true);
+        mouse(QEvent::MouseButtonRelease, toScene, false);
     }
     void dropMime(QMimeData *mime, QPoint at)
     {
@@ -117,6 +122,15 @@ private slots:
         palette.setFilter(QStringLiteral("conv"));
         QVERIFY(palette.visibleTypes().contains(QStringLiteral("conv2d")));
         QVERIFY(!palette.visibleTypes().contains(QStringLiteral("sgd")));
+        // Search matches words, not the markup of the tooltips ("code", "br"), and Enter picks
+        // the exact name before the first match.
+        palette.setFilter(QStringLiteral("code"));
+        QVERIFY(palette.visibleTypes().size() < 3);
+        palette.setFilter(QStringLiteral("input"));
+        QCOMPARE(palette.bestMatch(), QStringLiteral("input"));
+        palette.setFilter(QStringLiteral("relu"));
+        QVERIFY(palette.visibleTypes().contains(QStringLiteral("leaky_relu")));
+        QCOMPARE(palette.bestMatch(), QStringLiteral("relu"));
         palette.setFilter({});
 
         // The palette's own drag data, dropped on the canvas.
@@ -234,6 +248,16 @@ private slots:
         QCOMPARE(wire->path().currentPosition(), c.port("conv1", "in", true)->anchor());
         c.pipeline.undoStack()->undo();
         QCOMPARE(item->pos(), start);
+        // A drag that starts with a double click (its second press goes elsewhere in Qt) lands
+        // in the document too.
+        {
+            c.drag(grab, grab + QPointF(50, 0), /*doubleClick=*/true);
+            const graph::Node *moved = c.pipeline.document().node("conv1");
+            QCOMPARE(QPointF(moved->x, moved->y), item->pos());
+            QCOMPARE(item->pos(), start + QPointF(50, 0));
+            c.pipeline.undoStack()->undo();
+            QCOMPARE(item->pos(), start);
+        }
         // A second drag is a step of its own.
         c.drag(grab, grab + QPointF(10, 10));
         c.drag(grab + QPointF(10, 10), grab + QPointF(30, 30));
@@ -269,6 +293,14 @@ private slots:
         QVERIFY(c.pipeline.document().node("fc3"));
         c.scene.deleteSelection();
         QVERIFY(!c.pipeline.document().node("fc3"));
+        // Text from elsewhere: only wires between pasted nodes, each once.
+        const std::string foreign = R"({"format": "flowbench.pipeline", "version": 1,
+            "nodes": [{"id": "a", "type": "relu"}, {"id": "b", "type": "relu"}],
+            "edges": [{"from": "a.out", "to": "b.in"}, {"from": "a.out", "to": "b.in"},
+                      {"from": "a.out", "to": "elsewhere.in"}]})";
+        const size_t edgesBefore = c.pipeline.document().edges().size();
+        QVERIFY(c.scene.pasteFragment(foreign, QPointF()));
+        QCOMPARE(c.pipeline.document().edges().size(), edgesBefore + 1);
         // Pasting text that is not a fragment says so and changes nothing.
         QSignalSpy message(&c.scene, &GraphScene::message);
         QVERIFY(!c.scene.pasteFragment("not json", QPointF()));
@@ -289,6 +321,33 @@ private slots:
         c.pipeline.undoStack()->undo();
         QCOMPARE(json(c.pipeline), before); // same order of nodes and edges as the file
         QCOMPARE(c.scene.edgeItemCount(), int(c.pipeline.document().edges().size()));
+    }
+
+    void undoRestoresWhatAFileHeld()
+    {
+        // A damaged file: a malformed id and a wire to a node that is not there. Validation
+        // reports both; deleting and undoing must still give back exactly that file.
+        QTemporaryDir dir;
+        const QString path = dir.filePath("damaged.json");
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"format": "flowbench.pipeline", "version": 1,
+            "nodes": [{"id": "ok", "type": "relu", "position": [0, 0]},
+                      {"id": "bad id", "type": "relu", "position": [300, 0]}],
+            "edges": [{"from": "ok.out", "to": "ghost.in"},
+                      {"from": "bad id.out", "to": "ok.in"}]})");
+        f.close();
+        Canvas c;
+        QVERIFY(c.pipeline.load(path).ok());
+        const std::string initial = json(c.pipeline);
+        QTRY_VERIFY(!c.pipeline.problems().empty());
+        c.scene.selectNodes({"ok", "bad id"});
+        c.scene.deleteSelection();
+        QVERIFY(c.pipeline.document().nodes().empty());
+        QVERIFY(c.pipeline.document().edges().empty());
+        c.pipeline.undoStack()->undo();
+        QCOMPARE(json(c.pipeline), initial);
+        QCOMPARE(c.scene.nodeItemCount(), 2);
     }
 
     // A random sequence of edits, each one undo step: undoing all gives back the initial JSON,
@@ -492,10 +551,53 @@ private slots:
         QVERIFY(lr);
         lr->setValue(0.0125);
         QCOMPARE(p.document().param("optimizer", "lr").get<double>(), 0.0125);
+        // A value outside the range, typed: refused with the reason, the document keeps its
+        // value and the editor shows it again.
+        lr->setValue(0.0); // lr must be > 0
+        QVERIFY2(inspector.lastError().contains(QStringLiteral("lr")),
+                 qPrintable(inspector.lastError()));
+        QCOMPARE(p.document().param("optimizer", "lr").get<double>(), 0.0125);
+        QCOMPARE(lr->value(), 0.0125);
+
         // Small values are shown as people write them, not rounded to zero.
+        const std::string adam = p.addNode("adam", QPointF());
+        inspector.showNode(adam);
+        auto *eps = qobject_cast<QDoubleSpinBox *>(inspector.editor("eps"));
+        QVERIFY(eps);
+        QCOMPARE(eps->text(), QStringLiteral("1e-08"));
+        QCOMPARE(eps->value(), 1e-8);
+
+        // The wheel over an editor without the focus scrolls the inspector, never edits.
+        inspector.showNode("conv1");
+        auto *kernel = qobject_cast<QSpinBox *>(inspector.editor("kernel_size"));
+        QVERIFY(kernel && !kernel->hasFocus());
+        const int kernelBefore = kernel->value();
+        QWheelEvent wheel(QPointF(5, 5), kernel->mapToGlobal(QPointF(5, 5)), QPoint(),
+                          QPoint(0, 120), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+        QApplication::sendEvent(kernel, &wheel);
+        QCOMPARE(kernel->value(), kernelBefore);
+        QCOMPARE(p.document().param("conv1", "kernel_size").get<int>(), kernelBefore);
+
+        // Typed but not yet committed (no Enter): Save and Run commit it first.
+        inspector.activateWindow();
+        kernel->setFocus();
+        QTRY_VERIFY(kernel->hasFocus());
+        kernel->selectAll();
+        QTest::keyClicks(kernel, QStringLiteral("5"));
+        QCOMPARE(p.document().param("conv1", "kernel_size").get<int>(), kernelBefore);
+        inspector.commitPending();
+        QCOMPARE(p.document().param("conv1", "kernel_size").get<int>(), 5);
+
+        // A change undone by the next one (a checkbox clicked twice) leaves no undo step.
         inspector.showNode("train");
         auto *shuffle = qobject_cast<QCheckBox *>(inspector.editor("shuffle"));
-        QVERIFY(shuffle);
+        QVERIFY(shuffle && shuffle->isChecked()); // set in the file
+        const int steps = p.undoStack()->count();
+        shuffle->click();
+        QCOMPARE(p.undoStack()->count(), steps + 1);
+        shuffle->click();
+        QCOMPARE(p.undoStack()->count(), steps);
+        QCOMPARE(p.document().param("train", "shuffle"), nlohmann::json(true));
 
         inspector.showNode("optimizer");
         auto *schedule = qobject_cast<QComboBox *>(inspector.editor("schedule"));
@@ -571,9 +673,15 @@ private slots:
         QVERIFY(c.scene.nodeItem("train")->isBottleneck());
         c.scene.setNodeProgress("train", 0.5, QStringLiteral("step 10/20"));
         QCOMPARE(c.scene.nodeItem("train")->progress(), 0.5);
-        // Painted: the canvas grabs without trouble and shows something.
+        // Painted: the live label is drawn where the wire's middle is (not the background).
         const QImage shot = c.view.grab().toImage();
         QVERIFY(!shot.isNull());
+        const QPoint mid = c.toView(wire->path().pointAtPercent(0.5) - QPointF(0, 10));
+        const QColor background = shot.pixelColor(2, 2);
+        int differing = 0;
+        for (int dx = -12; dx <= 12; ++dx)
+            differing += shot.pixelColor(mid + QPoint(dx, 0)) != background;
+        QVERIFY2(differing > 10, qPrintable(QString::number(differing)));
         c.scene.clearRunState();
         QVERIFY(!wire->hasLiveStats());
         QVERIFY(!c.scene.nodeItem("train")->isBottleneck());

@@ -6,6 +6,7 @@
 #include <QApplication>
 #include <QDockWidget>
 #include <QListWidget>
+#include <QTreeWidget>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -17,9 +18,11 @@
 #include "core/graph/pipeline_file.h"
 #include "widgets/canvas/canvas_items.h"
 #include "widgets/canvas/graph_scene.h"
+#include "widgets/canvas/graph_view.h"
 #include "widgets/editing/edited_pipeline.h"
 #include "widgets/evaluation/evaluation_view.h"
 #include "widgets/log/log_view.h"
+#include "widgets/palette/node_palette.h"
 #include "widgets/plots/live_plots.h"
 #include "widgets/run/run_record.h"
 #include "widgets/run/run_session.h"
@@ -96,7 +99,7 @@ private slots:
         QVERIFY(win.w.isWindowModified());
         QVERIFY(win.w.windowTitle().contains(QStringLiteral("[*]")));
         int asked = 0;
-        win.w.setAsker([&](const QString &, const QString &text) {
+        win.w.setAsker([&](const QString &, const QString &text, QMessageBox::StandardButtons) {
             ++asked;
             return text.contains(QStringLiteral("unsaved")) ? QMessageBox::Cancel
                                                             : QMessageBox::Discard;
@@ -211,6 +214,53 @@ private slots:
         QVERIFY(win.w.action("run")->isEnabled());
     }
 
+    void paletteAndKeysReachTheCanvas()
+    {
+        Window win;
+        QVERIFY(win.w.openPipeline(kCnn, true));
+        QVERIFY(QTest::qWaitForWindowActive(&win.w));
+        const size_t nodes = win.w.pipeline()->document().nodes().size();
+        // Double-clicking (activating) a palette entry adds the node to the document.
+        QTreeWidget *tree = win.w.palette()->tree();
+        emit tree->itemActivated(win.w.palette()->itemFor(QStringLiteral("dropout")), 0);
+        QCOMPARE(win.w.pipeline()->document().nodes().size(), nodes + 1);
+        QVERIFY(win.w.pipeline()->document().node("dropout"));
+        QCOMPARE(win.w.scene()->selectedNodeIds(), std::vector<std::string>{"dropout"});
+
+        // Delete with the focus in the palette does not delete the canvas's selection...
+        tree->setFocus();
+        QTRY_VERIFY(tree->hasFocus());
+        QTest::keyClick(tree, Qt::Key_Delete);
+        QVERIFY(win.w.pipeline()->document().node("dropout"));
+        // ...with the focus on the canvas it does.
+        win.w.view()->setFocus();
+        QTRY_VERIFY(win.w.view()->hasFocus());
+        QTest::keyClick(win.w.view(), Qt::Key_Delete);
+        QVERIFY(!win.w.pipeline()->document().node("dropout"));
+        QCOMPARE(win.w.pipeline()->document().nodes().size(), nodes);
+    }
+
+    void malformedRunLogDoesNotCrash()
+    {
+        // A run log edited by hand or cut short: events of the right type with the wrong
+        // insides are skipped with a warning, the rest is shown.
+        QTemporaryDir dir;
+        QFile f(dir.filePath("odd.jsonl"));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"type": "run_start", "t": 0, "version": 3, "epochs": 1, "steps_per_epoch": 2}
+{"type": "dataflow", "t": 0.5, "consumer": "train", "edges": [1, "x", {"from": 2, "cached": 1}], "stages": [[]], "bottleneck": 7}
+{"type": "progress", "t": 1, "step": "one", "epoch": 1, "recent_loss": 0.5, "lr": 0.1}
+{"type": "progress", "t": 2, "step": 2, "epoch": 1, "epochs": 1, "total_steps": 2, "recent_loss": 0.4, "lr": 0.1}
+{"type": "evaluation", "t": 3, "classes": 5}
+)");
+        f.close();
+        Window win;
+        QVERIFY(win.w.openPipeline(kCnn, true));
+        QVERIFY(win.w.openRunLog(f.fileName(), true));
+        QVERIFY(win.w.plots()->pointCount(QStringLiteral("train_loss")) >= 1);
+        QVERIFY(!win.w.evaluation()->hasEvaluation());
+    }
+
     void themesSwitch()
     {
         Window win;
@@ -227,7 +277,9 @@ private slots:
             Window win;
             QVERIFY(win.w.findChild<QDockWidget *>(QStringLiteral("log_dock")));
             win.w.findChild<QDockWidget *>(QStringLiteral("inspector_dock"))->hide();
-            win.w.setAsker([](const QString &, const QString &) { return QMessageBox::Discard; });
+            win.w.setAsker([](const QString &, const QString &, QMessageBox::StandardButtons) {
+                return QMessageBox::Discard;
+            });
             QVERIFY(win.w.close()); // saves the layout
         }
         Window again;

@@ -63,6 +63,12 @@ double num(const nlohmann::json &e, const char *key, double fallback = 0)
     return (it != e.end() && it->is_number()) ? it->get<double>() : fallback;
 }
 
+bool flag(const nlohmann::json &e, const char *key)
+{
+    auto it = e.find(key);
+    return it != e.end() && it->is_boolean() && it->get<bool>();
+}
+
 std::string str(const nlohmann::json &e, const char *key)
 {
     auto it = e.find(key);
@@ -93,10 +99,9 @@ MainWindow::MainWindow(QWidget *parent)
     setObjectName(QStringLiteral("MainWindow"));
     setCentralWidget(m_view);
     setDockOptions(AnimatedDocks | AllowTabbedDocks | AllowNestedDocks);
-    m_ask = [this](const QString &title, const QString &text) {
-        return QMessageBox::question(this, title, text,
-                                     QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel,
-                                     QMessageBox::Save);
+    m_ask = [this](const QString &title, const QString &text,
+                   QMessageBox::StandardButtons buttons) {
+        return QMessageBox::question(this, title, text, buttons);
     };
     m_runsDir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) +
                 QStringLiteral("/runs");
@@ -277,6 +282,16 @@ void MainWindow::buildActions()
 
 void MainWindow::buildMenus()
 {
+    // Canvas actions whose keys mean something else elsewhere (Delete and Backspace in a list,
+    // F for type-ahead, Ctrl+C in the log, Ctrl+D in a text field) work while the canvas has
+    // the focus; their menu entries and toolbar buttons work always.
+    for (const char *name : {"cut", "copy", "paste", "duplicate", "delete", "select_all", "fit",
+                             "zoom_in", "zoom_out", "zoom_reset"}) {
+        QAction *a = action(name);
+        a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+        m_view->addAction(a);
+    }
+
     QMenu *file = menuBar()->addMenu(tr("&File"));
     file->addAction(action("new"));
     file->addAction(action("open"));
@@ -577,10 +592,12 @@ QString MainWindow::statusText() const
 
 bool MainWindow::maybeSave()
 {
+    m_inspector->commitPending();
     if (!m_pipeline->isModified()) return true;
     const auto answer =
         m_ask(tr("Unsaved changes"),
-              tr("%1 has unsaved changes. Save them?").arg(m_pipeline->displayName()));
+              tr("%1 has unsaved changes. Save them?").arg(m_pipeline->displayName()),
+              QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
     if (answer == QMessageBox::Save) return save();
     return answer == QMessageBox::Discard;
 }
@@ -633,6 +650,7 @@ bool MainWindow::savePipeline(const QString &path)
 
 bool MainWindow::save()
 {
+    m_inspector->commitPending();
     if (m_pipeline->filePath().isEmpty()) return saveAs();
     return savePipeline(m_pipeline->filePath());
 }
@@ -653,8 +671,9 @@ void MainWindow::closeEvent(QCloseEvent *event)
 {
     if (m_session->isRunning()) {
         const auto answer = m_ask(tr("A run is going on"),
-                                  tr("Stop the run and quit? It writes a checkpoint first."));
-        if (answer == QMessageBox::Cancel) {
+                                  tr("Stop the run and quit? It writes a checkpoint first."),
+                                  QMessageBox::Yes | QMessageBox::No);
+        if (answer != QMessageBox::Yes) {
             event->ignore();
             return;
         }
@@ -670,7 +689,7 @@ void MainWindow::closeEvent(QCloseEvent *event)
         QElapsedTimer t;
         t.start();
         while (m_session->isRunning() && t.elapsed() < 5000)
-            QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+            QCoreApplication::processEvents(QEventLoop::ExcludeUserInputEvents, 50);
     }
     saveSettings();
     event->accept();
@@ -686,6 +705,7 @@ void MainWindow::copy()
     mime->setData(kFragmentMime, QByteArray::fromStdString(text));
     mime->setText(q(text));
     QGuiApplication::clipboard()->setMimeData(mime);
+    m_pasteCount = 0;
 }
 
 void MainWindow::cut()
@@ -701,7 +721,9 @@ void MainWindow::paste()
     const QByteArray data =
         mime->hasFormat(kFragmentMime) ? mime->data(kFragmentMime) : mime->text().toUtf8();
     if (data.isEmpty()) return;
-    m_scene->pasteFragment(data.toStdString(), QPointF(40, 40));
+    // Each paste of the same copy lands a step further, so none hides another.
+    ++m_pasteCount;
+    m_scene->pasteFragment(data.toStdString(), QPointF(40, 40) * m_pasteCount);
 }
 
 void MainWindow::focusNode(const QString &nodeId)
@@ -741,6 +763,7 @@ bool MainWindow::startRun(QString *error)
         return false;
     };
     if (m_session->isRunning()) return refuse(tr("A run is already going on."));
+    m_inspector->commitPending(); // a value still being typed belongs to the run
     if (!m_pipeline->problems().empty()) {
         m_docks["problems"]->show();
         m_docks["problems"]->raise();
@@ -795,6 +818,19 @@ void MainWindow::onRunEvent(const nlohmann::json &e)
 
 void MainWindow::showEventState(const nlohmann::json &e)
 {
+    // The stream comes from another process (or a file): a malformed event is logged and
+    // skipped, and no exception may reach the Qt event loop (DESIGN.md).
+    try {
+        showEventStateUnchecked(e);
+    } catch (const std::exception &ex) {
+        m_log->addLine(QStringLiteral("warning"),
+                       tr("Skipped a malformed '%1' event: %2")
+                           .arg(q(str(e, "type")), QString::fromUtf8(ex.what())));
+    }
+}
+
+void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
+{
     const std::string type = str(e, "type");
     if (type == "run_start") {
         m_stepsPerEpoch = long(num(e, "steps_per_epoch"));
@@ -826,8 +862,7 @@ void MainWindow::showEventState(const nlohmann::json &e)
             for (const auto &edge : *it) {
                 const double cap = num(edge, "capacity", 0);
                 m_scene->setEdgeLive(str(edge, "from"), str(edge, "to"), num(edge, "samples_per_s"),
-                                     cap > 0 ? num(edge, "queued") / cap : 0,
-                                     edge.value("cached", false));
+                                     cap > 0 ? num(edge, "queued") / cap : 0, flag(edge, "cached"));
             }
         }
         if (auto it = e.find("stages"); it != e.end() && it->is_array()) {
@@ -835,7 +870,7 @@ void MainWindow::showEventState(const nlohmann::json &e)
                 // A data stage's bar: the share of the workers' time it took this interval.
                 const double busy = num(stage, "busy_share");
                 m_scene->setNodeProgress(str(stage, "node"), busy,
-                                         bool(stage.value("cached", false))
+                                         flag(stage, "cached")
                                              ? tr("cached")
                                              : tr("busy %1%").arg(100 * busy, 0, 'f', 0));
             }
@@ -903,8 +938,9 @@ void MainWindow::onRunFinished(const widgets::RunOutcome &outcome)
 void MainWindow::setLearningRateDialog()
 {
     bool ok = false;
-    const double lr = QInputDialog::getDouble(
-        this, tr("Learning rate"), tr("Learning rate from the next step on:"), m_lastLr, 0, 10, 6, &ok);
+    const double lr = QInputDialog::getDouble(this, tr("Learning rate"),
+                                              tr("Learning rate from the next step on:"), m_lastLr,
+                                              1e-12, 10, 12, &ok);
     if (ok) m_session->setLearningRate(lr);
 }
 

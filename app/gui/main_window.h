@@ -65,9 +65,9 @@ public:
     bool openRunLog(const QString &path, bool quiet = false);
     bool saveRunLog(const QString &path);
 
-    // How a question to the person is answered (tests replace the dialog).
-    using Asker =
-        std::function<QMessageBox::StandardButton(const QString &title, const QString &text)>;
+    // How a question to the person is answered, with these buttons (tests replace the dialog).
+    using Asker = std::function<QMessageBox::StandardButton(
+        const QString &title, const QString &text, QMessageBox::StandardButtons buttons)>;
     void setAsker(Asker asker) { m_ask = std::move(asker); }
 
     widgets::EditedPipeline *pipeline() const { return m_pipeline; }
@@ -119,6 +119,7 @@ private:
     void onRunEvent(const nlohmann::json &e);
     void onRunFinished(const widgets::RunOutcome &outcome);
     void showEventState(const nlohmann::json &e);
+    void showEventStateUnchecked(const nlohmann::json &e);
     void resetRunViews();
     void setLearningRateDialog();
     void openRunLogDialog();
@@ -152,6 +153,7 @@ private:
     // The run's shape, from run_start, for per-node progress.
     long m_totalSteps = 0;
     long m_stepsPerEpoch = 0;
+    int m_pasteCount = 0;   // pastes since the last copy: each lands a step further
     double m_lastLr = 0.01; // the running learning rate, offered by Set Learning Rate
     std::string m_trainNode;
 };

@@ -143,6 +143,19 @@ void PipelineDocument::setPosition(std::string_view id, double x, double y)
     notify({Change::NodeChanged, n->id, {}});
 }
 
+void PipelineDocument::restoreNode(Node n, size_t index)
+{
+    std::string id = n.id;
+    m_nodes.insert(m_nodes.begin() + std::min(index, m_nodes.size()), std::move(n));
+    notify({Change::NodeAdded, id, {}});
+}
+
+void PipelineDocument::restoreEdge(Edge e, size_t index)
+{
+    m_edges.insert(m_edges.begin() + std::min(index, m_edges.size()), e);
+    notify({Change::EdgeAdded, {}, std::move(e)});
+}
+
 int PipelineDocument::nodeIndex(std::string_view id) const
 {
     for (size_t i = 0; i < m_nodes.size(); ++i)

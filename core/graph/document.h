@@ -72,6 +72,11 @@ public:
     Status addEdge(Edge edge, size_t index = size_t(-1));
     // Removes the edge with the same ends.
     Status removeEdge(const Edge &edge);
+    // Put a node or an edge back exactly as it was, at its place (clamped to the end), with no
+    // checks: undo restores what a loaded file held even where addNode/addEdge would refuse it
+    // (a malformed or duplicate id, an edge to a missing node), so undo gives back that file.
+    void restoreNode(Node node, size_t index);
+    void restoreEdge(Edge edge, size_t index);
 
     // Sets a parameter; a null value removes it, so the type's default applies again.
     Status setParam(std::string_view nodeId, std::string_view name, nlohmann::json value);

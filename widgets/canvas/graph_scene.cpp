@@ -95,6 +95,11 @@ void GraphScene::onChange(const graph::PipelineDocument::Change &c)
     using Change = graph::PipelineDocument::Change;
     switch (c.kind) {
     case Change::NodeAdded: {
+        // One item per id: a damaged file may hold a duplicate id, which validation reports.
+        if (NodeItem *item = nodeItem(c.nodeId)) {
+            item->refresh();
+            break;
+        }
         auto *item = new NodeItem(this, c.nodeId);
         m_nodes[c.nodeId] = item;
         addItem(item);
@@ -107,9 +112,16 @@ void GraphScene::onChange(const graph::PipelineDocument::Change &c)
                 delete m_wire;
                 m_wire = nullptr;
                 m_wireFrom = nullptr;
+                clearHighlights();
             }
             m_dragStart.erase(c.nodeId);
             delete item;
+            // A duplicate id (a damaged file) may still stand in the document: it keeps an item.
+            if (m_pipeline->document().node(c.nodeId)) {
+                auto *again = new NodeItem(this, c.nodeId);
+                m_nodes[c.nodeId] = again;
+                addItem(again);
+            }
         }
         break;
     case Change::NodeChanged:
@@ -316,6 +328,18 @@ void GraphScene::mousePressEvent(QGraphicsSceneMouseEvent *event)
     }
     QGraphicsScene::mousePressEvent(event);
     if (event->button() == Qt::LeftButton) {
+        m_dragStart.clear();
+        for (const std::string &id : selectedNodeIds())
+            m_dragStart[id] = nodeItem(id)->pos();
+    }
+}
+
+void GraphScene::mouseDoubleClickEvent(QGraphicsSceneMouseEvent *event)
+{
+    // The second press of a double click arrives here, not in mousePressEvent, and a drag may
+    // follow it: record where the nodes were, or that drag would bypass the document.
+    QGraphicsScene::mouseDoubleClickEvent(event);
+    if (event->button() == Qt::LeftButton && !m_wire) {
         m_dragStart.clear();
         for (const std::string &id : selectedNodeIds())
             m_dragStart[id] = nodeItem(id)->pos();

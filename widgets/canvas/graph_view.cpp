@@ -27,6 +27,17 @@ GraphView::GraphView(GraphScene *scene, QWidget *parent)
     setViewportUpdateMode(QGraphicsView::SmartViewportUpdate);
     setAcceptDrops(true);
     setFocusPolicy(Qt::StrongFocus);
+    // Scrolling by the scroll bars is panning too: the view stops following the pipeline's size.
+    for (QScrollBar *bar : {horizontalScrollBar(), verticalScrollBar()})
+        connect(bar, &QAbstractSlider::actionTriggered, this, [this] { m_autoFit = false; });
+}
+
+void GraphView::focusOutEvent(QFocusEvent *event)
+{
+    // A Space released while the focus was elsewhere never arrives here: forget it.
+    m_spaceHeld = false;
+    if (!m_panning) viewport()->unsetCursor();
+    QGraphicsView::focusOutEvent(event);
 }
 
 double GraphView::zoom() const

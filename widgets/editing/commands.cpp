@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <QDateTime>
+
 namespace fb::widgets {
 
 namespace {
@@ -84,9 +86,9 @@ void RemoveItemsCommand::undo()
 {
     // Lowest index first: each insertion lands where it was, as the ones before it are back.
     for (const auto &[index, node] : m_removedNodes)
-        (void)m_doc.addNode(node, index);
+        m_doc.restoreNode(node, index);
     for (const auto &[index, edge] : m_removedEdges)
-        (void)m_doc.addEdge(edge, index);
+        m_doc.restoreEdge(edge, index);
 }
 
 MoveNodesCommand::MoveNodesCommand(graph::PipelineDocument &doc, std::map<std::string, Move> moves,
@@ -120,6 +122,9 @@ bool MoveNodesCommand::mergeWith(const QUndoCommand *other)
         if (!m_moves.count(id)) return false;
     for (const auto &[id, m] : o->m_moves)
         m_moves[id].to = m.to;
+    // A drag that ends where it began leaves no step behind.
+    setObsolete(std::all_of(m_moves.begin(), m_moves.end(),
+                            [](const auto &kv) { return kv.second.from == kv.second.to; }));
     return true;
 }
 
@@ -134,6 +139,7 @@ SetParamCommand::SetParamCommand(graph::PipelineDocument &doc, std::string nodeI
         auto it = n->params.find(m_name);
         if (it != n->params.end()) m_old = *it;
     }
+    m_lastChangeMs = QDateTime::currentMSecsSinceEpoch();
     setText(QObject::tr("Set %1.%2").arg(q(m_nodeId), q(m_name)));
 }
 
@@ -150,8 +156,13 @@ void SetParamCommand::undo()
 bool SetParamCommand::mergeWith(const QUndoCommand *other)
 {
     auto *o = static_cast<const SetParamCommand *>(other);
-    if (o->m_nodeId != m_nodeId || o->m_name != m_name) return false;
+    constexpr qint64 kMergeWindowMs = 1500; // one burst of clicks or keystrokes
+    if (o->m_nodeId != m_nodeId || o->m_name != m_name ||
+        o->m_lastChangeMs - m_lastChangeMs > kMergeWindowMs)
+        return false;
     m_new = o->m_new;
+    m_lastChangeMs = o->m_lastChangeMs;
+    setObsolete(m_new == m_old);
     return true;
 }
 

@@ -67,8 +67,9 @@ private:
     int m_gesture = 0;
 };
 
-// Sets one parameter (a null value removes it, so the type's default applies). Typing in one
-// editor merges into one step: consecutive changes of the same parameter of the same node.
+// Sets one parameter (a null value removes it, so the type's default applies). Changes of the
+// same parameter of the same node within a moment of each other (clicks on a spin box's arrows,
+// typing) merge into one step; a change that ends where it began goes away from the stack.
 class SetParamCommand : public QUndoCommand {
 public:
     SetParamCommand(graph::PipelineDocument &doc, std::string nodeId, std::string name,
@@ -82,6 +83,7 @@ private:
     graph::PipelineDocument &m_doc;
     std::string m_nodeId, m_name;
     nlohmann::json m_old, m_new; // null: absent
+    qint64 m_lastChangeMs = 0;   // when the latest merged change came
 };
 
 } // namespace fb::widgets

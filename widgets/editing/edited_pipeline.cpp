@@ -198,19 +198,26 @@ Result<std::vector<std::string>> EditedPipeline::paste(const std::string &text, 
     std::vector<graph::Node> nodes;
     std::vector<std::string> ids;
     for (graph::Node n : part.nodes()) {
-        const std::string id = taken.uniqueId(n.id);
-        rename[n.id] = id;
-        n.id = id;
+        if (rename.count(n.id)) continue; // a repeated id in the text: the first one counts
+        const std::string original = n.id;
+        n.id = taken.uniqueId(n.id);
         n.x += offset.x();
         n.y += offset.y();
-        (void)taken.addNode(n);
-        ids.push_back(id);
+        if (!taken.addNode(n).ok()) continue;
+        rename[original] = n.id;
+        ids.push_back(n.id);
         nodes.push_back(std::move(n));
     }
+    if (nodes.empty()) return makeError("the clipboard holds no nodes that can be pasted");
+    // Only the wires between pasted nodes, each once: text from elsewhere (the clipboard holds
+    // whatever the person copied) may name nodes it does not hold, or repeat a wire.
     std::vector<graph::Edge> edges;
     for (graph::Edge e : part.edges()) {
-        e.fromNode = rename[e.fromNode];
-        e.toNode = rename[e.toNode];
+        auto from = rename.find(e.fromNode), to = rename.find(e.toNode);
+        if (from == rename.end() || to == rename.end()) continue;
+        e.fromNode = from->second;
+        e.toNode = to->second;
+        if (!taken.addEdge(e).ok()) continue; // a repeat (or an empty port name)
         edges.push_back(std::move(e));
     }
     m_undo.push(new AddItemsCommand(

@@ -3,6 +3,7 @@
 #include <climits>
 #include <cmath>
 
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -134,6 +135,38 @@ QWidget *Inspector::editor(const std::string &param) const
     return it == m_editors.end() ? nullptr : it->second;
 }
 
+void Inspector::commitPending()
+{
+    QWidget *focus = QApplication::focusWidget();
+    if (!focus || !isAncestorOf(focus)) return;
+    for (const auto &[name, editor] : m_editors) {
+        if (editor != focus && !editor->isAncestorOf(focus)) continue;
+        if (auto *spin = qobject_cast<QAbstractSpinBox *>(editor))
+            spin->interpretText(); // emits valueChanged when the text differs: a commit
+        else if (auto *edit = qobject_cast<QLineEdit *>(editor)) {
+            const std::string param = name.size() > 6 && name.ends_with("#field")
+                                          ? name.substr(0, name.size() - 6)
+                                          : name;
+            commit(param, nlohmann::json(edit->text().toStdString()));
+        }
+        return;
+    }
+}
+
+bool Inspector::eventFilter(QObject *watched, QEvent *event)
+{
+    // The wheel scrolls the inspector; it changes a spin box or a choice only when that editor
+    // has the focus (clicked or tabbed into), so scrolling past never edits the pipeline.
+    if (event->type() == QEvent::Wheel) {
+        auto *w = qobject_cast<QWidget *>(watched);
+        if (w && !w->hasFocus()) {
+            event->ignore();
+            return true;
+        }
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
 QString Inspector::lastError() const
 {
     return m_error->isVisible() ? m_error->text() : QString();
@@ -216,6 +249,8 @@ QWidget *Inspector::makeEditor(const graph::ParamSpec &p)
         box->setRange(int(std::max(lo, double(INT_MIN))), int(std::min(hi, double(INT_MAX))));
         box->setKeyboardTracking(false);
         box->setObjectName(q(name));
+        box->setFocusPolicy(Qt::StrongFocus);
+        box->installEventFilter(this);
         connect(box, &QSpinBox::valueChanged, this,
                 [this, name](int v) { commit(name, nlohmann::json(v)); });
         return box;
@@ -224,6 +259,8 @@ QWidget *Inspector::makeEditor(const graph::ParamSpec &p)
         auto *box = new RealSpinBox;
         box->setRange(bound(p.min, -1e15), bound(p.max, 1e15));
         box->setObjectName(q(name));
+        box->setFocusPolicy(Qt::StrongFocus);
+        box->installEventFilter(this);
         connect(box, &QDoubleSpinBox::valueChanged, this,
                 [this, name](double v) { commit(name, nlohmann::json(v)); });
         return box;
@@ -240,6 +277,8 @@ QWidget *Inspector::makeEditor(const graph::ParamSpec &p)
         for (const std::string &c : p.choices)
             box->addItem(q(c));
         box->setObjectName(q(name));
+        box->setFocusPolicy(Qt::StrongFocus);
+        box->installEventFilter(this);
         connect(box, &QComboBox::activated, this, [this, name, box](int) {
             commit(name, nlohmann::json(box->currentText().toStdString()));
         });

@@ -36,6 +36,13 @@ public:
     QWidget *editor(const std::string &param) const;
     // The last refusal (a value out of range...), empty when the last edit was taken.
     QString lastError() const;
+    // Commits what is typed in the focused editor and not yet committed (a spin box or a text
+    // field commits on Enter or leaving it; Save, Run and Close call this first, since keyboard
+    // shortcuts and toolbar buttons leave the focus where it is).
+    void commitPending();
+
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     void rebuild();

@@ -18,6 +18,7 @@ namespace fb::widgets {
 namespace {
 
 constexpr int kTypeRole = Qt::UserRole + 1;
+constexpr int kSearchRole = Qt::UserRole + 2; // plain words to match: title, type, help
 
 QString q(const std::string &s)
 {
@@ -82,6 +83,7 @@ NodePalette::NodePalette(const graph::NodeTypeRegistry &registry, QWidget *paren
         }
         auto *item = new QTreeWidgetItem(cat, {q(spec.title)});
         item->setData(0, kTypeRole, q(spec.type));
+        item->setData(0, kSearchRole, q(spec.title + " " + spec.type + " " + spec.help));
         item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemIsDragEnabled);
         item->setToolTip(0, QStringLiteral("<b>%1</b> <code>%2</code><br>%3<br><i>%4</i> %5<br>"
                                            "<i>%6</i> %7")
@@ -102,10 +104,11 @@ NodePalette::NodePalette(const graph::NodeTypeRegistry &registry, QWidget *paren
         const QString type = item->data(0, kTypeRole).toString();
         if (!type.isEmpty()) emit nodeTypeActivated(type);
     });
-    // Enter in the search field adds the first match: type, Enter, done.
+    // Enter in the search field adds the best match: a type whose title or name is the text,
+    // else one whose title or name starts with it, else the first match. Type, Enter, done.
     connect(m_search, &QLineEdit::returnPressed, this, [this] {
-        const QStringList types = visibleTypes();
-        if (!types.isEmpty()) emit nodeTypeActivated(types.front());
+        const QString type = bestMatch();
+        if (!type.isEmpty()) emit nodeTypeActivated(type);
     });
 }
 
@@ -122,9 +125,7 @@ void NodePalette::setFilter(const QString &text)
             QTreeWidgetItem *item = cat->child(i);
             const bool match =
                 needle.isEmpty() || catMatches ||
-                item->text(0).contains(needle, Qt::CaseInsensitive) ||
-                item->data(0, kTypeRole).toString().contains(needle, Qt::CaseInsensitive) ||
-                item->toolTip(0).contains(needle, Qt::CaseInsensitive);
+                item->data(0, kSearchRole).toString().contains(needle, Qt::CaseInsensitive);
             item->setHidden(!match);
             shown += match;
         }
@@ -143,6 +144,29 @@ QStringList NodePalette::visibleTypes() const
             if (!cat->child(i)->isHidden()) out << cat->child(i)->data(0, kTypeRole).toString();
     }
     return out;
+}
+
+QString NodePalette::bestMatch() const
+{
+    const QString needle = m_search->text().trimmed();
+    const QStringList types = visibleTypes();
+    if (types.isEmpty()) return {};
+    int best = 3, bestIndex = 0;
+    for (int i = 0; i < types.size(); ++i) {
+        const QString title = itemFor(types[i])->text(0);
+        int rank = 2;
+        if (title.compare(needle, Qt::CaseInsensitive) == 0 ||
+            types[i].compare(needle, Qt::CaseInsensitive) == 0)
+            rank = 0;
+        else if (title.startsWith(needle, Qt::CaseInsensitive) ||
+                 types[i].startsWith(needle, Qt::CaseInsensitive))
+            rank = 1;
+        if (rank < best) {
+            best = rank;
+            bestIndex = i;
+        }
+    }
+    return types[bestIndex];
 }
 
 QTreeWidgetItem *NodePalette::itemFor(const QString &type) const

@@ -26,6 +26,9 @@ public:
     void setFilter(const QString &text);
     // The visible node types, in palette order.
     QStringList visibleTypes() const;
+    // What Enter in the search field adds: an exact title or type name first, then one that
+    // starts with the text, then the first match; empty when nothing matches.
+    QString bestMatch() const;
     // The tree entry of a type (for tests and keyboard focus), or nullptr.
     QTreeWidgetItem *itemFor(const QString &type) const;
 
