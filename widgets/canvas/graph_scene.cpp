@@ -5,6 +5,7 @@
 
 #include <QApplication>
 #include <QGraphicsPathItem>
+#include <QGraphicsRectItem>
 #include <QGraphicsSceneMouseEvent>
 #include <QGraphicsSimpleTextItem>
 #include <QGraphicsView>
@@ -291,18 +292,35 @@ void GraphScene::clearHighlights()
 void GraphScene::showNote(const QString &text, QPointF at)
 {
     delete m_note;
-    m_note = new QGraphicsSimpleTextItem(text);
-    QFont f = m_note->font();
+    // A boxed note above everything, on the side of the point that has room in the view, so
+    // it reads over nodes and wires; it goes away by itself.
+    const QPalette pal = QApplication::palette();
+    auto *box = new QGraphicsRectItem;
+    auto *label = new QGraphicsSimpleTextItem(text, box);
+    QFont f = label->font();
     f.setPixelSize(13);
     f.setBold(true);
-    m_note->setFont(f);
-    m_note->setBrush(QColor(0xd6, 0x30, 0x31));
-    m_note->setPos(at + QPointF(12, 8));
-    m_note->setZValue(10);
+    label->setFont(f);
+    label->setBrush(pal.color(QPalette::Text));
+    const QRectF r = label->boundingRect().adjusted(-8, -5, 8, 5);
+    box->setRect(r);
+    box->setBrush(pal.color(QPalette::ToolTipBase));
+    box->setPen(QPen(QColor(0xd6, 0x30, 0x31), 2));
+    QPointF pos = at + QPointF(14, 10);
+    if (!views().isEmpty()) {
+        const QRectF visible =
+            views().first()->mapToScene(views().first()->viewport()->rect()).boundingRect();
+        if (pos.x() + r.right() > visible.right())
+            pos.rx() = std::max(visible.left() + 8, at.x() - 14 - r.right());
+        if (pos.y() + r.bottom() > visible.bottom()) pos.ry() = at.y() - 10 - r.bottom();
+    }
+    box->setPos(pos);
+    box->setZValue(10);
+    m_note = box;
     addItem(m_note);
     emit message(text);
-    QGraphicsSimpleTextItem *note = m_note;
-    QTimer::singleShot(4000, this, [this, note] {
+    QGraphicsItem *note = m_note;
+    QTimer::singleShot(5000, this, [this, note] {
         if (m_note == note) {
             delete m_note;
             m_note = nullptr;

@@ -101,7 +101,7 @@ private:
     // Dragging nodes: where they were when the drag began; one gesture, one undo step.
     std::map<std::string, QPointF> m_dragStart;
     int m_gesture = 1;
-    QGraphicsSimpleTextItem *m_note = nullptr;
+    QGraphicsItem *m_note = nullptr; // the latest refusal, shown for a few seconds
     std::string m_bottleneck;
 };
 
