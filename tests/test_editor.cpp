@@ -620,7 +620,32 @@ private slots:
         QVERIFY(!s.ok());
         QVERIFY(s.error().str().find("momentum") != std::string::npos);
 
+        // Renaming in the inspector: the wires follow, one undo step puts the old name back.
+        inspector.showNode("conv1");
+        const std::string beforeRename = json(p);
+        QSignalSpy renamed(&inspector, &Inspector::nodeRenamed);
+        QLineEdit *id = inspector.idEditor();
+        QVERIFY(id);
+        id->setText(QStringLiteral("first_conv"));
+        emit id->editingFinished();
+        QTRY_COMPARE(renamed.count(), 1);
+        QVERIFY(p.document().node("first_conv") && !p.document().node("conv1"));
+        QVERIFY(p.document().edgeInto("first_conv", "in"));
+        QCOMPARE(p.document().edgeInto("first_conv", "in")->fromNode, std::string("input"));
+        QCOMPARE(inspector.nodeId(), std::string("first_conv"));
+        p.undoStack()->undo();
+        QCOMPARE(json(p), beforeRename);
+        // A name that is taken is refused, with the reason; nothing changes.
+        inspector.showNode("conv1");
+        inspector.idEditor()->setText(QStringLiteral("conv2"));
+        emit inspector.idEditor()->editingFinished();
+        QTRY_VERIFY(!inspector.lastError().isEmpty());
+        QVERIFY(inspector.lastError().contains(QStringLiteral("conv2")));
+        QCOMPARE(json(p), beforeRename);
+        QCOMPARE(inspector.idEditor()->text(), QStringLiteral("conv1"));
+
         // The node going away empties the inspector.
+        inspector.showNode("train_data");
         p.remove({"train_data"}, {});
         QVERIFY(inspector.nodeId().empty());
         QVERIFY(!inspector.editor("path#field"));

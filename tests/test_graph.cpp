@@ -811,6 +811,16 @@ void TestGraph::editingRefusesBadData()
     QCOMPARE(doc.edgeIndex({"first", "out", "late", "in"}), 1);
     QCOMPARE(doc.edgeIndex({"late", "out", "first", "in"}), -1);
     QCOMPARE(doc.nodeIndex("nowhere"), -1);
+
+    // Renaming keeps the node's and its edges' places and rewires the edges.
+    const int place = doc.nodeIndex("first");
+    QVERIFY(doc.renameNode("first", "renamed").ok());
+    QCOMPARE(doc.nodeIndex("renamed"), place);
+    QCOMPARE(doc.edges()[1].str(), std::string("renamed.out -> late.in"));
+    QVERIFY(!doc.renameNode("renamed", "late").ok()); // taken
+    QVERIFY(!doc.renameNode("renamed", "a b").ok());  // malformed
+    QVERIFY(!doc.renameNode("nowhere", "x").ok());
+    QVERIFY(doc.node("renamed"));
 }
 
 void TestGraph::paramDefaults()

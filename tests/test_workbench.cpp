@@ -4,7 +4,9 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QContextMenuEvent>
 #include <QDockWidget>
+#include <QTimer>
 #include <QListWidget>
 #include <QTreeWidget>
 #include <QSettings>
@@ -238,6 +240,25 @@ private slots:
         QTest::keyClick(win.w.view(), Qt::Key_Delete);
         QVERIFY(!win.w.pipeline()->document().node("dropout"));
         QCOMPARE(win.w.pipeline()->document().nodes().size(), nodes);
+
+        // A right click on a node selects it and offers the canvas actions.
+        widgets::NodeItem *fc1 = win.w.scene()->nodeItem("fc1");
+        const QPoint at = win.w.view()->mapFromScene(fc1->scenePos() + QPointF(60, 8));
+        QStringList offered;
+        QTimer::singleShot(200, [&] {
+            if (QWidget *popup = QApplication::activePopupWidget()) {
+                for (QAction *a : popup->actions())
+                    offered << a->objectName();
+                popup->close();
+            }
+        });
+        QContextMenuEvent menu(QContextMenuEvent::Mouse, at,
+                               win.w.view()->viewport()->mapToGlobal(at));
+        QApplication::sendEvent(win.w.view()->viewport(), &menu);
+        QCOMPARE(win.w.scene()->selectedNodeIds(), std::vector<std::string>{"fc1"});
+        QVERIFY2(offered.contains(QStringLiteral("delete")) &&
+                     offered.contains(QStringLiteral("duplicate")),
+                 qPrintable(offered.join(',')));
     }
 
     void malformedRunLogDoesNotCrash()

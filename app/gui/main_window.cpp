@@ -139,6 +139,10 @@ MainWindow::MainWindow(QWidget *parent)
         m_view->setFocus();
     });
     connect(m_log, &widgets::LogView::nodeActivated, this, &MainWindow::focusNode);
+    connect(m_inspector, &widgets::Inspector::nodeRenamed, this,
+            [this](const QString &, const QString &newId) {
+                m_scene->selectNodes({newId.toStdString()});
+            });
 
     connect(m_session, &widgets::RunSession::eventReceived, this, &MainWindow::onRunEvent);
     connect(m_session, &widgets::RunSession::logLine, m_log, &widgets::LogView::addLine);
@@ -284,9 +288,16 @@ void MainWindow::buildMenus()
 {
     // Canvas actions whose keys mean something else elsewhere (Delete and Backspace in a list,
     // F for type-ahead, Ctrl+C in the log, Ctrl+D in a text field) work while the canvas has
-    // the focus; their menu entries and toolbar buttons work always.
-    for (const char *name : {"cut", "copy", "paste", "duplicate", "delete", "select_all", "fit",
-                             "zoom_in", "zoom_out", "zoom_reset"}) {
+    // the focus; their menu entries and toolbar buttons work always. The canvas's right-click
+    // menu lists them, in this order ("" for a separator).
+    for (const char *name : {"cut", "copy", "paste", "duplicate", "delete", "", "select_all", "",
+                             "fit", "zoom_in", "zoom_out", "zoom_reset"}) {
+        if (!*name) {
+            auto *separator = new QAction(this);
+            separator->setSeparator(true);
+            m_view->addAction(separator);
+            continue;
+        }
         QAction *a = action(name);
         a->setShortcutContext(Qt::WidgetWithChildrenShortcut);
         m_view->addAction(a);

@@ -120,6 +120,35 @@ Status PipelineDocument::removeEdge(const Edge &e)
     return {};
 }
 
+Status PipelineDocument::renameNode(std::string_view id, const std::string &newId)
+{
+    Node *n = node(id);
+    if (!n) return nodeError(std::string(id), "no node '" + std::string(id) + "'");
+    if (newId == id) return {};
+    if (!isValidNodeId(newId))
+        return nodeError(std::string(id),
+                         "invalid node id '" + newId + "': use letters, digits, '_' and '-' only");
+    if (node(newId)) return nodeError(std::string(id), "a node with id '" + newId + "' exists");
+    const std::string oldId(id);
+    std::vector<size_t> touched;
+    for (size_t i = 0; i < m_edges.size(); ++i)
+        if (m_edges[i].fromNode == oldId || m_edges[i].toNode == oldId) touched.push_back(i);
+    for (size_t i : touched)
+        notify({Change::EdgeRemoved, {}, m_edges[i]});
+    // Changed in place, so the node and its edges keep their places in the file; observers hear
+    // of the old id's removal when it is gone already.
+    n->id = newId;
+    notify({Change::NodeRemoved, oldId, {}});
+    for (size_t i : touched) {
+        if (m_edges[i].fromNode == oldId) m_edges[i].fromNode = newId;
+        if (m_edges[i].toNode == oldId) m_edges[i].toNode = newId;
+    }
+    notify({Change::NodeAdded, newId, {}});
+    for (size_t i : touched)
+        notify({Change::EdgeAdded, {}, m_edges[i]});
+    return {};
+}
+
 Status PipelineDocument::setParam(std::string_view nodeId, std::string_view name,
                                   nlohmann::json value)
 {

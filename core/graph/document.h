@@ -78,6 +78,10 @@ public:
     void restoreNode(Node node, size_t index);
     void restoreEdge(Edge edge, size_t index);
 
+    // Gives a node a new id, in place, and rewires its edges to it. Observers see its edges
+    // removed, the node removed (old id), added (new id), then its edges added again.
+    Status renameNode(std::string_view id, const std::string &newId);
+
     // Sets a parameter; a null value removes it, so the type's default applies again.
     Status setParam(std::string_view nodeId, std::string_view name, nlohmann::json value);
     void setPosition(std::string_view id, double x, double y);

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include <QContextMenuEvent>
 #include <QKeyEvent>
+#include <QMenu>
 #include <QMimeData>
 #include <QScrollBar>
 #include <QWheelEvent>
@@ -30,6 +32,25 @@ GraphView::GraphView(GraphScene *scene, QWidget *parent)
     // Scrolling by the scroll bars is panning too: the view stops following the pipeline's size.
     for (QScrollBar *bar : {horizontalScrollBar(), verticalScrollBar()})
         connect(bar, &QAbstractSlider::actionTriggered, this, [this] { m_autoFit = false; });
+}
+
+void GraphView::contextMenuEvent(QContextMenuEvent *event)
+{
+    QGraphicsItem *item = itemAt(event->pos());
+    while (item && !(item->flags() & QGraphicsItem::ItemIsSelectable))
+        item = item->parentItem(); // a port or a badge: its node
+    if (item && !item->isSelected()) {
+        scene()->clearSelection();
+        item->setSelected(true);
+    } else if (!item) {
+        scene()->clearSelection();
+    }
+    if (actions().isEmpty()) return;
+    QMenu menu(this);
+    for (QAction *a : actions())
+        menu.addAction(a);
+    setFocus();
+    menu.exec(event->globalPos());
 }
 
 void GraphView::focusOutEvent(QFocusEvent *event)

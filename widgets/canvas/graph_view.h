@@ -40,6 +40,9 @@ protected:
     void dropEvent(QDropEvent *event) override;
     void resizeEvent(QResizeEvent *event) override;
     void focusOutEvent(QFocusEvent *event) override;
+    // Right click: the item under the cursor joins the selection (alone, if it was not in it),
+    // then a menu of the actions added to this view (cut, copy, paste, duplicate, delete...).
+    void contextMenuEvent(QContextMenuEvent *event) override;
 
 private:
     GraphScene *m_scene;

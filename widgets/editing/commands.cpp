@@ -166,4 +166,22 @@ bool SetParamCommand::mergeWith(const QUndoCommand *other)
     return true;
 }
 
+RenameNodeCommand::RenameNodeCommand(graph::PipelineDocument &doc, std::string from, std::string to)
+    : m_doc(doc)
+    , m_from(std::move(from))
+    , m_to(std::move(to))
+{
+    setText(QObject::tr("Rename %1 to %2").arg(q(m_from), q(m_to)));
+}
+
+void RenameNodeCommand::redo()
+{
+    (void)m_doc.renameNode(m_from, m_to);
+}
+
+void RenameNodeCommand::undo()
+{
+    (void)m_doc.renameNode(m_to, m_from);
+}
+
 } // namespace fb::widgets

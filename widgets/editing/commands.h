@@ -86,4 +86,16 @@ private:
     qint64 m_lastChangeMs = 0;   // when the latest merged change came
 };
 
+// Gives a node a new id; its wires follow (PipelineDocument::renameNode).
+class RenameNodeCommand : public QUndoCommand {
+public:
+    RenameNodeCommand(graph::PipelineDocument &doc, std::string from, std::string to);
+    void redo() override;
+    void undo() override;
+
+private:
+    graph::PipelineDocument &m_doc;
+    std::string m_from, m_to;
+};
+
 } // namespace fb::widgets

@@ -155,6 +155,18 @@ void EditedPipeline::remove(const std::vector<std::string> &nodeIds,
     m_undo.push(new RemoveItemsCommand(m_doc, nodeIds, edges, text));
 }
 
+Status EditedPipeline::renameNode(const std::string &nodeId, const std::string &newId)
+{
+    if (!m_doc.node(nodeId)) return nodeError(nodeId, "no node '" + nodeId + "'");
+    if (newId == nodeId) return {};
+    // The same checks the document makes, on a copy, so a refusal leaves no undo step behind.
+    graph::PipelineDocument trial = m_doc;
+    Status ok = trial.renameNode(nodeId, newId);
+    if (!ok) return ok;
+    m_undo.push(new RenameNodeCommand(m_doc, nodeId, newId));
+    return {};
+}
+
 Status EditedPipeline::setParam(const std::string &nodeId, const std::string &name,
                                 nlohmann::json value)
 {

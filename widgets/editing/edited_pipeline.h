@@ -55,6 +55,8 @@ public:
     Status addEdge(const graph::Edge &edge);
     // Removes nodes (and their edges) and edges.
     void remove(const std::vector<std::string> &nodeIds, const std::vector<graph::Edge> &edges);
+    // Renames a node (its wires follow); the error says why a name is refused.
+    Status renameNode(const std::string &nodeId, const std::string &newId);
     // Sets a parameter after checking it against its description; null removes it.
     Status setParam(const std::string &nodeId, const std::string &name, nlohmann::json value);
 

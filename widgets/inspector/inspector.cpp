@@ -13,6 +13,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QRegularExpressionValidator>
 #include <QMenu>
 #include <QScrollArea>
 #include <QSpinBox>
@@ -135,10 +136,30 @@ QWidget *Inspector::editor(const std::string &param) const
     return it == m_editors.end() ? nullptr : it->second;
 }
 
+void Inspector::rename(const QString &newId)
+{
+    if (m_nodeId.empty() || newId.toStdString() == m_nodeId) return;
+    const QString oldId = q(m_nodeId);
+    Status ok = m_pipeline->renameNode(m_nodeId, newId.toStdString());
+    if (!ok) {
+        m_error->setText(q(ok.error().str()));
+        m_error->show();
+        if (m_idEdit) m_idEdit->setText(oldId);
+        return;
+    }
+    m_error->hide();
+    showNode(newId.toStdString());
+    emit nodeRenamed(oldId, newId);
+}
+
 void Inspector::commitPending()
 {
     QWidget *focus = QApplication::focusWidget();
     if (!focus || !isAncestorOf(focus)) return;
+    if (focus == m_idEdit) {
+        rename(m_idEdit->text());
+        return;
+    }
     for (const auto &[name, editor] : m_editors) {
         if (editor != focus && !editor->isAncestorOf(focus)) continue;
         if (auto *spin = qobject_cast<QAbstractSpinBox *>(editor))
@@ -178,6 +199,7 @@ void Inspector::rebuild()
         m_layout->removeRow(0);
     m_editors.clear();
     m_labels.clear();
+    m_idEdit = nullptr;
     m_typeShown.clear();
 
     const graph::Node *n = m_pipeline->document().node(m_nodeId);
@@ -201,6 +223,24 @@ void Inspector::rebuild()
                               q(spec->category).toHtmlEscaped()));
     m_help->setText(q(spec->help));
     m_help->setVisible(!spec->help.empty());
+    // The id first: it names the node in wires, messages and the file.
+    m_idEdit = new QLineEdit(q(n->id));
+    m_idEdit->setObjectName(QStringLiteral("id"));
+    m_idEdit->setValidator(new QRegularExpressionValidator(
+        QRegularExpression(QStringLiteral("[A-Za-z0-9_-]+")), m_idEdit));
+    m_idEdit->setToolTip(tr("The node's name in the pipeline: letters, digits, '_' and '-'. "
+                            "Wires follow a rename."));
+    connect(m_idEdit, &QLineEdit::editingFinished, this, [this] {
+        // Later, not inside the field's own signal: a rename rebuilds this form, field included.
+        const QString text = m_idEdit->text();
+        QMetaObject::invokeMethod(
+            this, [this, text] { rename(text); }, Qt::QueuedConnection);
+    });
+    auto *idLabel = new QLabel(tr("id"));
+    QFont bold = idLabel->font();
+    bold.setBold(true);
+    idLabel->setFont(bold);
+    m_layout->addRow(idLabel, m_idEdit);
     if (spec->params.empty()) {
         auto *none = new QLabel(tr("<i>This node has no parameters.</i>"));
         m_layout->addRow(none);

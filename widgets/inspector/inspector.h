@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 class QLabel;
+class QLineEdit;
 class QFormLayout;
 class QScrollArea;
 
@@ -36,10 +37,16 @@ public:
     QWidget *editor(const std::string &param) const;
     // The last refusal (a value out of range...), empty when the last edit was taken.
     QString lastError() const;
+    // The field that renames the shown node (nullptr when none is shown).
+    QLineEdit *idEditor() const { return m_idEdit; }
     // Commits what is typed in the focused editor and not yet committed (a spin box or a text
     // field commits on Enter or leaving it; Save, Run and Close call this first, since keyboard
     // shortcuts and toolbar buttons leave the focus where it is).
     void commitPending();
+
+signals:
+    // The shown node was renamed here (the canvas selects it under its new id).
+    void nodeRenamed(const QString &oldId, const QString &newId);
 
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
@@ -50,6 +57,7 @@ private:
     QWidget *makeEditor(const graph::ParamSpec &spec);
     void setEditorValue(QWidget *editor, const graph::ParamSpec &spec);
     void commit(const std::string &param, const nlohmann::json &value);
+    void rename(const QString &newId);
 
     EditedPipeline *m_pipeline;
     std::string m_nodeId;
@@ -61,6 +69,7 @@ private:
     QFormLayout *m_layout;
     std::map<std::string, QWidget *> m_editors;
     std::map<std::string, QLabel *> m_labels;
+    QLineEdit *m_idEdit = nullptr;
 };
 
 } // namespace fb::widgets
