@@ -227,6 +227,44 @@ private slots:
                  qPrintable(refused.back().front().toString()));
     }
 
+    void pickUpAWireAtItsInput()
+    {
+        Canvas c;
+        QVERIFY(c.pipeline.load(kCnn).ok());
+        const std::string before = json(c.pipeline);
+        const graph::Edge wire{"relu3", "out", "fc2", "in", {}};
+        QVERIFY(c.scene.edgeItem(wire));
+        // Add a free tensor input to move the wire to.
+        const std::string spare = c.scene.addNode("dropout", QPointF(900, 600));
+        PortItem *spareIn = c.port(spare, "in", true);
+        QVERIFY(spareIn);
+
+        // Dragged from fc2.in to the spare input: the wire moves, one undo step.
+        const int steps = c.pipeline.undoStack()->count();
+        c.drag(c.port("fc2", "in", true)->anchor(), spareIn->anchor());
+        QVERIFY(!c.scene.edgeItem(wire));
+        QVERIFY(c.scene.edgeItem(graph::Edge{"relu3", "out", spare, "in", {}}));
+        QVERIFY(c.scene.edgeItem(graph::Edge{"relu3", "out", spare, "in", {}})->isVisible());
+        QCOMPARE(c.pipeline.undoStack()->count(), steps + 1);
+        c.pipeline.undoStack()->undo();
+        QVERIFY(c.scene.edgeItem(wire) && c.scene.edgeItem(wire)->isVisible());
+
+        // Dropped on the empty canvas: disconnected.
+        c.drag(c.port("fc2", "in", true)->anchor(), QPointF(900, -300));
+        QVERIFY(!c.pipeline.document().edgeInto("fc2", "in"));
+        c.pipeline.undoStack()->undo();
+        // Dropped back where it was: nothing changes.
+        c.drag(c.port("fc2", "in", true)->anchor(), c.port("fc2", "in", true)->anchor());
+        QVERIFY(c.scene.edgeItem(wire) && c.scene.edgeItem(wire)->isVisible());
+        // Dropped on an input of another type: refused, the wire stays.
+        QSignalSpy refused(&c.scene, &GraphScene::connectionRefused);
+        c.drag(c.port("fc2", "in", true)->anchor(), c.port("evaluate", "data", true)->anchor());
+        QCOMPARE(refused.count(), 1);
+        QVERIFY(c.pipeline.document().edgeInto("fc2", "in"));
+        c.pipeline.undoStack()->undo(); // the spare node
+        QCOMPARE(json(c.pipeline), before);
+    }
+
     void dragMovesNodesAsOneUndoStep()
     {
         Canvas c;

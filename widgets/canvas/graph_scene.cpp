@@ -74,6 +74,7 @@ EdgeItem *GraphScene::edgeItem(const graph::Edge &edge) const
 void GraphScene::rebuild()
 {
     m_wireFrom = nullptr;
+    m_picked.reset();
     m_wire = nullptr;
     m_note = nullptr;
     m_dragStart.clear();
@@ -113,6 +114,7 @@ void GraphScene::onChange(const graph::PipelineDocument::Change &c)
                 delete m_wire;
                 m_wire = nullptr;
                 m_wireFrom = nullptr;
+                m_picked.reset();
                 clearHighlights();
             }
             m_dragStart.erase(c.nodeId);
@@ -332,6 +334,20 @@ void GraphScene::mousePressEvent(QGraphicsSceneMouseEvent *event)
 {
     if (event->button() == Qt::LeftButton) {
         if (PortItem *port = portAt(event->scenePos())) {
+            // A wired input: pick its wire up at that end; it follows from its output.
+            m_picked.reset();
+            m_wirePress = event->scenePos();
+            if (port->isInput()) {
+                if (const graph::Edge *e =
+                        m_pipeline->document().edgeInto(port->nodeId(), port->portName())) {
+                    NodeItem *source = nodeItem(e->fromNode);
+                    if (PortItem *out = source ? source->port(e->fromPort, false) : nullptr) {
+                        m_picked = *e;
+                        if (EdgeItem *item = edgeItem(*e)) item->setVisible(false);
+                        port = out;
+                    }
+                }
+            }
             m_wireFrom = port;
             m_wire = new QGraphicsPathItem;
             QPen pen(portColor(port->portType()), 2, Qt::DashLine, Qt::RoundCap);
@@ -398,7 +414,28 @@ void GraphScene::mouseReleaseEvent(QGraphicsSceneMouseEvent *event)
         m_wire = nullptr;
         m_wireFrom = nullptr;
         clearHighlights();
-        if (PortItem *to = portAt(event->scenePos()); to && to != from) connectPorts(from, to);
+        PortItem *to = portAt(event->scenePos());
+        if (m_picked) {
+            const graph::Edge picked = *m_picked;
+            m_picked.reset();
+            if (EdgeItem *item = edgeItem(picked)) item->setVisible(true);
+            const bool moved = QLineF(m_wirePress, event->scenePos()).length() > 12;
+            if (to && to->isInput() &&
+                (to->nodeId() != picked.toNode || to->portName() != picked.toPort)) {
+                const graph::Edge target{picked.fromNode, picked.fromPort, to->nodeId(),
+                                         to->portName(), picked.extra};
+                Status ok = m_pipeline->moveEdge(picked, target);
+                if (!ok) {
+                    const QString reason = q(ok.error().message);
+                    showNote(tr("Not moved: %1").arg(reason), to->scenePos());
+                    emit connectionRefused(reason);
+                }
+            } else if (!to && moved) {
+                m_pipeline->remove({}, {picked}); // dropped on the empty canvas: disconnected
+            }
+        } else if (to && to != from) {
+            connectPorts(from, to);
+        }
         event->accept();
         return;
     }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -95,9 +96,12 @@ private:
     std::map<std::string, NodeItem *> m_nodes;
     std::vector<EdgeItem *> m_edges;
 
-    // Dragging a wire.
+    // Dragging a wire: from a port, or a wire picked up at its input (m_picked) to move it
+    // elsewhere or, dropped on the empty canvas, to disconnect it.
     PortItem *m_wireFrom = nullptr;
     QGraphicsPathItem *m_wire = nullptr;
+    std::optional<graph::Edge> m_picked;
+    QPointF m_wirePress;
     // Dragging nodes: where they were when the drag began; one gesture, one undo step.
     std::map<std::string, QPointF> m_dragStart;
     int m_gesture = 1;

@@ -141,6 +141,19 @@ Status EditedPipeline::addEdge(const graph::Edge &edge)
     return {};
 }
 
+Status EditedPipeline::moveEdge(const graph::Edge &from, const graph::Edge &to)
+{
+    graph::PipelineDocument trial = m_doc;
+    if (!trial.removeEdge(from).ok()) return nodeError(from.toNode, "no edge " + from.str());
+    Status ok = graph::checkEdge(trial, to, *m_registry);
+    if (!ok) return ok;
+    m_undo.beginMacro(tr("Move wire to %1").arg(q(to.toNode + "." + to.toPort)));
+    m_undo.push(new RemoveItemsCommand(m_doc, {}, {from}, {}));
+    m_undo.push(new AddItemsCommand(m_doc, {}, {to}, {}));
+    m_undo.endMacro();
+    return {};
+}
+
 void EditedPipeline::remove(const std::vector<std::string> &nodeIds,
                             const std::vector<graph::Edge> &edges)
 {

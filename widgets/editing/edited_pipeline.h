@@ -53,6 +53,9 @@ public:
     std::string addNode(const std::string &type, QPointF position);
     // Adds an edge after checking it (graph::checkEdge): the error says why it was refused.
     Status addEdge(const graph::Edge &edge);
+    // Moves a wire to other ends (a wire picked up at its input and dropped on another): one
+    // undo step; refused, with the reason, when the new wire would not be valid without the old.
+    Status moveEdge(const graph::Edge &from, const graph::Edge &to);
     // Removes nodes (and their edges) and edges.
     void remove(const std::vector<std::string> &nodeIds, const std::vector<graph::Edge> &edges);
     // Renames a node (its wires follow); the error says why a name is refused.
