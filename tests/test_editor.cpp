@@ -159,6 +159,19 @@ private slots:
         QVERIFY(c.pipeline.document().nodes().empty());
         QCOMPARE(c.scene.nodeItemCount(), 0);
 
+        // A new node placed where nodes stand goes to the nearest free place instead.
+        QVERIFY(c.pipeline.load(kCnn).ok());
+        const QPointF crowded = c.scene.nodeItem("conv1")->pos();
+        const QPointF spot = c.scene.freeSpotNear(crowded);
+        QVERIFY(spot != crowded);
+        QVERIFY(QLineF(spot, crowded).length() < 300);
+        const std::string added = c.scene.addNode("relu", spot);
+        for (const auto &n : c.pipeline.document().nodes())
+            if (n.id != added)
+                QVERIFY2(!c.scene.nodeItem(n.id)->sceneBoundingRect().intersects(
+                             c.scene.nodeItem(added)->sceneBoundingRect()),
+                         n.id.c_str());
+
         // Double-click (activation) adds one too.
         QSignalSpy activated(&palette, &NodePalette::nodeTypeActivated);
         emit palette.tree()->itemActivated(palette.itemFor(QStringLiteral("relu")), 0);

@@ -134,8 +134,10 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_scene, &widgets::GraphScene::message, this,
             [this](const QString &text) { statusBar()->showMessage(text, 6000); });
     connect(m_palette, &widgets::NodePalette::nodeTypeActivated, this, [this](const QString &t) {
+        // At the view's centre, or the nearest free place, so it never hides under a node.
         m_scene->addNode(t.toStdString(),
-                         m_view->centerScenePos() - QPointF(widgets::NodeItem::kWidth / 2, 30));
+                         m_scene->freeSpotNear(m_view->centerScenePos() -
+                                               QPointF(widgets::NodeItem::kWidth / 2, 30)));
         m_view->setFocus();
     });
     connect(m_log, &widgets::LogView::nodeActivated, this, &MainWindow::focusNode);

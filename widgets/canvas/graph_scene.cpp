@@ -205,6 +205,26 @@ void GraphScene::selectNodes(const std::vector<std::string> &ids)
     emit selectedNodesChanged();
 }
 
+QPointF GraphScene::freeSpotNear(QPointF pos) const
+{
+    const QSizeF size(NodeItem::kWidth, 80);
+    auto freeAt = [&](QPointF p) {
+        const QRectF r(p, size);
+        for (const auto &[id, item] : m_nodes)
+            if (item->sceneBoundingRect().adjusted(-10, -10, 10, 10).intersects(r)) return false;
+        return true;
+    };
+    // Rings of growing distance, a grid step apart: near where the person looks, not far off.
+    constexpr double step = 40;
+    for (int ring = 0; ring < 40; ++ring)
+        for (int dy = 0; dy <= ring; ++dy)
+            for (int dx : {ring - dy, -(ring - dy)}) {
+                const QPointF p = pos + QPointF(dx * step, dy * step);
+                if (freeAt(p)) return p;
+            }
+    return pos;
+}
+
 std::string GraphScene::addNode(const std::string &type, QPointF scenePos)
 {
     const std::string id = m_pipeline->addNode(type, scenePos);

@@ -41,6 +41,8 @@ public:
     void selectNodes(const std::vector<std::string> &ids);
 
     // --- editing through the undo stack ---------------------------------------------------
+    // The nearest place at or below-right of `pos` where a new node's body covers no node.
+    QPointF freeSpotNear(QPointF pos) const;
     // Adds a node of the type at a scene position and selects it; returns its id.
     std::string addNode(const std::string &type, QPointF scenePos);
     void deleteSelection();
