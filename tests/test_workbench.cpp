@@ -159,6 +159,15 @@ private slots:
         QVERIFY(win.w.plots()->pointCount(QStringLiteral("val_accuracy")) == 1);
         QVERIFY(win.w.evaluation()->hasEvaluation());
         QCOMPARE(win.w.evaluation()->classCount(), 10);
+        // The canvas showed the run: the step's nodes its progress, the wire into train its
+        // rate; the test data (not part of a training step) no progress.
+        QCOMPARE(win.w.scene()->nodeItem("train")->progress(), 1.0);
+        QCOMPARE(win.w.scene()->nodeItem("conv1")->progress(), 1.0);
+        QCOMPARE(win.w.scene()->nodeItem("optimizer")->progress(), 1.0);
+        QCOMPARE(win.w.scene()->nodeItem("test_data")->progress(), -1.0);
+        QVERIFY(win.w.scene()
+                    ->edgeItem(graph::Edge{"normalize", "samples", "train", "data", {}})
+                    ->hasLiveStats());
         const auto &summary = win.w.lastSummary();
         QCOMPARE(summary.value("status", ""), std::string("ok"));
         QCOMPARE(summary.value("steps", 0), 12); // 1500 samples, batch 128

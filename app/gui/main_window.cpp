@@ -765,6 +765,7 @@ void MainWindow::resetRunViews()
     m_scene->clearRunState();
     m_totalSteps = m_stepsPerEpoch = 0;
     m_trainNode.clear();
+    m_stepNodes.clear();
     m_statusProgress->hide();
 }
 
@@ -846,6 +847,25 @@ void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
 {
     const std::string type = str(e, "type");
     if (type == "run_start") {
+        // The nodes a training step runs: each train node and everything wired, directly or
+        // not, into its model, loss and optimizer inputs (not its data: those stages report
+        // their own work in dataflow events).
+        m_stepNodes.clear();
+        const auto &doc = m_pipeline->document();
+        std::vector<std::string> todo;
+        for (const auto &n : doc.nodes())
+            if (n.type == "train") {
+                m_stepNodes.insert(n.id);
+                for (const graph::Edge *edge : doc.edgesInto(n.id))
+                    if (edge->toPort != "data") todo.push_back(edge->fromNode);
+            }
+        while (!todo.empty()) {
+            const std::string id = todo.back();
+            todo.pop_back();
+            if (!m_stepNodes.insert(id).second) continue;
+            for (const graph::Edge *edge : doc.edgesInto(id))
+                todo.push_back(edge->fromNode);
+        }
         m_stepsPerEpoch = long(num(e, "steps_per_epoch"));
         m_totalSteps = m_stepsPerEpoch * long(num(e, "epochs"));
         m_statusRun->setText(tr("Training on %1…").arg(q(str(e, "device"))));
@@ -865,9 +885,15 @@ void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
             m_statusProgress->setRange(0, 1000);
             m_statusProgress->setValue(int(1000 * step / total));
             m_statusProgress->show();
-            if (!m_trainNode.empty())
-                m_scene->setNodeProgress(m_trainNode, step / total,
-                                         tr("step %1/%2").arg(step).arg(total));
+            // Every node the training step runs (the model's layers, loss, optimizer, the train
+            // node) shows the run's progress; the train node says which step. Data stages show
+            // their own work (dataflow), evaluate nodes their result (epoch).
+            for (const std::string &id : m_stepNodes)
+                m_scene->setNodeProgress(id, step / total,
+                                         m_pipeline->document().node(id) &&
+                                                 m_pipeline->document().node(id)->type == "train"
+                                             ? tr("step %1/%2").arg(step).arg(total)
+                                             : QString());
         }
     } else if (type == "dataflow") {
         m_trainNode = str(e, "consumer");

@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 
 #include <QMainWindow>
@@ -156,6 +157,7 @@ private:
     int m_pasteCount = 0;   // pastes since the last copy: each lands a step further
     double m_lastLr = 0.01; // the running learning rate, offered by Set Learning Rate
     std::string m_trainNode;
+    std::set<std::string> m_stepNodes; // the nodes a training step runs: they show its progress
 };
 
 } // namespace fb::app
