@@ -766,6 +766,7 @@ void MainWindow::resetRunViews()
     m_totalSteps = m_stepsPerEpoch = 0;
     m_trainNode.clear();
     m_stepNodes.clear();
+    m_canvasProgressClock.invalidate();
     m_statusProgress->hide();
 }
 
@@ -887,7 +888,14 @@ void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
             m_statusProgress->show();
             // Every node the training step runs (the model's layers, loss, optimizer, the train
             // node) shows the run's progress; the train node says which step. Data stages show
-            // their own work (dataflow), evaluate nodes their result (epoch).
+            // their own work (dataflow), evaluate nodes their result (epoch). Twice a second at
+            // most, like the data-flow figures: repainting a canvas full of nodes ten times a
+            // second took the GUI thread's time and the training's CPU
+            // (bench/gui_responsiveness.py).
+            if (step < total && m_canvasProgressClock.isValid() &&
+                m_canvasProgressClock.elapsed() < 500)
+                return;
+            m_canvasProgressClock.start();
             for (const std::string &id : m_stepNodes)
                 m_scene->setNodeProgress(id, step / total,
                                          m_pipeline->document().node(id) &&
