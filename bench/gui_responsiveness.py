@@ -4,7 +4,7 @@ and does watching slow the run?
 
 Runs the CNN example for one epoch on 2 threads, interleaving per round (the order alternating,
 ABBA): headless `flowbench-cli run`, and the window, `flowbench PIPELINE --run --quit-when-done
---report FILE`, which trains the same pipeline in its flowbench-cli child process while a 4 ms
+--report FILE`, which trains the same pipeline in its flowbench-cli child process while a 10 ms
 timer on its GUI thread records how late it fires (a stall the person would feel). Prints:
 
   - the GUI thread's stalls: p99 and the maximum over all rounds, against the requirement p99

@@ -874,6 +874,13 @@ void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
     } else if (type == "progress") {
         const double step = num(e, "step"), total = num(e, "total_steps", double(m_totalSteps));
         m_lastLr = num(e, "lr", m_lastLr);
+        // The status bar and the canvas follow at most twice a second (and at the last step):
+        // text layout and repainting ten times a second took the training's CPU on a small
+        // machine (bench/gui_responsiveness.py); the plots keep every point regardless.
+        if (step < total && m_canvasProgressClock.isValid() &&
+            m_canvasProgressClock.elapsed() < 500)
+            return;
+        m_canvasProgressClock.start();
         m_statusRun->setText(tr("epoch %1/%2   step %3/%4   %5 samples/s   loss %6   ETA %7")
                                  .arg(num(e, "epoch"))
                                  .arg(num(e, "epochs"))
@@ -888,14 +895,7 @@ void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
             m_statusProgress->show();
             // Every node the training step runs (the model's layers, loss, optimizer, the train
             // node) shows the run's progress; the train node says which step. Data stages show
-            // their own work (dataflow), evaluate nodes their result (epoch). Twice a second at
-            // most, like the data-flow figures: repainting a canvas full of nodes ten times a
-            // second took the GUI thread's time and the training's CPU
-            // (bench/gui_responsiveness.py).
-            if (step < total && m_canvasProgressClock.isValid() &&
-                m_canvasProgressClock.elapsed() < 500)
-                return;
-            m_canvasProgressClock.start();
+            // their own work (dataflow), evaluate nodes their result (epoch).
             for (const std::string &id : m_stepNodes)
                 m_scene->setNodeProgress(id, step / total,
                                          m_pipeline->document().node(id) &&

@@ -158,7 +158,7 @@ private:
     int m_pasteCount = 0;   // pastes since the last copy: each lands a step further
     double m_lastLr = 0.01; // the running learning rate, offered by Set Learning Rate
     std::string m_trainNode;
-    QElapsedTimer m_canvasProgressClock; // the canvas's progress bars follow at most 2/s
+    QElapsedTimer m_canvasProgressClock; // status bar and canvas progress follow at most 2/s
     std::set<std::string> m_stepNodes;   // the nodes a training step runs: they show its progress
 };
 
