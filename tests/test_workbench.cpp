@@ -100,6 +100,9 @@ private slots:
         QVERIFY(win.w.pipeline()->setParam("fc1", "out_features", 64).ok());
         QVERIFY(win.w.isWindowModified());
         QVERIFY(win.w.windowTitle().contains(QStringLiteral("[*]")));
+        // Undo says what it would undo.
+        QVERIFY2(win.w.action("undo")->toolTip().contains(QStringLiteral("fc1.out_features")),
+                 qPrintable(win.w.action("undo")->toolTip()));
         int asked = 0;
         win.w.setAsker([&](const QString &, const QString &text, QMessageBox::StandardButtons) {
             ++asked;

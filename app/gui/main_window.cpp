@@ -26,6 +26,7 @@
 #include <QStyle>
 #include <QTimer>
 #include <QToolBar>
+#include <QToolButton>
 #include <QUndoStack>
 
 #include "app/gui/theme.h"
@@ -220,6 +221,21 @@ void MainWindow::buildActions()
     redo->setToolTip(tr("Redo the edit undone last (%1)")
                          .arg(QKeySequence(QKeySequence::Redo).toString(QKeySequence::NativeText)));
     m_actions["redo"] = redo;
+    // The tooltips name the edit, as the menu entries do ("Undo Move conv1 (Ctrl+Z)").
+    auto tip = [](QAction *a, const QString &what, QKeySequence::StandardKey key) {
+        a->setToolTip(QStringLiteral("%1 (%2)").arg(
+            what, QKeySequence(key).toString(QKeySequence::NativeText)));
+    };
+    connect(m_pipeline->undoStack(), &QUndoStack::undoTextChanged, undo,
+            [undo, tip](const QString &text) {
+                tip(undo, text.isEmpty() ? tr("Undo") : tr("Undo %1").arg(text),
+                    QKeySequence::Undo);
+            });
+    connect(m_pipeline->undoStack(), &QUndoStack::redoTextChanged, redo,
+            [redo, tip](const QString &text) {
+                tip(redo, text.isEmpty() ? tr("Redo") : tr("Redo %1").arg(text),
+                    QKeySequence::Redo);
+            });
 
     make("cut", tr("Cu&t"), tr("Cut the selected nodes"), QKeySequence::Cut, [this] { cut(); });
     make("copy", tr("&Copy"), tr("Copy the selected nodes and the wires between them"),
@@ -381,6 +397,11 @@ void MainWindow::buildMenus()
     tb->addSeparator();
     tb->addAction(action("undo"));
     tb->addAction(action("redo"));
+    // Undo/Redo name the edit ("Undo Move conv1"): in the menu and the tooltip, not as a toolbar
+    // button whose width would change with every edit.
+    for (const char *name : {"undo", "redo"})
+        if (auto *button = qobject_cast<QToolButton *>(tb->widgetForAction(action(name))))
+            button->setToolButtonStyle(Qt::ToolButtonIconOnly);
     tb->addSeparator();
     tb->addAction(action("run"));
     tb->addAction(action("pause"));
