@@ -377,7 +377,10 @@ void MainWindow::buildMenus()
         connect(a, &QAction::triggered, this, [this, t] {
             applyTheme(t);
             QSettings().setValue("theme", themeName(t));
-            m_scene->update();
+            // Cached pictures (the grid, each node and wire) were drawn in the old palette.
+            for (QGraphicsItem *item : m_scene->items())
+                item->update();
+            m_view->resetCachedContent();
             m_plots->replotNow();
         });
     }
@@ -500,6 +503,9 @@ void MainWindow::buildDocks()
     splitDockWidget(problems, plots, Qt::Horizontal);
     tabifyDockWidget(problems, log);
     tabifyDockWidget(plots, evaluation);
+    connect(evaluation, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+        if (visible) showPendingEvaluation();
+    });
     resizeDocks({problems, plots}, {420, 980}, Qt::Horizontal);
     resizeDocks({plots}, {300}, Qt::Vertical);
     resizeDocks({m_docks["palette"], m_docks["inspector"]}, {210, 290}, Qt::Horizontal);
@@ -783,6 +789,7 @@ void MainWindow::resetRunViews()
     m_plots->clear();
     m_log->clear();
     m_evaluation->clear();
+    m_pendingEvaluation = nullptr;
     m_scene->clearRunState();
     m_totalSteps = m_stepsPerEpoch = 0;
     m_trainNode.clear();
@@ -950,14 +957,29 @@ void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
                 m_scene->setNodeProgress(str(ev, "node"), 1.0,
                                          tr("acc %1").arg(num(ev, "accuracy"), 0, 'f', 4));
     } else if (type == "evaluation") {
-        m_evaluation->setEvaluation(e);
+        // Building the views (64 gallery images, the matrix, the table) takes the GUI thread
+        // ~30 ms: done when the person looks (the dock shown) or when the run ends, not while
+        // the tab is hidden behind the plots mid-run.
+        m_pendingEvaluation = e;
+        if (m_evaluation->isVisible()) showPendingEvaluation();
     } else if (type == "summary") {
         m_statusProgress->hide();
     }
 }
 
+void MainWindow::showPendingEvaluation()
+{
+    if (m_pendingEvaluation.is_null()) return;
+    const nlohmann::json e = std::move(m_pendingEvaluation);
+    m_pendingEvaluation = nullptr;
+    if (!m_evaluation->setEvaluation(e))
+        m_log->addLine(QStringLiteral("warning"),
+                       tr("The evaluation could not be shown: %1").arg(m_evaluation->lastError()));
+}
+
 void MainWindow::onRunFinished(const widgets::RunOutcome &outcome)
 {
+    showPendingEvaluation();
     using O = widgets::RunOutcome;
     QString text;
     switch (outcome.status) {
@@ -1034,6 +1056,7 @@ bool MainWindow::openRunLog(const QString &path, bool quiet)
                            q(str(e, "node")));
     }
     m_plots->addEvents(events.value());
+    showPendingEvaluation();
     m_scene->clearRunState(); // a finished run: the canvas shows the document, not live state
     m_statusRun->setText(tr("Run log %1: %n event(s)", nullptr, int(events.value().size()))
                              .arg(QFileInfo(path).fileName()));

@@ -122,6 +122,7 @@ private:
     void onRunFinished(const widgets::RunOutcome &outcome);
     void showEventState(const nlohmann::json &e);
     void showEventStateUnchecked(const nlohmann::json &e);
+    void showPendingEvaluation();
     void resetRunViews();
     void setLearningRateDialog();
     void openRunLogDialog();
@@ -151,6 +152,7 @@ private:
     QString m_runsDir;
     QString m_lastRunMessage;
     nlohmann::json m_lastSummary;
+    nlohmann::json m_pendingEvaluation; // the latest evaluation event, not yet shown
     Asker m_ask;
     // The run's shape, from run_start, for per-node progress.
     long m_totalSteps = 0;

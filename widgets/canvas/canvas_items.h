@@ -13,6 +13,7 @@ namespace fb::widgets {
 
 class GraphScene;
 class EdgeLabelItem;
+class ProgressItem;
 
 // Items keep only ids (DESIGN.md): what they show is read from the document through the scene.
 
@@ -96,6 +97,7 @@ private:
     QGraphicsItem *m_badge = nullptr;
     double m_progress = -1;
     QString m_progressText;
+    QGraphicsItem *m_progressItem = nullptr; // a ProgressItem child while there is progress
     bool m_bottleneck = false;
 };
 

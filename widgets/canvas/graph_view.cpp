@@ -24,6 +24,8 @@ GraphView::GraphView(GraphScene *scene, QWidget *parent)
     , m_scene(scene)
 {
     setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+    // The grid is drawn once and kept, not on every repaint of a live canvas.
+    setCacheMode(QGraphicsView::CacheBackground);
     setDragMode(QGraphicsView::RubberBandDrag);
     setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
     setViewportUpdateMode(QGraphicsView::SmartViewportUpdate);
