@@ -7,6 +7,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
+#include <QScopeGuard>
 #include <QScrollBar>
 #include <QSplitter>
 #include <QTableWidget>
@@ -236,6 +237,9 @@ void EvaluationView::fillTable()
 
 void EvaluationView::fillGallery()
 {
+    // One layout and one repaint for the whole gallery, not one per image.
+    m_gallery->setUpdatesEnabled(false);
+    const auto restore = qScopeGuard([this] { m_gallery->setUpdatesEnabled(true); });
     m_gallery->clear();
     if (m_data && !m_data->misclassified.empty()) {
         // One whole scale factor for all, from the first image: nearest-neighbour scaling by a
@@ -246,12 +250,11 @@ void EvaluationView::fillGallery()
         m_gallery->setIconSize(icon);
         // Wide enough for either line of the longest caption.
         const QFontMetrics fm = m_gallery->fontMetrics();
+        // Measured once per class, not once per image.
         int textWidth = 0;
-        for (const MisclassifiedImage &m : m_data->misclassified)
-            textWidth = std::max(
-                {textWidth, fm.horizontalAdvance(tr("true: %1").arg(m_data->classes[m.trueClass])),
-                 fm.horizontalAdvance(
-                     tr("predicted: %1 (0.00)").arg(m_data->classes[m.predicted]))});
+        for (const QString &name : m_data->classes)
+            textWidth = std::max({textWidth, fm.horizontalAdvance(tr("true: %1").arg(name)),
+                                  fm.horizontalAdvance(tr("predicted: %1 (0.00)").arg(name))});
         m_gallery->setGridSize(QSize(std::max(icon.width(), std::min(textWidth, 400)) + 24,
                                      icon.height() + 3 * fm.lineSpacing() + 12));
         for (const MisclassifiedImage &m : m_data->misclassified) {
