@@ -17,6 +17,7 @@
 #include <QListWidget>
 #include <QMenuBar>
 #include <QMimeData>
+#include <QPainter>
 #include <QProgressBar>
 #include <QSaveFile>
 #include <QSettings>
@@ -266,9 +267,8 @@ void MainWindow::buildActions()
          [this] { m_view->zoomBy(0.8); });
     make("zoom_reset", tr("&Actual Size"), tr("Zoom to 100%"), QKeySequence(Qt::CTRL | Qt::Key_0),
          [this] { m_view->resetZoom(); });
-    make(
-        "fit", tr("&Fit to View"), tr("Show the whole pipeline"), QKeySequence(Qt::Key_F),
-        [this] { m_view->fitToView(); }, QStyle::SP_TitleBarMaxButton);
+    make("fit", tr("&Fit to View"), tr("Show the whole pipeline"), QKeySequence(Qt::Key_F),
+         [this] { m_view->fitToView(); });
 
     make(
         "run", tr("&Run"), tr("Train the pipeline"), QKeySequence(Qt::Key_F5),
@@ -302,8 +302,28 @@ void MainWindow::buildActions()
     });
 }
 
+// The Fit to View icon: four corner brackets around a dot, in the palette's text colour, so it
+// reads in both themes (no standard icon means "fit", and the title-bar one vanished in dark).
+static QIcon fitIcon()
+{
+    QPixmap pix(32, 32);
+    pix.fill(Qt::transparent);
+    QPainter p(&pix);
+    p.setRenderHint(QPainter::Antialiasing);
+    p.setPen(QPen(QApplication::palette().color(QPalette::ButtonText), 2.5, Qt::SolidLine,
+                  Qt::RoundCap, Qt::RoundJoin));
+    for (const QPointF &corner : {QPointF(5, 5), QPointF(27, 5), QPointF(27, 27), QPointF(5, 27)}) {
+        const double dx = corner.x() < 16 ? 7 : -7, dy = corner.y() < 16 ? 7 : -7;
+        p.drawPolyline(QPolygonF({corner + QPointF(dx, 0), corner, corner + QPointF(0, dy)}));
+    }
+    p.setBrush(QApplication::palette().color(QPalette::ButtonText));
+    p.drawEllipse(QPointF(16, 16), 3, 3);
+    return QIcon(pix);
+}
+
 void MainWindow::buildMenus()
 {
+    action("fit")->setIcon(fitIcon());
     // Canvas actions whose keys mean something else elsewhere (Delete and Backspace in a list,
     // F for type-ahead, Ctrl+C in the log, Ctrl+D in a text field) work while the canvas has
     // the focus; their menu entries and toolbar buttons work always. The canvas's right-click
@@ -381,6 +401,7 @@ void MainWindow::buildMenus()
             for (QGraphicsItem *item : m_scene->items())
                 item->update();
             m_view->resetCachedContent();
+            action("fit")->setIcon(fitIcon());
             m_plots->replotNow();
         });
     }

@@ -332,7 +332,11 @@ void NodeItem::paint(QPainter *p, const QStyleOptionGraphicsItem *, QWidget *)
     f.setPixelSize(11);
     f.setItalic(!m_knownType);
     p->setFont(f);
-    p->setPen(m_knownType ? pal.color(QPalette::PlaceholderText) : QColor(0xd6, 0x30, 0x31));
+    // The type under the title: the text colour, softened, reads on the tinted header in both
+    // themes (the placeholder grey did not on the dark one).
+    QColor subtitle = pal.color(QPalette::Text);
+    subtitle.setAlphaF(0.7);
+    p->setPen(m_knownType ? subtitle : QColor(0xd6, 0x30, 0x31));
     p->drawText(QRectF(8, 19, kWidth - 16, 16), Qt::AlignLeft | Qt::AlignVCenter,
                 p->fontMetrics().elidedText(m_subtitle, Qt::ElideRight, int(kWidth - 16)));
     f.setItalic(false);
