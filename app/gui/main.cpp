@@ -8,13 +8,13 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-#include <QSaveFile>
 #include <QSettings>
 #include <QTimer>
 
 #include "app/gui/main_window.h"
 #include "app/gui/stall_meter.h"
 #include "app/gui/theme.h"
+#include "widgets/files/atomic_write.h"
 
 namespace {
 
@@ -113,11 +113,10 @@ int main(int argc, char **argv)
                                 {"ok", ok},
                                 {"message", window.lastRunMessage().toStdString()},
                                 {"summary", window.lastSummary()}};
-            QSaveFile f(cli.value(report));
-            const std::string text = r.dump(2) + "\n";
-            if (!f.open(QIODevice::WriteOnly) || f.write(text.data(), qint64(text.size())) < 0 ||
-                !f.commit())
-                std::fprintf(stderr, "flowbench: cannot write %s\n", qPrintable(cli.value(report)));
+            if (fb::Status s = fb::widgets::writeFileAtomically(cli.value(report), r.dump(2) + "\n",
+                                                                "the report");
+                !s)
+                std::fprintf(stderr, "flowbench: %s\n", s.error().str().c_str());
         }
         if (scripted) QCoreApplication::exit(ok ? 0 : 1);
     });

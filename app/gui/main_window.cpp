@@ -19,7 +19,6 @@
 #include <QMimeData>
 #include <QPainter>
 #include <QProgressBar>
-#include <QSaveFile>
 #include <QSettings>
 #include <QStandardItemModel>
 #include <QStandardPaths>
@@ -38,14 +37,20 @@
 #include "widgets/canvas/graph_view.h"
 #include "widgets/editing/edited_pipeline.h"
 #include "widgets/evaluation/evaluation_view.h"
+#include "widgets/files/atomic_write.h"
 #include "widgets/inspector/inspector.h"
 #include "widgets/log/log_view.h"
 #include "widgets/palette/node_palette.h"
 #include "widgets/plots/live_plots.h"
+#include "widgets/run/event_fields.h"
 #include "widgets/run/run_record.h"
 #include "widgets/run/run_session.h"
 
 namespace fb::app {
+
+using widgets::eventFlag;
+using widgets::eventNumber;
+using widgets::eventString;
 
 namespace {
 
@@ -56,26 +61,6 @@ QString q(const std::string &s)
 
 constexpr const char *kFragmentMime = "application/x-flowbench-fragment";
 constexpr int kMaxRecent = 10;
-
-// Reads a number from an event, or a fallback when absent or of another type: the stream comes
-// from another process and is not trusted to be whole.
-double num(const nlohmann::json &e, const char *key, double fallback = 0)
-{
-    auto it = e.find(key);
-    return (it != e.end() && it->is_number()) ? it->get<double>() : fallback;
-}
-
-bool flag(const nlohmann::json &e, const char *key)
-{
-    auto it = e.find(key);
-    return it != e.end() && it->is_boolean() && it->get<bool>();
-}
-
-std::string str(const nlohmann::json &e, const char *key)
-{
-    auto it = e.find(key);
-    return (it != e.end() && it->is_string()) ? it->get<std::string>() : std::string();
-}
 
 QString clock(double seconds)
 {
@@ -586,7 +571,7 @@ void MainWindow::updateProblems()
 {
     m_problems->clear();
     for (const Error &e : m_pipeline->problems()) {
-        const QString node = q(e.node.substr(0, e.node.find('.')));
+        const QString node = q(e.nodeId());
         auto *item =
             new QListWidgetItem(style()->standardIcon(QStyle::SP_MessageBoxWarning), q(e.str()));
         item->setData(Qt::UserRole, node);
@@ -812,8 +797,7 @@ void MainWindow::resetRunViews()
     m_evaluation->clear();
     m_pendingEvaluation = nullptr;
     m_scene->clearRunState();
-    m_totalSteps = m_stepsPerEpoch = 0;
-    m_trainNode.clear();
+    m_totalSteps = 0;
     m_stepNodes.clear();
     m_canvasProgressClock.invalidate();
     m_statusProgress->hide();
@@ -844,13 +828,10 @@ bool MainWindow::startRun(QString *error)
     // The run reads a snapshot: the person may go on editing (or close the file) meanwhile, and
     // the file they are editing is never touched by the run.
     const QString snapshot = outDir + QStringLiteral("/edited-pipeline.json");
-    {
-        const std::string text = graph::serializePipeline(m_pipeline->document());
-        QSaveFile f(snapshot);
-        if (!f.open(QIODevice::WriteOnly) || f.write(text.data(), qint64(text.size())) < 0 ||
-            !f.commit())
-            return refuse(tr("Cannot write %1: %2").arg(snapshot, f.errorString()));
-    }
+    if (Status s = widgets::writeFileAtomically(
+            snapshot, graph::serializePipeline(m_pipeline->document()), "the run's snapshot");
+        !s)
+        return refuse(q(s.error().str()));
 
     resetRunViews();
     widgets::RunRequest req;
@@ -889,13 +870,13 @@ void MainWindow::showEventState(const nlohmann::json &e)
     } catch (const std::exception &ex) {
         m_log->addLine(QStringLiteral("warning"),
                        tr("Skipped a malformed '%1' event: %2")
-                           .arg(q(str(e, "type")), QString::fromUtf8(ex.what())));
+                           .arg(q(eventString(e, "type")), QString::fromUtf8(ex.what())));
     }
 }
 
 void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
 {
-    const std::string type = str(e, "type");
+    const std::string type = eventString(e, "type");
     if (type == "run_start") {
         // The nodes a training step runs: each train node and everything wired, directly or
         // not, into its model, loss and optimizer inputs (not its data: those stages report
@@ -916,13 +897,13 @@ void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
             for (const graph::Edge *edge : doc.edgesInto(id))
                 todo.push_back(edge->fromNode);
         }
-        m_stepsPerEpoch = long(num(e, "steps_per_epoch"));
-        m_totalSteps = m_stepsPerEpoch * long(num(e, "epochs"));
-        m_statusRun->setText(tr("Training on %1…").arg(q(str(e, "device"))));
+        m_totalSteps = long(eventNumber(e, "steps_per_epoch")) * long(eventNumber(e, "epochs"));
+        m_statusRun->setText(tr("Training on %1…").arg(q(eventString(e, "device"))));
         updateActions();
     } else if (type == "progress") {
-        const double step = num(e, "step"), total = num(e, "total_steps", double(m_totalSteps));
-        m_lastLr = num(e, "lr", m_lastLr);
+        const double step = eventNumber(e, "step"),
+                     total = eventNumber(e, "total_steps", double(m_totalSteps));
+        m_lastLr = eventNumber(e, "lr", m_lastLr);
         // The status bar and the canvas follow at most twice a second (and at the last step):
         // text layout and repainting ten times a second took the training's CPU on a small
         // machine (bench/gui_responsiveness.py); the plots keep every point regardless.
@@ -931,13 +912,13 @@ void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
             return;
         m_canvasProgressClock.start();
         m_statusRun->setText(tr("epoch %1/%2   step %3/%4   %5 samples/s   loss %6   ETA %7")
-                                 .arg(num(e, "epoch"))
-                                 .arg(num(e, "epochs"))
+                                 .arg(eventNumber(e, "epoch"))
+                                 .arg(eventNumber(e, "epochs"))
                                  .arg(step)
                                  .arg(total)
-                                 .arg(num(e, "samples_per_s"), 0, 'f', 0)
-                                 .arg(num(e, "loss"), 0, 'f', 4)
-                                 .arg(clock(num(e, "eta_s", -1))));
+                                 .arg(eventNumber(e, "samples_per_s"), 0, 'f', 0)
+                                 .arg(eventNumber(e, "loss"), 0, 'f', 4)
+                                 .arg(clock(eventNumber(e, "eta_s", -1))));
         if (total > 0) {
             m_statusProgress->setRange(0, 1000);
             m_statusProgress->setValue(int(1000 * step / total));
@@ -953,30 +934,31 @@ void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
                                              : QString());
         }
     } else if (type == "dataflow") {
-        m_trainNode = str(e, "consumer");
         if (auto it = e.find("edges"); it != e.end() && it->is_array()) {
             for (const auto &edge : *it) {
-                const double cap = num(edge, "capacity", 0);
-                m_scene->setEdgeLive(str(edge, "from"), str(edge, "to"), num(edge, "samples_per_s"),
-                                     cap > 0 ? num(edge, "queued") / cap : 0, flag(edge, "cached"));
+                const double cap = eventNumber(edge, "capacity", 0);
+                m_scene->setEdgeLive(eventString(edge, "from"), eventString(edge, "to"),
+                                     eventNumber(edge, "samples_per_s"),
+                                     cap > 0 ? eventNumber(edge, "queued") / cap : 0,
+                                     eventFlag(edge, "cached"));
             }
         }
         if (auto it = e.find("stages"); it != e.end() && it->is_array()) {
             for (const auto &stage : *it) {
                 // A data stage's bar: the share of the workers' time it took this interval.
-                const double busy = num(stage, "busy_share");
-                m_scene->setNodeProgress(str(stage, "node"), busy,
-                                         flag(stage, "cached")
+                const double busy = eventNumber(stage, "busy_share");
+                m_scene->setNodeProgress(eventString(stage, "node"), busy,
+                                         eventFlag(stage, "cached")
                                              ? tr("cached")
                                              : tr("busy %1%").arg(100 * busy, 0, 'f', 0));
             }
         }
-        m_scene->setBottleneck(str(e, "bottleneck"));
+        m_scene->setBottleneck(eventString(e, "bottleneck"));
     } else if (type == "epoch") {
         if (auto it = e.find("evaluations"); it != e.end() && it->is_array())
             for (const auto &ev : *it)
-                m_scene->setNodeProgress(str(ev, "node"), 1.0,
-                                         tr("acc %1").arg(num(ev, "accuracy"), 0, 'f', 4));
+                m_scene->setNodeProgress(eventString(ev, "node"), 1.0,
+                                         tr("acc %1").arg(eventNumber(ev, "accuracy"), 0, 'f', 4));
     } else if (type == "evaluation") {
         // Building the views (64 gallery images, the matrix, the table) takes the GUI thread
         // ~30 ms: done when the person looks (the dock shown) or when the run ends, not while
@@ -1007,9 +989,9 @@ void MainWindow::onRunFinished(const widgets::RunOutcome &outcome)
     case O::Ok: {
         const auto &s = outcome.summary;
         text = tr("Run finished: test accuracy %1, final loss %2, %3 samples/s")
-                   .arg(num(s, "test_accuracy"), 0, 'f', 4)
-                   .arg(num(s, "final_loss"), 0, 'f', 4)
-                   .arg(num(s, "train_samples_per_s"), 0, 'f', 0);
+                   .arg(eventNumber(s, "test_accuracy"), 0, 'f', 4)
+                   .arg(eventNumber(s, "final_loss"), 0, 'f', 4)
+                   .arg(eventNumber(s, "train_samples_per_s"), 0, 'f', 0);
         break;
     }
     case O::Stopped:
@@ -1068,15 +1050,15 @@ bool MainWindow::openRunLog(const QString &path, bool quiet)
         return false;
     }
     resetRunViews();
-    for (const auto &e : events.value()) {
-        m_record->addEvent(e);
+    m_record->setEvents(events.value());
+    for (const auto &e : m_record->events()) {
         showEventState(e);
-        const std::string type = str(e, "type");
+        const std::string type = eventString(e, "type");
         if (type == "log" || type == "error")
-            m_log->addLine(q(type == "error" ? "error" : str(e, "level")), q(str(e, "message")),
-                           q(str(e, "node")));
+            m_log->addLine(q(type == "error" ? "error" : eventString(e, "level")),
+                           q(eventString(e, "message")), q(eventString(e, "node")));
     }
-    m_plots->addEvents(events.value());
+    m_plots->addEvents(m_record->events());
     showPendingEvaluation();
     m_scene->clearRunState(); // a finished run: the canvas shows the document, not live state
     m_statusRun->setText(tr("Run log %1: %n event(s)", nullptr, int(events.value().size()))

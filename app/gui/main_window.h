@@ -156,10 +156,8 @@ private:
     Asker m_ask;
     // The run's shape, from run_start, for per-node progress.
     long m_totalSteps = 0;
-    long m_stepsPerEpoch = 0;
-    int m_pasteCount = 0;   // pastes since the last copy: each lands a step further
-    double m_lastLr = 0.01; // the running learning rate, offered by Set Learning Rate
-    std::string m_trainNode;
+    int m_pasteCount = 0;                // pastes since the last copy: each lands a step further
+    double m_lastLr = 0.01;              // the running learning rate, offered by Set Learning Rate
     QElapsedTimer m_canvasProgressClock; // status bar and canvas progress follow at most 2/s
     std::set<std::string> m_stepNodes;   // the nodes a training step runs: they show its progress
 };

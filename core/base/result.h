@@ -17,6 +17,8 @@ struct Error {
 
     // "node 'conv1': message" / "file.idx: message" / "message".
     std::string str() const;
+    // The node part of `node` ("conv1" of "conv1.out_channels"): ids have no '.'.
+    std::string nodeId() const { return node.substr(0, node.find('.')); }
 };
 
 Error makeError(std::string message);

@@ -36,7 +36,6 @@ public:
     // Where wires attach, in scene coordinates.
     QPointF anchor() const { return scenePos(); }
     void setHighlight(Highlight h);
-    Highlight highlight() const { return m_highlight; }
 
 protected:
     void hoverEnterEvent(QGraphicsSceneHoverEvent *event) override;

@@ -169,7 +169,7 @@ void GraphScene::updateProblems()
 {
     std::map<std::string, std::vector<std::string>> byNode;
     for (const Error &e : m_pipeline->problems()) {
-        const std::string node = e.node.substr(0, e.node.find('.'));
+        const std::string node = e.nodeId();
         if (!node.empty()) byNode[node].push_back(e.message);
     }
     for (auto &[id, item] : m_nodes) {

@@ -1,12 +1,12 @@
 #include "widgets/editing/edited_pipeline.h"
 
 #include <QFileInfo>
-#include <QSaveFile>
 #include <QTimer>
 
 #include "core/graph/pipeline_file.h"
 #include "core/graph/validate.h"
 #include "widgets/editing/commands.h"
+#include "widgets/files/atomic_write.h"
 
 namespace fb::widgets {
 
@@ -73,35 +73,14 @@ Status EditedPipeline::load(const QString &path)
 
 Status EditedPipeline::save(const QString &path)
 {
-    const std::string text = graph::serializePipeline(m_doc);
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        return fileError(path.toStdString(), "cannot write: " + file.errorString().toStdString());
-    if (file.write(text.data(), qint64(text.size())) != qint64(text.size())) {
-        file.cancelWriting();
-        return fileError(path.toStdString(), "writing failed: " + file.errorString().toStdString());
-    }
-    if (!file.commit())
-        return fileError(path.toStdString(), "saving failed (the old file is untouched): " +
-                                                 file.errorString().toStdString());
+    Status written = writeFileAtomically(path, graph::serializePipeline(m_doc), "the pipeline");
+    if (!written) return written;
     const QString absolute = QFileInfo(path).absoluteFilePath();
     const bool renamed = absolute != m_path;
     m_path = absolute;
     m_undo.setClean();
     if (renamed) emit filePathChanged(m_path);
     return {};
-}
-
-std::vector<Error> EditedPipeline::problemsOf(const std::string &nodeId) const
-{
-    std::vector<Error> out;
-    for (const Error &e : m_problems) {
-        const std::string &n = e.node;
-        if (n == nodeId || (n.size() > nodeId.size() && n.compare(0, nodeId.size(), nodeId) == 0 &&
-                            n[nodeId.size()] == '.'))
-            out.push_back(e);
-    }
-    return out;
 }
 
 void EditedPipeline::scheduleValidation()

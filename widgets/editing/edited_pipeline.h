@@ -44,8 +44,6 @@ public:
 
     // Every validation problem, recomputed (coalesced) after each change.
     const std::vector<Error> &problems() const { return m_problems; }
-    // The problems naming this node (or one of its ports or parameters).
-    std::vector<Error> problemsOf(const std::string &nodeId) const;
 
     // --- edits, each one undo step ---------------------------------------------------------
     // Adds a node of this type at the scene position; returns its id (empty if the type is

@@ -1,7 +1,8 @@
 #include "widgets/run/run_record.h"
 
+#include "widgets/files/atomic_write.h"
+
 #include <QFile>
-#include <QSaveFile>
 
 #include <string>
 
@@ -51,22 +52,13 @@ void RunRecord::setEvents(std::vector<json> events)
 
 fb::Status RunRecord::save(const QString &path) const
 {
-    const std::string file = path.toStdString();
-    QSaveFile out(path);
-    if (!out.open(QIODevice::WriteOnly))
-        return fb::fileError(file, "cannot write the run log: " + out.errorString().toStdString());
-    std::string line;
+    std::string text;
     for (const json &e : m_events) {
         // replace: a string that is not valid UTF-8 must not make the whole save throw.
-        line = e.dump(-1, ' ', false, json::error_handler_t::replace);
-        line += '\n';
-        if (out.write(line.data(), qint64(line.size())) != qint64(line.size()))
-            return fb::fileError(file,
-                                 "cannot write the run log: " + out.errorString().toStdString());
+        text += e.dump(-1, ' ', false, json::error_handler_t::replace);
+        text += '\n';
     }
-    if (!out.commit())
-        return fb::fileError(file, "cannot write the run log: " + out.errorString().toStdString());
-    return {};
+    return writeFileAtomically(path, text, "the run log");
 }
 
 fb::Result<std::vector<json>> RunRecord::load(const QString &path)

@@ -1,5 +1,7 @@
 #include "widgets/run/run_session.h"
 
+#include "widgets/run/event_fields.h"
+
 #include "widgets/run/run_record.h"
 
 #include <QCoreApplication>
@@ -27,21 +29,7 @@ constexpr std::size_t kRecentTexts = 128;
 
 QString str(const json &e, const char *key)
 {
-    const auto it = e.find(key);
-    if (it == e.end() || !it->is_string()) return {};
-    return QString::fromStdString(it->get<std::string>());
-}
-
-double number(const json &e, const char *key, double fallback = 0)
-{
-    const auto it = e.find(key);
-    return it != e.end() && it->is_number() ? it->get<double>() : fallback;
-}
-
-bool flag(const json &e, const char *key)
-{
-    const auto it = e.find(key);
-    return it != e.end() && it->is_boolean() && it->get<bool>();
+    return QString::fromStdString(eventString(e, key));
 }
 
 QString signalName(int sig)
@@ -317,7 +305,7 @@ void RunSession::handleEvent(json e)
         emit eventReceived(e);
         return;
     }
-    m_lastT = number(e, "t", m_lastT);
+    m_lastT = eventNumber(e, "t", m_lastT);
     const std::string &kind = type->get_ref<const std::string &>();
     if (kind == "summary") {
         m_summary = e;
@@ -338,7 +326,7 @@ void RunSession::handleEvent(json e)
         emit logLine("error", file.isEmpty() ? message : file + ": " + message, node);
     } else if (kind == "ack") {
         const QString command = str(e, "command"), message = str(e, "message");
-        const bool ok = flag(e, "ok");
+        const bool ok = eventFlag(e, "ok");
         if (ok && command == "pause") setPaused(true);
         if (ok && (command == "resume" || command == "stop")) setPaused(false);
         rememberEventText(command.isEmpty() ? message : command + ": " + message);
@@ -352,11 +340,11 @@ void RunSession::handleEvent(json e)
         if (str(e, "reason") != "command")
             emit logLine("info",
                          tr("Checkpoint at step %1 written to %2")
-                             .arg(qint64(number(e, "step")))
+                             .arg(qint64(eventNumber(e, "step")))
                              .arg(QDir::toNativeSeparators(str(e, "dir"))),
                          {});
     } else if (kind == "run_start") {
-        const double version = number(e, "version", 0);
+        const double version = eventNumber(e, "version", 0);
         if (version > RunRecord::kStreamVersion)
             emit logLine("warning",
                          tr("The engine writes event stream version %1; this window reads "
@@ -482,8 +470,8 @@ void RunSession::onFinished(int exitCode, QProcess::ExitStatus status)
             tr("The engine exited with code %1 without a summary.").arg(exitCode) + tailText;
         emit logLine("error", outcome.message, {});
     } else if (str(m_summary, "status") == "ok") {
-        const qint64 steps = qint64(number(m_summary, "steps"));
-        if (flag(m_summary, "stopped")) {
+        const qint64 steps = qint64(eventNumber(m_summary, "steps"));
+        if (eventFlag(m_summary, "stopped")) {
             outcome.status = RunOutcome::Stopped;
             outcome.message = m_request.outDir.isEmpty()
                                   ? tr("Stopped after step %1.").arg(steps)
@@ -492,19 +480,19 @@ void RunSession::onFinished(int exitCode, QProcess::ExitStatus status)
                                         .arg(QDir::toNativeSeparators(str(m_summary, "out_dir")));
         } else {
             outcome.status = RunOutcome::Ok;
-            const qint64 epochs = qint64(number(m_summary, "epochs"));
+            const qint64 epochs = qint64(eventNumber(m_summary, "epochs"));
             outcome.message = tr("Finished %1 %2 (%3 steps) in %4 s.")
                                   .arg(epochs)
                                   .arg(epochs == 1 ? tr("epoch") : tr("epochs"))
                                   .arg(steps)
-                                  .arg(number(m_summary, "wall_s"), 0, 'f', 1);
+                                  .arg(eventNumber(m_summary, "wall_s"), 0, 'f', 1);
         }
     } else {
         outcome.status = RunOutcome::Failed;
         const auto err = m_summary.find("error");
         if (err != m_summary.end() && err->is_object()) {
             const QString file = str(*err, "file");
-            const int line = int(number(*err, "line"));
+            const int line = int(eventNumber(*err, "line"));
             QString where = file;
             if (!file.isEmpty() && line > 0) where += ":" + QString::number(line);
             outcome.message = (where.isEmpty() ? QString() : where + ": ") + str(*err, "message");
