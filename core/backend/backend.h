@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace fb {
 
@@ -61,6 +63,25 @@ struct BatchNormDesc {
     bool channelsLast = false;
 };
 
+// A device failure that ends a step: out of memory, a failed CUDA/cuBLAS/cuDNN call. The message
+// names the call (or the sizes asked for) and its source location; the model compiler adds the
+// node whose kernel or buffers were being made. The runner turns it into a run error naming that
+// node, so nothing else of the user's work is lost.
+class DeviceError : public std::runtime_error {
+public:
+    explicit DeviceError(const std::string &message, size_t requestedBytes = 0)
+        : std::runtime_error(message)
+        , m_requested(requestedBytes)
+    {}
+    size_t requestedBytes() const { return m_requested; } // 0 unless an allocation failed
+    const std::string &node() const { return m_node; }
+    void setNode(std::string node) { m_node = std::move(node); }
+
+private:
+    size_t m_requested;
+    std::string m_node;
+};
+
 // ---- Kernels: made once per layer and batch size (shape inference and kernel choice happen at
 // compile time), then called every step. Outputs are overwritten, never accumulated.
 // As in a training step, backwardWeights gets the x of the latest forward call and the dy of the
@@ -84,8 +105,8 @@ public:
     virtual void backwardWeights(const float *x, const float *dy, float *dw, float *db) = 0;
 };
 
-// Max pooling keeps the winning positions of the last forward call inside the kernel, for the
-// backward pass.
+// Max pooling keeps what it needs of the last forward call (the winning positions, or pointers to
+// that call's x and y, which stay unchanged until backward) inside the kernel.
 class PoolKernel {
 public:
     virtual ~PoolKernel() = default;
@@ -110,7 +131,8 @@ public:
     // Normalizes with the given (running) statistics.
     virtual void forwardInference(const float *x, const float *gamma, const float *beta,
                                   const float *mean, const float *var, float *y) = 0;
-    // Backward of forwardTraining, with the statistics it wrote.
+    // Backward of forwardTraining, with the statistics it wrote. A backend may keep its own form
+    // of them (cuDNN saves the inverse standard deviation) from that latest call instead.
     virtual void backward(const float *x, const float *dy, const float *gamma, const float *mean,
                           const float *var, float *dx, float *dgamma, float *dbeta) = 0;
 };
@@ -135,6 +157,16 @@ struct AdamParams {
 struct LossResult {
     float loss = 0.0f;   // mean over the batch
     int64_t correct = 0; // rows whose arg-max equals the label (classification losses)
+};
+
+// One parameter of an optimizer's group: its value, gradient and state buffers (s0: SGD's momentum
+// buffer or Adam's first moment; s1: Adam's second moment), all in the backend's memory.
+struct ParamSlot {
+    float *w = nullptr;
+    const float *g = nullptr;
+    float *s0 = nullptr;
+    float *s1 = nullptr;
+    int64_t count = 0;
 };
 
 enum class OpKind : uint8_t {
@@ -166,8 +198,27 @@ public:
     // fall back to im2col). The model compiler decides the layout once per plan.
     virtual bool prefersChannelsLast() const { return false; }
 
+    // ---- Memory. Every pointer handed to this backend's kernels and ops is in its device's
+    // memory (host memory for the CPU backends). Work on a device runs in order on one stream;
+    // only download() and synchronize() wait for it. ----
+    // Uninitialized memory on this device; throws DeviceError when it cannot be had.
     virtual Tensor empty(const Shape &shape, DType dtype = DType::F32) = 0;
+    // Device to device.
     virtual void copy(void *dst, const void *src, size_t bytes) = 0;
+    // Host to device. The host memory may be reused as soon as this returns.
+    virtual void upload(void *dst, const void *host, size_t bytes) = 0;
+    // Device to host, after the work queued before it.
+    virtual void download(void *host, const void *src, size_t bytes) = 0;
+    virtual void fill(float *y, float value, int64_t count) = 0;
+    virtual void zero(void *dst, size_t bytes) = 0;
+    // Waits until the device has done all the work queued so far.
+    virtual void synchronize() {}
+
+    // Tensor helpers built on the above. toDevice/toHost return the tensor itself when it is
+    // already where it is asked for (no copy).
+    Tensor zeros(const Shape &shape, DType dtype = DType::F32);
+    Tensor toDevice(const Tensor &t);
+    Tensor toHost(const Tensor &t);
 
     virtual std::unique_ptr<ConvKernel> makeConv(const ConvDesc &d) = 0;
     virtual std::unique_ptr<LinearKernel> makeLinear(const LinearDesc &d) = 0;
@@ -179,6 +230,14 @@ public:
     virtual void add(const float *a, const float *b, float *y, int64_t count) = 0;
     // y += x
     virtual void accumulate(float *y, const float *x, int64_t count) = 0;
+    // y = a*y + b*x (batch norm's running statistics)
+    virtual void axpby(float *y, const float *x, int64_t count, float a, float b) = 0;
+    // dst[i, :] = table[index[i], :] for n rows of rowElems floats; index in this backend's
+    // memory. A batch gathered from a data set kept resident in device memory.
+    virtual void gatherRows(float *dst, const float *table, const int64_t *index, int64_t n,
+                            int64_t rowElems) = 0;
+    virtual void gatherLabels(int32_t *dst, const int32_t *table, const int64_t *index,
+                              int64_t n) = 0;
 
     // Softmax cross-entropy of logits[n, classes] against int32 labels[n], mean over the batch.
     // dlogits (may be null) receives the gradient of the mean loss: (softmax - onehot) / n.
@@ -201,7 +260,32 @@ public:
     // PyTorch's Adam/AdamW with bias correction; step counts from 1.
     virtual void adamStep(float *w, const float *g, float *m, float *v, int64_t count,
                           const AdamParams &p, int64_t step) = 0;
+    // One update of a whole parameter group: the same result as sgdStep/adamStep on each slot.
+    // A GPU backend fuses them into one kernel launch; the default loops.
+    virtual void sgdSteps(const std::vector<ParamSlot> &group, const SgdParams &p, bool firstStep);
+    virtual void adamSteps(const std::vector<ParamSlot> &group, const AdamParams &p, int64_t step);
 };
+
+// A compute device as people see it in the device picker and `flowbench-cli devices`.
+struct ComputeDevice {
+    Device device;
+    std::string name;        // "NVIDIA H100 80GB HBM3", or the CPU's model name
+    int64_t memoryBytes = 0; // total device memory (0 for the CPU)
+    int computeMajor = 0;    // CUDA compute capability
+    int computeMinor = 0;
+    int multiprocessors = 0; // SMs for a GPU, logical cores for the CPU
+};
+
+struct DeviceList {
+    std::vector<ComputeDevice> devices; // the CPU first, then every usable GPU
+    // Why no GPU can be used, when none can: "this build has no CUDA backend", the driver's
+    // answer, ... Empty when at least one GPU is listed.
+    std::string gpuProblem;
+};
+
+DeviceList listDevices();
+// The device "auto" means: the first GPU when there is one, else the CPU.
+Device defaultDevice();
 
 // The backend for a device: "cpu" is oneDNN with the reference kernels for the small ops. Null
 // with a reason when the device is not available in this build or on this machine.

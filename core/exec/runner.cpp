@@ -1,5 +1,7 @@
 #include "core/exec/runner.h"
 
+#include "core/exec/device_feed.h"
+
 #include "core/backend/backend.h"
 #include "core/base/check.h"
 #include "core/data/dataflow.h"
@@ -92,18 +94,22 @@ Result<Evaluation> evaluate(nn::Model &model, Backend &backend, nn::Loss &loss,
     int64_t seen = 0;
     nn::StepContext ctx;
     ctx.training = false;
+    DeviceFeed feed(backend, flow, false);
     while (true) {
         auto batch = flow.next();
         if (!batch.ok()) return batch.error();
         if (!batch.value()) break;
         const data::Batch &b = *batch.value();
+        const data::Batch &onDevice = feed.put(b);
         const int64_t n = b.x.shape()[0];
         nn::Plan &plan = model.plan(backend, n, false);
-        const Tensor &out = plan.forward(b.x, ctx);
-        LossResult r = loss.compute(backend, out, b.y, nullptr);
+        const Tensor &out = plan.forward(onDevice.x, ctx);
+        LossResult r = loss.compute(backend, out, onDevice.y, nullptr);
         lossSum += double(r.loss) * double(n);
         FB_ASSERT(out.shape()[1] == tally.detail().classes(), "outputs differ from the classes");
-        tally.add(out.f32(), b.y.data<int32_t>(), b.x.f32(), n, b.index * flow.options().batchSize);
+        const Tensor scores = backend.toHost(out);
+        tally.add(scores.f32(), b.y.data<int32_t>(), b.x.f32(), n,
+                  b.index * flow.options().batchSize);
         seen += n;
     }
     Evaluation e;
@@ -174,6 +180,15 @@ std::string lastCheckpointText(const std::string &outDir)
     return cp.step >= 0 ? cp.dir : std::string("none");
 }
 
+// The named tensors in host memory: a GPU run's are downloaded (the step is done: the download
+// waits for it).
+io::NamedTensors onHost(Backend &backend, io::NamedTensors tensors)
+{
+    for (auto &[name, t] : tensors)
+        t = backend.toHost(t);
+    return tensors;
+}
+
 io::NamedTensors checkpointTensors(nn::Model &model, const nn::Optimizer &opt)
 {
     io::NamedTensors t;
@@ -224,9 +239,9 @@ Status writeFileAtomically(const fs::path &path, const std::string &text)
     return {};
 }
 
-Status writeCheckpoint(const std::string &outDir, const TrainState &st, const std::string &hash,
-                       uint64_t seed, nn::Model &model, const nn::Optimizer &opt, int64_t keep,
-                       std::string &writtenDir)
+Status writeCheckpoint(Backend &backend, const std::string &outDir, const TrainState &st,
+                       const std::string &hash, uint64_t seed, nn::Model &model,
+                       const nn::Optimizer &opt, int64_t keep, std::string &writtenDir)
 {
     char name[32];
     std::snprintf(name, sizeof name, "step-%08lld", (long long)st.step);
@@ -256,7 +271,7 @@ Status writeCheckpoint(const std::string &outDir, const TrainState &st, const st
     // the parent is flushed so the rename survives a crash: a kill at any moment leaves the
     // previous checkpoint whole and this one either whole or absent.
     FB_TRY(io::writeSafetensors((tmp / "checkpoint.safetensors").string(),
-                                checkpointTensors(model, opt), meta));
+                                onHost(backend, checkpointTensors(model, opt)), meta));
     syncDirectory(tmp);
     // A checkpoint of the same step may exist (a stop resumed and stopped again): move it aside
     // rather than delete it first, so some whole checkpoint exists at every moment.
@@ -423,7 +438,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
 
     // Device: the command line wins over the train node's preference.
     std::string devName = options.device.empty() ? job.device : options.device;
-    if (devName == "auto") devName = "cpu"; // the GPU backend arrives with its own issue
+    if (devName == "auto") devName = defaultDevice().str();
     auto device = Device::parse(devName);
     if (!device.ok()) return nodeError(job.trainNode + ".device", device.error().message);
     auto backendResult = backendFor(device.value());
@@ -495,6 +510,13 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                                  "; raise train.epochs to train further");
         resumedFrom = cp.dir;
     }
+    // The weights were made (or read back) in host memory; from here on they live on the device.
+    try {
+        model.moveTo(backend);
+        optimizer->moveTo(backend);
+    } catch (const DeviceError &e) {
+        return nodeError(e.node().empty() ? job.trainNode : e.node(), e.what());
+    }
 
     std::string outDir = options.outDir;
     if (!outDir.empty()) {
@@ -530,6 +552,10 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                                              std::to_string(st.batch) + ", step " +
                                              std::to_string(st.step) + ")");
 
+    DeviceFeed feed(backend, flow, true);
+    if (backend.device().kind != Device::Kind::Cpu) observer.message(LogLevel::Info, feed.note());
+    bool residentAnnounced = false;
+
     RunSummary summary;
     summary.device = info.device;
     summary.outDir = outDir;
@@ -547,8 +573,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
 
     auto checkpoint = [&](const char *reason) -> Status {
         std::string dir;
-        FB_TRY(writeCheckpoint(outDir, st, hash, job.seed, model, *optimizer, job.keepCheckpoints,
-                               dir));
+        FB_TRY(writeCheckpoint(backend, outDir, st, hash, job.seed, model, *optimizer,
+                               job.keepCheckpoints, dir));
         observer.checkpointWritten({dir, reason, st.epoch, st.step});
         return {};
     };
@@ -617,162 +643,192 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         }
     };
 
-    for (; st.epoch < job.epochs && !stopping; ++st.epoch, st.batch = 0) {
-        const auto epochStart = Clock::now();
-        double epochSeconds = 0;
-        int64_t epochSamples = 0; // trained in this epoch by this process (not before a resume)
-        flow.startEpoch(st.epoch, st.batch);
-        while (true) {
-            FB_TRY(handleCommands());
-            if (stopping) break;
-            const auto stepStart = Clock::now();
-            auto next = flow.next();
-            if (!next.ok()) return next.error();
-            if (!next.value()) break;
-            const data::Batch &batch = *next.value();
-            const int64_t n = batch.x.shape()[0];
-            nn::Plan &plan = model.plan(backend, n, true);
-            nn::StepContext ctx;
-            ctx.training = true;
-            ctx.seed = mix64(job.seed ^ mix64(uint64_t(st.step) + 0x5eed));
-            const Tensor &out = plan.forward(batch.x, ctx);
-            const LossResult r = loss->compute(backend, out, batch.y, &plan.outputGrad());
-            if (!std::isfinite(r.loss)) {
-                return nodeError(job.lossNode,
-                                 "the loss became " +
-                                     std::string(std::isnan(r.loss) ? "NaN" : "infinite") +
-                                     " at step " + std::to_string(st.step + 1) + " (epoch " +
-                                     std::to_string(st.epoch + 1) +
-                                     "); last whole checkpoint: " + lastCheckpointText(outDir) +
-                                     ". Try a lower learning rate on '" + job.optimizer.node + "'");
+    // A device failure (out of memory, a failed CUDA call) ends the run with an error naming the
+    // node; the checkpoints written so far stay whole.
+    try {
+        for (; st.epoch < job.epochs && !stopping; ++st.epoch, st.batch = 0) {
+            const auto epochStart = Clock::now();
+            double epochSeconds = 0;
+            int64_t epochSamples = 0; // trained in this epoch by this process (not before a resume)
+            feed.startEpoch(st.epoch, st.batch);
+            const bool resident = feed.resident();
+            if (resident && !residentAnnounced) {
+                residentAnnounced = true;
+                observer.message(LogLevel::Info,
+                                 "the training data is now resident on " + info.device + " (" +
+                                     std::to_string(feed.residentBytes() >> 20) +
+                                     " MB): batches are gathered there and the data stages rest");
             }
-            plan.backward(ctx);
-            const float lr = st.lrOverride > 0 ? float(st.lrOverride) : schedule.at(st.step);
-            optimizer->step(backend, lr);
-            ++st.step;
-            ++st.batch;
-            st.lossSum += double(r.loss) * double(n);
-            st.correct += r.correct;
-            st.seen += n;
-            st.lastLoss = r.loss;
-            epochSamples += n;
-            recentLossSum += double(r.loss);
-            ++recentSteps;
-            recentCorrect += r.correct;
-            recentSeen += n;
-            const double stepSeconds = secondsSince(stepStart);
-            epochSeconds += stepSeconds;
-            trainSeconds += stepSeconds;
-            trainSamples += n;
+            if (!resident) flow.startEpoch(st.epoch, st.batch);
+            while (true) {
+                FB_TRY(handleCommands());
+                if (stopping) break;
+                const auto stepStart = Clock::now();
+                const data::Batch *source = nullptr;
+                std::optional<data::Batch> hostBatch;
+                if (resident) {
+                    if (st.batch >= stepsPerEpoch) break;
+                    source = &feed.residentBatch(st.epoch, st.batch);
+                } else {
+                    auto next = flow.next();
+                    if (!next.ok()) return next.error();
+                    if (!next.value()) break;
+                    hostBatch = std::move(next.value());
+                    source = &feed.put(*hostBatch);
+                }
+                const data::Batch &batch = *source;
+                const int64_t n = batch.x.shape()[0];
+                nn::Plan &plan = model.plan(backend, n, true);
+                nn::StepContext ctx;
+                ctx.training = true;
+                ctx.seed = mix64(job.seed ^ mix64(uint64_t(st.step) + 0x5eed));
+                const Tensor &out = plan.forward(batch.x, ctx);
+                const LossResult r = loss->compute(backend, out, batch.y, &plan.outputGrad());
+                if (!std::isfinite(r.loss)) {
+                    return nodeError(
+                        job.lossNode,
+                        "the loss became " + std::string(std::isnan(r.loss) ? "NaN" : "infinite") +
+                            " at step " + std::to_string(st.step + 1) + " (epoch " +
+                            std::to_string(st.epoch + 1) +
+                            "); last whole checkpoint: " + lastCheckpointText(outDir) +
+                            ". Try a lower learning rate on '" + job.optimizer.node + "'");
+                }
+                plan.backward(ctx);
+                const float lr = st.lrOverride > 0 ? float(st.lrOverride) : schedule.at(st.step);
+                optimizer->step(backend, lr);
+                ++st.step;
+                ++st.batch;
+                st.lossSum += double(r.loss) * double(n);
+                st.correct += r.correct;
+                st.seen += n;
+                st.lastLoss = r.loss;
+                epochSamples += n;
+                recentLossSum += double(r.loss);
+                ++recentSteps;
+                recentCorrect += r.correct;
+                recentSeen += n;
+                const double stepSeconds = secondsSince(stepStart);
+                epochSeconds += stepSeconds;
+                trainSeconds += stepSeconds;
+                trainSamples += n;
 
-            const auto now = Clock::now();
-            const bool epochEnd = st.batch == stepsPerEpoch;
-            if (epochEnd || now - lastProgress >= std::chrono::milliseconds(100)) {
-                lastProgress = now;
-                Progress p;
-                p.epoch = st.epoch;
-                p.epochs = job.epochs;
-                p.step = st.step;
-                p.stepInEpoch = st.batch;
-                p.stepsPerEpoch = stepsPerEpoch;
-                p.totalSteps = totalSteps;
-                p.loss = float(st.lossSum / double(std::max<int64_t>(st.seen, 1)));
-                p.accuracy = float(double(st.correct) / double(std::max<int64_t>(st.seen, 1)));
-                p.recentLoss = float(recentLossSum / double(std::max<int64_t>(recentSteps, 1)));
-                p.recentAccuracy =
-                    float(double(recentCorrect) / double(std::max<int64_t>(recentSeen, 1)));
-                recentLossSum = 0;
-                recentSteps = 0;
-                recentCorrect = recentSeen = 0;
-                p.lr = lr;
-                p.elapsedSeconds = trainSeconds;
-                p.samples = trainSamples;
-                p.samplesPerSecond = double(trainSamples) / std::max(trainSeconds, 1e-9);
-                p.etaSeconds = trainSeconds / double(std::max<int64_t>(st.step - firstStep, 1)) *
-                               double(totalSteps - st.step);
-                p.dataWaitShare = std::clamp(
-                    flow.stats().consumerWaitSeconds / std::max(trainSeconds, 1e-9), 0.0, 1.0);
-                observer.progress(p);
+                const auto now = Clock::now();
+                const bool epochEnd = st.batch == stepsPerEpoch;
+                if (epochEnd || now - lastProgress >= std::chrono::milliseconds(100)) {
+                    lastProgress = now;
+                    Progress p;
+                    p.epoch = st.epoch;
+                    p.epochs = job.epochs;
+                    p.step = st.step;
+                    p.stepInEpoch = st.batch;
+                    p.stepsPerEpoch = stepsPerEpoch;
+                    p.totalSteps = totalSteps;
+                    p.loss = float(st.lossSum / double(std::max<int64_t>(st.seen, 1)));
+                    p.accuracy = float(double(st.correct) / double(std::max<int64_t>(st.seen, 1)));
+                    p.recentLoss = float(recentLossSum / double(std::max<int64_t>(recentSteps, 1)));
+                    p.recentAccuracy =
+                        float(double(recentCorrect) / double(std::max<int64_t>(recentSeen, 1)));
+                    recentLossSum = 0;
+                    recentSteps = 0;
+                    recentCorrect = recentSeen = 0;
+                    p.lr = lr;
+                    p.elapsedSeconds = trainSeconds;
+                    p.samples = trainSamples;
+                    p.samplesPerSecond = double(trainSamples) / std::max(trainSeconds, 1e-9);
+                    p.etaSeconds = trainSeconds /
+                                   double(std::max<int64_t>(st.step - firstStep, 1)) *
+                                   double(totalSteps - st.step);
+                    p.dataWaitShare = std::clamp(
+                        flow.stats().consumerWaitSeconds / std::max(trainSeconds, 1e-9), 0.0, 1.0);
+                    observer.progress(p);
+                }
+                if (now - lastFlowReport >= std::chrono::milliseconds(500)) {
+                    lastFlowReport = now;
+                    observer.dataflow(flowReporter.report(trainSeconds));
+                }
+                // A checkpoint every N steps; one that falls on the epoch's last step is written
+                // after the epoch's evaluation instead, as the start of the next epoch.
+                if (!outDir.empty() && job.checkpointSteps > 0 && !epochEnd &&
+                    st.step % job.checkpointSteps == 0)
+                    FB_TRY(checkpoint("steps"));
             }
-            if (now - lastFlowReport >= std::chrono::milliseconds(500)) {
-                lastFlowReport = now;
-                observer.dataflow(flowReporter.report(trainSeconds));
+            if (stopping) {
+                flow.cancel();
+                if (!outDir.empty()) FB_TRY(checkpoint("stop"));
+                break;
             }
-            // A checkpoint every N steps; one that falls on the epoch's last step is written
-            // after the epoch's evaluation instead, as the start of the next epoch.
-            if (!outDir.empty() && job.checkpointSteps > 0 && !epochEnd &&
-                st.step % job.checkpointSteps == 0)
-                FB_TRY(checkpoint("steps"));
-        }
-        if (stopping) {
-            flow.cancel();
-            if (!outDir.empty()) FB_TRY(checkpoint("stop"));
-            break;
-        }
-        (void)epochStart;
+            (void)epochStart;
 
-        EpochResult er;
-        er.epoch = st.epoch;
-        er.epochs = job.epochs;
-        er.trainLoss = float(st.lossSum / double(std::max<int64_t>(st.seen, 1)));
-        er.trainAccuracy = float(double(st.correct) / double(std::max<int64_t>(st.seen, 1)));
-        er.seconds = epochSeconds;
-        er.samplesPerSecond = epochSamples > 0 ? double(epochSamples) / epochSeconds : 0.0;
-        for (size_t i = 0; i < job.evaluations.size(); ++i) {
-            auto ev =
-                evaluate(model, backend, *loss, *evalFlows[i], job.evaluations[i],
-                         evaluationClassNames(evalFlows[i]->dataset(), flow.dataset(), classes));
-            if (!ev.ok()) return ev.error();
-            er.evaluations.push_back(std::move(ev).value());
-        }
-        observer.epochFinished(er);
-        if (!er.evaluations.empty()) summary.testAccuracy = er.evaluations[0].accuracy;
+            EpochResult er;
+            er.epoch = st.epoch;
+            er.epochs = job.epochs;
+            er.trainLoss = float(st.lossSum / double(std::max<int64_t>(st.seen, 1)));
+            er.trainAccuracy = float(double(st.correct) / double(std::max<int64_t>(st.seen, 1)));
+            er.seconds = epochSeconds;
+            er.samplesPerSecond = epochSamples > 0 ? double(epochSamples) / epochSeconds : 0.0;
+            for (size_t i = 0; i < job.evaluations.size(); ++i) {
+                auto ev = evaluate(
+                    model, backend, *loss, *evalFlows[i], job.evaluations[i],
+                    evaluationClassNames(evalFlows[i]->dataset(), flow.dataset(), classes));
+                if (!ev.ok()) return ev.error();
+                er.evaluations.push_back(std::move(ev).value());
+            }
+            observer.epochFinished(er);
+            if (!er.evaluations.empty()) summary.testAccuracy = er.evaluations[0].accuracy;
 
-        // The last update can break the weights even though the loss before it was finite:
-        // never write such a model as a success.
-        bool finite = true;
-        for (const auto &e : er.evaluations)
-            finite = finite && std::isfinite(e.loss);
-        for (auto &p : model.parameters()) {
-            const float *w = p.param->value.f32();
-            for (int64_t i = 0; finite && i < p.param->value.numel(); ++i)
-                finite = std::isfinite(w[i]);
-        }
-        if (!finite)
-            return nodeError(job.optimizer.node,
-                             "the weights became NaN or infinite by step " +
-                                 std::to_string(st.step) + " (epoch " +
-                                 std::to_string(st.epoch + 1) + "); last whole checkpoint: " +
-                                 lastCheckpointText(outDir) + ". Try a lower learning rate");
+            // The last update can break the weights even though the loss before it was finite:
+            // never write such a model as a success.
+            bool finite = true;
+            for (const auto &e : er.evaluations)
+                finite = finite && std::isfinite(e.loss);
+            for (auto &p : model.parameters()) {
+                const Tensor w = backend.toHost(p.param->value);
+                for (int64_t i = 0; finite && i < w.numel(); ++i)
+                    finite = std::isfinite(w.f32()[i]);
+            }
+            if (!finite)
+                return nodeError(job.optimizer.node,
+                                 "the weights became NaN or infinite by step " +
+                                     std::to_string(st.step) + " (epoch " +
+                                     std::to_string(st.epoch + 1) + "); last whole checkpoint: " +
+                                     lastCheckpointText(outDir) + ". Try a lower learning rate");
 
-        // The latest evaluation with its whole gallery, for a window that opens the run later
-        // (the stream sends the gallery with the last epoch only).
-        if (!outDir.empty() && !er.evaluations.empty()) {
-            nlohmann::json file{{"format", "flowbench.evaluation"},
-                                {"version", 1},
-                                {"epoch", st.epoch + 1},
-                                {"epochs", job.epochs},
-                                {"evaluations", nlohmann::json::array()}};
-            for (const Evaluation &e : er.evaluations)
-                file["evaluations"].push_back(evaluationJson(e, st.epoch + 1, job.epochs, true));
-            FB_TRY(writeFileAtomically(fs::path(outDir) / "evaluation.json", file.dump()));
+            // The latest evaluation with its whole gallery, for a window that opens the run later
+            // (the stream sends the gallery with the last epoch only).
+            if (!outDir.empty() && !er.evaluations.empty()) {
+                nlohmann::json file{{"format", "flowbench.evaluation"},
+                                    {"version", 1},
+                                    {"epoch", st.epoch + 1},
+                                    {"epochs", job.epochs},
+                                    {"evaluations", nlohmann::json::array()}};
+                for (const Evaluation &e : er.evaluations)
+                    file["evaluations"].push_back(
+                        evaluationJson(e, st.epoch + 1, job.epochs, true));
+                FB_TRY(writeFileAtomically(fs::path(outDir) / "evaluation.json", file.dump()));
+            }
+
+            // The epoch is whole: the state a checkpoint records is the start of the next one.
+            const bool last = st.epoch + 1 == job.epochs;
+            const bool everyEpoch =
+                job.checkpointEvery > 0 && (st.epoch + 1) % job.checkpointEvery == 0;
+            const bool everySteps = job.checkpointSteps > 0 && st.step % job.checkpointSteps == 0;
+            st.lossSum = 0;
+            st.correct = 0;
+            st.seen = 0;
+            if (!outDir.empty() && (last || everyEpoch || everySteps)) {
+                ++st.epoch;
+                st.batch = 0;
+                const Status s = checkpoint(everyEpoch || last ? "epoch" : "steps");
+                --st.epoch;
+                FB_TRY(s);
+            }
         }
 
-        // The epoch is whole: the state a checkpoint records is the start of the next one.
-        const bool last = st.epoch + 1 == job.epochs;
-        const bool everyEpoch =
-            job.checkpointEvery > 0 && (st.epoch + 1) % job.checkpointEvery == 0;
-        const bool everySteps = job.checkpointSteps > 0 && st.step % job.checkpointSteps == 0;
-        st.lossSum = 0;
-        st.correct = 0;
-        st.seen = 0;
-        if (!outDir.empty() && (last || everyEpoch || everySteps)) {
-            ++st.epoch;
-            st.batch = 0;
-            const Status s = checkpoint(everyEpoch || last ? "epoch" : "steps");
-            --st.epoch;
-            FB_TRY(s);
-        }
+    } catch (const DeviceError &e) {
+        flow.cancel();
+        return nodeError(e.node().empty() ? job.trainNode : e.node(),
+                         std::string(e.what()) +
+                             "; last whole checkpoint: " + lastCheckpointText(outDir));
     }
 
     // Commands that came too late for the loop still get their answer.
@@ -791,9 +847,9 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     if (!outDir.empty() && !stopping) {
         io::NamedTensors weights;
         for (auto &p : model.parameters())
-            weights.emplace_back(p.name, p.param->value);
+            weights.emplace_back(p.name, backend.toHost(p.param->value));
         for (auto &[name, b] : model.buffers())
-            weights.emplace_back(name, b);
+            weights.emplace_back(name, backend.toHost(b));
         FB_TRY(io::writeSafetensors((fs::path(outDir) / "model.safetensors").string(), weights,
                                     {{"format", "flowbench.model"}, {"pipeline_hash", hash}}));
     }

@@ -48,8 +48,18 @@ public:
     virtual std::vector<Parameter *> parameters() { return {}; }
     // Non-trainable state saved with the weights (batch norm's running statistics).
     virtual std::vector<std::pair<std::string, Tensor>> buffers() { return {}; }
-    // PyTorch's default initialization for this layer type.
+    // PyTorch's default initialization for this layer type (on host memory: before moveTo).
     virtual void initialize(Rng &rng) {}
+    // Moves parameters and buffers into b's memory (a no-op where they are already); gradients
+    // are made again there by the next training plan.
+    virtual void moveTo(Backend &b)
+    {
+        for (Parameter *p : parameters()) {
+            if (p->value.device() == b.device()) continue;
+            p->value = b.toDevice(p->value);
+            p->grad = Tensor();
+        }
+    }
     // The output aliases the input's storage (Flatten of NCHW data): no copy in the forward pass.
     // Image tensors are stored NHWC when backend.prefersChannelsLast() (see backend.h).
     virtual bool isView(Backend &backend, const Shape &in) const { return false; }

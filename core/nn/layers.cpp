@@ -3,7 +3,6 @@
 #include "core/nn/layout.h"
 
 #include <cmath>
-#include <cstring>
 
 namespace fb::nn {
 
@@ -289,8 +288,9 @@ private:
 
 class FlattenRun final : public LayerRun {
 public:
-    FlattenRun(bool transpose, Shape in)
-        : m_transpose(transpose)
+    FlattenRun(Backend &b, bool transpose, Shape in)
+        : m_b(b)
+        , m_transpose(transpose)
         , m_in(std::move(in))
     {}
     void forward(const std::vector<const Tensor *> &in, const Tensor &out,
@@ -305,10 +305,11 @@ public:
         if (m_transpose)
             transposeNhwc(dout.f32(), din[0]->f32(), m_in, false);
         else
-            std::memcpy(din[0]->raw(), dout.raw(), dout.bytes());
+            m_b.copy(din[0]->raw(), dout.raw(), dout.bytes());
     }
 
 private:
+    Backend &m_b;
     bool m_transpose;
     Shape m_in;
 };
@@ -321,7 +322,7 @@ public:
     std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &in,
                                           const Shape &) override
     {
-        return std::make_unique<FlattenRun>(storedTransposed(b, in[0]), in[0]);
+        return std::make_unique<FlattenRun>(b, storedTransposed(b, in[0]), in[0]);
     }
 };
 
@@ -339,7 +340,7 @@ public:
     {
         if (m_transpose) {
             m_ones = b.empty(s);
-            m_ones.fill(1.0f);
+            b.fill(m_ones.f32(), 1.0f, m_ones.numel());
             m_maskNchw = b.empty(s);
         }
     }
@@ -408,8 +409,9 @@ public:
         , m_runMean(runMean)
         , m_runVar(runVar)
         , m_momentum(momentum)
-        , m_mean(Tensor::empty({d.c}))
-        , m_var(Tensor::empty({d.c}))
+        , m_b(b)
+        , m_mean(b.empty({d.c}))
+        , m_var(b.empty({d.c}))
         , m_count(d.n * d.h * d.w)
     {}
     void forward(const std::vector<const Tensor *> &in, const Tensor &out,
@@ -423,11 +425,9 @@ public:
         m_kernel->forwardTraining(in[0]->f32(), m_g.value.f32(), m_beta.value.f32(), out.f32(),
                                   m_mean.f32(), m_var.f32());
         const float unbias = m_count > 1 ? float(m_count) / float(m_count - 1) : 1.0f;
-        float *rm = m_runMean.f32(), *rv = m_runVar.f32();
-        for (int64_t c = 0; c < m_mean.numel(); ++c) {
-            rm[c] = (1 - m_momentum) * rm[c] + m_momentum * m_mean.f32()[c];
-            rv[c] = (1 - m_momentum) * rv[c] + m_momentum * m_var.f32()[c] * unbias;
-        }
+        const int64_t c = m_mean.numel();
+        m_b.axpby(m_runMean.f32(), m_mean.f32(), c, 1 - m_momentum, m_momentum);
+        m_b.axpby(m_runVar.f32(), m_var.f32(), c, 1 - m_momentum, m_momentum * unbias);
     }
     void backward(const std::vector<const Tensor *> &in, const Tensor &, const Tensor &dout,
                   const std::vector<const Tensor *> &din, const StepContext &) override
@@ -436,7 +436,7 @@ public:
         Tensor scratch;
         float *dx = din[0] ? din[0]->f32() : nullptr;
         if (!dx) {
-            scratch = Tensor::empty(in[0]->shape());
+            scratch = m_b.empty(in[0]->shape());
             dx = scratch.f32();
         }
         m_kernel->backward(in[0]->f32(), dout.f32(), m_g.value.f32(), m_mean.f32(), m_var.f32(), dx,
@@ -448,6 +448,7 @@ private:
     Parameter &m_g, &m_beta;
     Tensor &m_runMean, &m_runVar;
     float m_momentum;
+    Backend &m_b;
     Tensor m_mean, m_var;
     int64_t m_count;
 };
@@ -479,6 +480,12 @@ public:
     std::vector<std::pair<std::string, Tensor>> buffers() override
     {
         return {{"running_mean", m_runMean}, {"running_var", m_runVar}};
+    }
+    void moveTo(Backend &b) override
+    {
+        Layer::moveTo(b);
+        m_runMean = b.toDevice(m_runMean);
+        m_runVar = b.toDevice(m_runVar);
     }
     void initialize(Rng &) override { reset(); }
     void reset()

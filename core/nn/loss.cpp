@@ -34,20 +34,25 @@ public:
     LossResult compute(Backend &b, const Tensor &out, const Tensor &labels,
                        const Tensor *dout) override
     {
+        // The one-hot target and the arg-max are made on the host: MSE on class scores is rare
+        // and small, and this keeps one version of it for every backend.
         const int64_t n = out.shape()[0], classes = out.shape()[1];
-        if (!m_target.defined() || m_target.shape() != out.shape())
-            m_target = Tensor::empty(out.shape());
-        m_target.zero();
+        const Tensor hostOut = b.toHost(out), hostLabels = b.toHost(labels);
+        Tensor target = Tensor::zeros(out.shape());
         LossResult r;
-        const int32_t *y = labels.data<int32_t>();
-        const float *o = out.f32();
+        const int32_t *y = hostLabels.data<int32_t>();
+        const float *o = hostOut.f32();
         for (int64_t i = 0; i < n; ++i) {
-            m_target.f32()[i * classes + y[i]] = 1.0f;
+            target.f32()[i * classes + y[i]] = 1.0f;
             int64_t best = 0;
             for (int64_t c = 1; c < classes; ++c)
                 if (o[i * classes + c] > o[i * classes + best]) best = c;
             r.correct += best == y[i];
         }
+        if (!m_target.defined() || m_target.shape() != out.shape() ||
+            m_target.device() != out.device())
+            m_target = b.empty(out.shape());
+        b.upload(m_target.raw(), target.raw(), target.bytes());
         // PyTorch's MSELoss: mean over every element.
         r.loss = b.mse(out.f32(), m_target.f32(), out.numel(), dout ? dout->f32() : nullptr);
         return r;

@@ -194,11 +194,24 @@ std::string Model::profileReport() const
     return out + line;
 }
 
+void Model::moveTo(Backend &backend)
+{
+    for (auto &n : m_nodes) {
+        try {
+            n.layer->moveTo(backend);
+        } catch (DeviceError &e) {
+            if (e.node().empty()) e.setNode(n.id);
+            throw;
+        }
+    }
+}
+
 Plan &Model::plan(Backend &backend, int64_t batch, bool training)
 {
     FB_ASSERT(m_compiled, "compile the model before making a plan");
     if (m_planBackend != &backend) {
         m_plans.clear();
+        moveTo(backend);
         m_planBackend = &backend;
     }
     auto &slot = m_plans[{batch, training}];
@@ -234,27 +247,46 @@ std::unique_ptr<Plan> Model::makePlan(Backend &backend, int64_t batch, bool trai
         Node &n = m_nodes[i];
         const int v = int(i) + 1;
         shapes[size_t(v)] = n.outSample.prepend(batch);
-        Plan::Step step;
-        step.node = int(i);
-        step.in = n.inputs;
-        step.outShape = shapes[size_t(v)];
-        std::vector<Shape> inShapes;
-        for (int u : n.inputs)
-            inShapes.push_back(shapes[size_t(u)]);
-        step.view = n.layer->isView(backend, inShapes[0]);
-        step.run = n.layer->instantiate(backend, inShapes, shapes[size_t(v)]);
-        if (!step.view) {
-            p.m_values[size_t(v)] = backend.empty(shapes[size_t(v)]);
-            p.m_bytes += p.m_values[size_t(v)].bytes();
+        try {
+            Plan::Step step;
+            step.node = int(i);
+            step.in = n.inputs;
+            step.outShape = shapes[size_t(v)];
+            std::vector<Shape> inShapes;
+            for (int u : n.inputs)
+                inShapes.push_back(shapes[size_t(u)]);
+            step.view = n.layer->isView(backend, inShapes[0]);
+            step.run = n.layer->instantiate(backend, inShapes, shapes[size_t(v)]);
+            if (!step.view) {
+                p.m_values[size_t(v)] = backend.empty(shapes[size_t(v)]);
+                p.m_bytes += p.m_values[size_t(v)].bytes();
+            }
+            p.m_steps.push_back(std::move(step));
+            // A kernel or buffer the device cannot make is this node's problem in the user's terms.
+        } catch (DeviceError &e) {
+            if (e.node().empty()) e.setNode(n.id);
+            throw;
         }
-        p.m_steps.push_back(std::move(step));
     }
 
     if (training) {
-        for (auto &np : parameters())
-            if (!np.param->grad.defined()) np.param->grad = backend.empty(np.param->value.shape());
+        for (auto &n : m_nodes)
+            for (Parameter *param : n.layer->parameters())
+                if (!param->grad.defined() || param->grad.device() != backend.device()) {
+                    try {
+                        param->grad = backend.empty(param->value.shape());
+                    } catch (DeviceError &e) {
+                        if (e.node().empty()) e.setNode(n.id);
+                        throw;
+                    }
+                }
         for (size_t v = 1; v < values; ++v) {
-            p.m_grads[v] = backend.empty(shapes[v]);
+            try {
+                p.m_grads[v] = backend.empty(shapes[v]);
+            } catch (DeviceError &e) {
+                if (e.node().empty()) e.setNode(m_nodes[v - 1].id);
+                throw;
+            }
             p.m_bytes += p.m_grads[v].bytes();
         }
         // Walk the backward pass once to see which gradients several consumers add to: the

@@ -77,8 +77,12 @@ public:
     void setRewrites(bool on) { m_rewritesEnabled = on; }
     // What compile() rewrote, for people: "relu1 now runs after pool1 ...".
     const std::vector<std::string> &rewrites() const { return m_rewrites; }
-    // Same seed, same weights (PyTorch's default schemes, our own generator).
+    // Same seed, same weights (PyTorch's default schemes, our own generator). Call it before the
+    // weights move to a device.
     void initialize(uint64_t seed);
+    // Moves the weights and buffers into the backend's memory (plan() does it too). Throws
+    // DeviceError, naming the node, when the device has no room for them.
+    void moveTo(Backend &backend);
 
     std::vector<NamedParameter> parameters();
     std::vector<std::pair<std::string, Tensor>> buffers(); // "bn1.running_mean"
@@ -88,7 +92,8 @@ public:
     // One line per layer: id, type, output shape, parameter count.
     std::string summary();
 
-    // The plan for this batch size and mode, made on first use.
+    // The plan for this batch size and mode, made on first use. Throws DeviceError naming the
+    // node whose kernel or buffers could not be made (out of GPU memory, a failed library call).
     Plan &plan(Backend &backend, int64_t batch, bool training);
     // Profiles every plan made from now on.
     void setProfiling(bool on) { m_profiling = on; }

@@ -40,6 +40,30 @@ void Optimizer::attach(const std::vector<NamedParameter> &params)
     m_steps = 0;
 }
 
+void Optimizer::moveTo(Backend &b)
+{
+    for (auto &s : m_state)
+        for (Tensor &t : s)
+            t = b.toDevice(t);
+}
+
+std::vector<ParamSlot> Optimizer::slots() const
+{
+    std::vector<ParamSlot> out;
+    out.reserve(m_params.size());
+    for (size_t i = 0; i < m_params.size(); ++i) {
+        const Parameter &q = *m_params[i].param;
+        ParamSlot s;
+        s.w = q.value.f32();
+        s.g = q.grad.f32();
+        s.s0 = m_state[i].size() > 0 ? m_state[i][0].f32() : nullptr;
+        s.s1 = m_state[i].size() > 1 ? m_state[i][1].f32() : nullptr;
+        s.count = q.value.numel();
+        out.push_back(s);
+    }
+    return out;
+}
+
 std::vector<std::pair<std::string, Tensor>> Optimizer::state() const
 {
     std::vector<std::pair<std::string, Tensor>> out;
@@ -62,11 +86,7 @@ public:
     {
         SgdParams p = m_p;
         p.lr = lr;
-        for (size_t i = 0; i < m_params.size(); ++i) {
-            Parameter &q = *m_params[i].param;
-            b.sgdStep(q.value.f32(), q.grad.f32(), m_state[i][0].f32(), q.value.numel(), p,
-                      m_steps == 0);
-        }
+        b.sgdSteps(slots(), p, m_steps == 0);
         ++m_steps;
     }
 
@@ -88,11 +108,7 @@ public:
         AdamParams p = m_p;
         p.lr = lr;
         ++m_steps;
-        for (size_t i = 0; i < m_params.size(); ++i) {
-            Parameter &q = *m_params[i].param;
-            b.adamStep(q.value.f32(), q.grad.f32(), m_state[i][0].f32(), m_state[i][1].f32(),
-                       q.value.numel(), p, m_steps);
-        }
+        b.adamSteps(slots(), p, m_steps);
     }
 
 protected:

@@ -28,8 +28,10 @@ class Optimizer {
 public:
     virtual ~Optimizer() = default;
     virtual std::string type() const = 0;
-    // Binds the parameters and makes the per-parameter state (zeros).
+    // Binds the parameters and makes the per-parameter state (zeros, in host memory).
     void attach(const std::vector<NamedParameter> &params);
+    // Moves the state into the backend's memory, where the parameters are.
+    void moveTo(Backend &b);
     // One update of every parameter from its gradient, at learning rate lr.
     virtual void step(Backend &b, float lr) = 0;
     int64_t steps() const { return m_steps; }
@@ -39,6 +41,8 @@ public:
 
 protected:
     virtual std::vector<std::string> stateNames() const = 0;
+    // The whole group as the backend's fused update takes it.
+    std::vector<ParamSlot> slots() const;
     std::vector<NamedParameter> m_params;
     std::vector<std::vector<Tensor>> m_state; // per parameter, per state name
     int64_t m_steps = 0;

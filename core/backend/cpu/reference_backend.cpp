@@ -2,6 +2,7 @@
 
 #include "core/base/check.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace fb {
@@ -34,6 +35,27 @@ Tensor ReferenceBackend::empty(const Shape &shape, DType dtype)
 void ReferenceBackend::copy(void *dst, const void *src, size_t bytes)
 {
     if (bytes) std::memcpy(dst, src, bytes);
+}
+
+// Host memory is this backend's memory: moving data in and out is a copy.
+void ReferenceBackend::upload(void *dst, const void *host, size_t bytes)
+{
+    copy(dst, host, bytes);
+}
+
+void ReferenceBackend::download(void *host, const void *src, size_t bytes)
+{
+    copy(host, src, bytes);
+}
+
+void ReferenceBackend::fill(float *y, float value, int64_t count)
+{
+    std::fill_n(y, count, value);
+}
+
+void ReferenceBackend::zero(void *dst, size_t bytes)
+{
+    if (bytes) std::memset(dst, 0, bytes);
 }
 
 std::unique_ptr<ConvKernel> ReferenceBackend::makeConv(const ConvDesc &d)

@@ -22,6 +22,10 @@ public:
 
     Tensor empty(const Shape &shape, DType dtype = DType::F32) override;
     void copy(void *dst, const void *src, size_t bytes) override;
+    void upload(void *dst, const void *host, size_t bytes) override;
+    void download(void *host, const void *src, size_t bytes) override;
+    void fill(float *y, float value, int64_t count) override;
+    void zero(void *dst, size_t bytes) override;
 
     std::unique_ptr<ConvKernel> makeConv(const ConvDesc &d) override;
     std::unique_ptr<LinearKernel> makeLinear(const LinearDesc &d) override;
@@ -31,6 +35,10 @@ public:
 
     void add(const float *a, const float *b, float *y, int64_t count) override;
     void accumulate(float *y, const float *x, int64_t count) override;
+    void axpby(float *y, const float *x, int64_t count, float a, float b) override;
+    void gatherRows(float *dst, const float *table, const int64_t *index, int64_t n,
+                    int64_t rowElems) override;
+    void gatherLabels(int32_t *dst, const int32_t *table, const int64_t *index, int64_t n) override;
 
     LossResult softmaxCrossEntropy(const float *logits, const int32_t *labels, int64_t n,
                                    int64_t classes, float *dlogits) override;

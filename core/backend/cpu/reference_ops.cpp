@@ -7,6 +7,7 @@
 #include "core/base/check.h"
 #include "core/base/rng.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace fb {
@@ -21,6 +22,26 @@ void ReferenceBackend::accumulate(float *y, const float *x, int64_t count)
 {
     for (int64_t i = 0; i < count; ++i)
         y[i] += x[i];
+}
+
+void ReferenceBackend::axpby(float *y, const float *x, int64_t count, float a, float b)
+{
+    for (int64_t i = 0; i < count; ++i)
+        y[i] = a * y[i] + b * x[i];
+}
+
+void ReferenceBackend::gatherRows(float *dst, const float *table, const int64_t *index, int64_t n,
+                                  int64_t rowElems)
+{
+    for (int64_t i = 0; i < n; ++i)
+        std::copy_n(table + index[i] * rowElems, rowElems, dst + i * rowElems);
+}
+
+void ReferenceBackend::gatherLabels(int32_t *dst, const int32_t *table, const int64_t *index,
+                                    int64_t n)
+{
+    for (int64_t i = 0; i < n; ++i)
+        dst[i] = table[index[i]];
 }
 
 LossResult ReferenceBackend::softmaxCrossEntropy(const float *logits, const int32_t *labels,
