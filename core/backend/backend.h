@@ -213,6 +213,9 @@ public:
     virtual void zero(void *dst, size_t bytes) = 0;
     // Waits until the device has done all the work queued so far.
     virtual void synchronize() {}
+    // Lets convolutions and matrix products made from now on use TF32 tensor-core math. False
+    // when the backend has none (the CPU backends compute float32 whatever is asked).
+    virtual bool setTf32(bool on) { return !on; }
 
     // Tensor helpers built on the above. toDevice/toHost return the tensor itself when it is
     // already where it is asked for (no copy).

@@ -1,0 +1,127 @@
+#include "core/backend/cuda/caching_allocator.h"
+
+#include "core/backend/cuda/cuda_check.h"
+#include "core/backend/cuda/cuda_runtime_types.h"
+
+#include <cstdio>
+
+namespace fb::cuda {
+
+namespace {
+
+std::string gib(size_t bytes)
+{
+    char buf[64];
+    if (bytes >= (size_t(1) << 30))
+        std::snprintf(buf, sizeof buf, "%.2f GiB", double(bytes) / double(size_t(1) << 30));
+    else
+        std::snprintf(buf, sizeof buf, "%.1f MiB", double(bytes) / double(size_t(1) << 20));
+    return buf;
+}
+
+} // namespace
+
+CachingAllocator::CachingAllocator(int device, std::string deviceName)
+    : m_device(device)
+    , m_deviceName(std::move(deviceName))
+{}
+
+CachingAllocator::~CachingAllocator()
+{
+    std::lock_guard lock(m_mutex);
+    emptyCacheLocked();
+    // Blocks still live belong to tensors that outlive the backend (static lifetime at exit);
+    // the driver frees them with the context.
+}
+
+size_t CachingAllocator::roundedSize(size_t bytes)
+{
+    // 512-byte steps below 1 MiB (cuDNN and cuBLAS like 256-byte alignment), 2 MiB steps above,
+    // so that slightly different sizes share blocks.
+    constexpr size_t kSmall = 512, kLarge = size_t(2) << 20;
+    if (bytes == 0) bytes = 1;
+    if (bytes < (size_t(1) << 20)) return (bytes + kSmall - 1) / kSmall * kSmall;
+    return (bytes + kLarge - 1) / kLarge * kLarge;
+}
+
+void *CachingAllocator::allocate(size_t bytes)
+{
+    const size_t size = roundedSize(bytes);
+    std::lock_guard lock(m_mutex);
+    ++m_stats.allocations;
+    auto it = m_free.lower_bound(size);
+    if (it != m_free.end() && it->first <= 2 * size) {
+        void *p = it->second;
+        const size_t blockSize = it->first;
+        m_free.erase(it);
+        m_stats.cached -= blockSize;
+        m_live[p] = blockSize;
+        m_stats.inUse += blockSize;
+        m_stats.peakInUse = std::max(m_stats.peakInUse, m_stats.inUse);
+        ++m_stats.cacheHits;
+        return p;
+    }
+    DeviceScope scope(m_device);
+    void *p = nullptr;
+    cudaError_t e = cudaMalloc(&p, size);
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError(); // out of memory is not sticky: clear it and retry with the cache freed
+        emptyCacheLocked();
+        e = cudaMalloc(&p, size);
+    }
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        size_t freeBytes = 0, totalBytes = 0;
+        cudaMemGetInfo(&freeBytes, &totalBytes);
+        throw DeviceError("out of GPU memory on cuda:" + std::to_string(m_device) + " (" +
+                              m_deviceName + "): asked for " + gib(bytes) + ", this run holds " +
+                              gib(m_stats.inUse) + ", the device has " + gib(freeBytes) +
+                              " free of " + gib(totalBytes) + " (" + describe(e) +
+                              "). Try a smaller batch size",
+                          bytes);
+    }
+    ++m_stats.deviceMallocs;
+    m_live[p] = size;
+    m_stats.inUse += size;
+    m_stats.peakInUse = std::max(m_stats.peakInUse, m_stats.inUse);
+    return p;
+}
+
+void CachingAllocator::release(void *p)
+{
+    if (!p) return;
+    std::lock_guard lock(m_mutex);
+    auto it = m_live.find(p);
+    if (it == m_live.end()) return; // not ours: never happens unless a Storage was forged
+    m_stats.inUse -= it->second;
+    m_stats.cached += it->second;
+    m_free.emplace(it->second, p);
+    m_live.erase(it);
+}
+
+void CachingAllocator::emptyCache()
+{
+    std::lock_guard lock(m_mutex);
+    emptyCacheLocked();
+}
+
+void CachingAllocator::emptyCacheLocked()
+{
+    if (m_free.empty()) return;
+    int previous = 0;
+    cudaGetDevice(&previous);
+    cudaSetDevice(m_device);
+    for (auto &[size, p] : m_free)
+        cudaFree(p);
+    cudaSetDevice(previous);
+    m_free.clear();
+    m_stats.cached = 0;
+}
+
+CachingAllocator::Stats CachingAllocator::stats() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_stats;
+}
+
+} // namespace fb::cuda

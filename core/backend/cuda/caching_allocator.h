@@ -1,0 +1,56 @@
+#pragma once
+
+// Device memory that is cached instead of freed (PyTorch's CUDACachingAllocator idea, much
+// simplified): cudaMalloc and cudaFree synchronize the device and cost tens of microseconds, and
+// a run frees and asks for the same sizes again (plans per batch size, evaluation batches).
+// Freed blocks go to a free list keyed by size; a request takes the smallest cached block that
+// is large enough and not more than twice the size. When cudaMalloc fails, every cached block
+// is released and the request tried once more before it is reported.
+//
+// All work runs on one stream per backend, so a block freed while kernels still use it is only
+// reused by work queued after them on that stream: stream order keeps it safe.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace fb::cuda {
+
+class CachingAllocator {
+public:
+    explicit CachingAllocator(int device, std::string deviceName);
+    ~CachingAllocator();
+    CachingAllocator(const CachingAllocator &) = delete;
+    CachingAllocator &operator=(const CachingAllocator &) = delete;
+
+    // Throws DeviceError naming the bytes asked for, those in use and those free on the device.
+    void *allocate(size_t bytes);
+    void release(void *p);
+    // Gives every cached block back to the driver.
+    void emptyCache();
+
+    struct Stats {
+        size_t inUse = 0;  // bytes handed out (rounded sizes)
+        size_t cached = 0; // bytes held in the free list
+        size_t peakInUse = 0;
+        int64_t allocations = 0, cacheHits = 0, deviceMallocs = 0;
+    };
+    Stats stats() const;
+
+    static size_t roundedSize(size_t bytes);
+
+private:
+    void emptyCacheLocked();
+
+    int m_device;
+    std::string m_deviceName;
+    mutable std::mutex m_mutex;
+    std::multimap<size_t, void *> m_free;
+    std::unordered_map<void *, size_t> m_live;
+    Stats m_stats;
+};
+
+} // namespace fb::cuda

@@ -1,0 +1,100 @@
+#pragma once
+
+// The GPU backend (DESIGN.md): cuDNN for convolution, pooling and batch normalization, cuBLAS
+// for matrix products, our own kernels for the rest. One backend per GPU; all its work runs in
+// order on one stream; uploads go through pinned staging buffers, so the host copies into them
+// and goes on while the copy engine moves the bytes.
+
+#include "core/backend/cuda/cuda_context.h"
+#include "core/backend/cuda/cuda_runtime_types.h"
+
+#include <vector>
+
+namespace fb::cuda {
+
+class CudaBackend final : public Backend {
+public:
+    // Throws DeviceError when the device cannot be opened.
+    explicit CudaBackend(int device);
+    ~CudaBackend() override;
+
+    std::string name() const override { return "cuda"; }
+    Device device() const override { return Device::cuda(m_ctx.device); }
+    bool supports(OpKind) const override { return true; }
+    void setThreads(int) override {} // host threads only queue work here
+    bool setTf32(bool on) override
+    {
+        m_ctx.tf32 = on;
+        return true;
+    }
+    bool tf32() const { return m_ctx.tf32; }
+
+    Tensor empty(const Shape &shape, DType dtype = DType::F32) override;
+    void copy(void *dst, const void *src, size_t bytes) override;
+    void upload(void *dst, const void *host, size_t bytes) override;
+    void download(void *host, const void *src, size_t bytes) override;
+    void fill(float *y, float value, int64_t count) override;
+    void zero(void *dst, size_t bytes) override;
+    void synchronize() override;
+
+    std::unique_ptr<ConvKernel> makeConv(const ConvDesc &d) override;
+    std::unique_ptr<LinearKernel> makeLinear(const LinearDesc &d) override;
+    std::unique_ptr<PoolKernel> makePool(const PoolDesc &d) override;
+    std::unique_ptr<ActivationKernel> makeActivation(const ActivationDesc &d) override;
+    std::unique_ptr<BatchNormKernel> makeBatchNorm(const BatchNormDesc &d) override;
+
+    void add(const float *a, const float *b, float *y, int64_t count) override;
+    void accumulate(float *y, const float *x, int64_t count) override;
+    void axpby(float *y, const float *x, int64_t count, float a, float b) override;
+    void gatherRows(float *dst, const float *table, const int64_t *index, int64_t n,
+                    int64_t rowElems) override;
+    void gatherLabels(int32_t *dst, const int32_t *table, const int64_t *index, int64_t n) override;
+
+    LossResult softmaxCrossEntropy(const float *logits, const int32_t *labels, int64_t n,
+                                   int64_t classes, float *dlogits) override;
+    float mse(const float *pred, const float *target, int64_t count, float *dpred) override;
+
+    void dropoutForward(const float *x, float *y, float *mask, int64_t count, float p,
+                        uint64_t seed) override;
+    void dropoutBackward(const float *dy, const float *mask, float *dx, int64_t count) override;
+
+    void sgdStep(float *w, const float *g, float *buf, int64_t count, const SgdParams &p,
+                 bool firstStep) override;
+    void adamStep(float *w, const float *g, float *m, float *v, int64_t count, const AdamParams &p,
+                  int64_t step) override;
+    void sgdSteps(const std::vector<ParamSlot> &group, const SgdParams &p, bool firstStep) override;
+    void adamSteps(const std::vector<ParamSlot> &group, const AdamParams &p, int64_t step) override;
+
+    CachingAllocator &allocator() { return *m_allocator; }
+    const std::string &deviceName() const { return m_deviceName; }
+
+private:
+    // The group's slots in device memory, uploaded again only when the group changes (its
+    // pointers stay the same step after step).
+    const ParamSlot *deviceSlots(const std::vector<ParamSlot> &group);
+
+    std::string m_deviceName;
+    std::unique_ptr<CachingAllocator> m_allocator;
+    std::unique_ptr<Stream> m_stream;
+    CudaContext m_ctx;
+    // Pinned staging for uploads: the host's bytes are copied here so that the copy engine can
+    // read them while the host goes on; two slots, each reused once its last copy is done.
+    struct Staging {
+        PinnedBuffer buffer;
+        std::unique_ptr<Event> done;
+        bool used = false;
+    };
+    Staging m_staging[2];
+    int m_nextStaging = 0;
+    // Loss results: written by the kernels, read back with one small copy.
+    DeviceBuffer m_lossOut;
+    PinnedBuffer m_lossHost;
+    std::vector<ParamSlot> m_slotsHost;
+    DeviceBuffer m_slotsDevice;
+};
+
+// The usable GPUs of this machine, or why there are none.
+DeviceList listCudaDevices();
+void appendCudaLibraryVersions(std::vector<std::pair<std::string, std::string>> &out);
+
+} // namespace fb::cuda

@@ -1,0 +1,82 @@
+#include "core/backend/cuda/cuda_runtime_types.h"
+
+namespace fb::cuda {
+
+Stream::Stream()
+{
+    FB_CUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
+}
+
+Stream::~Stream()
+{
+    // Destructors never throw: a failure here means the context is already gone.
+    if (m_stream) cudaStreamDestroy(m_stream);
+}
+
+void Stream::synchronize() const
+{
+    FB_CUDA_CHECK(cudaStreamSynchronize(m_stream));
+}
+
+Event::Event(bool timing)
+{
+    FB_CUDA_CHECK(
+        cudaEventCreateWithFlags(&m_event, timing ? cudaEventDefault : cudaEventDisableTiming));
+}
+
+Event::~Event()
+{
+    if (m_event) cudaEventDestroy(m_event);
+}
+
+void Event::record(cudaStream_t stream) const
+{
+    FB_CUDA_CHECK(cudaEventRecord(m_event, stream));
+}
+
+void Event::waitOn(cudaStream_t stream) const
+{
+    FB_CUDA_CHECK(cudaStreamWaitEvent(stream, m_event, 0));
+}
+
+void Event::synchronize() const
+{
+    FB_CUDA_CHECK(cudaEventSynchronize(m_event));
+}
+
+float Event::elapsedMs(const Event &start, const Event &end)
+{
+    float ms = 0;
+    FB_CUDA_CHECK(cudaEventElapsedTime(&ms, start.m_event, end.m_event));
+    return ms;
+}
+
+PinnedBuffer::PinnedBuffer(size_t bytes)
+    : m_bytes(bytes)
+{
+    if (cudaHostAlloc(&m_data, bytes, cudaHostAllocDefault) != cudaSuccess) {
+        cudaGetLastError(); // clear it: pinned memory running out is not sticky
+        m_data = nullptr;
+        throw DeviceError("cannot pin " + std::to_string(bytes) +
+                              " bytes of host memory for copies to the GPU",
+                          bytes);
+    }
+}
+
+PinnedBuffer::~PinnedBuffer()
+{
+    if (m_data) cudaFreeHost(m_data);
+}
+
+DeviceScope::DeviceScope(int device)
+{
+    FB_CUDA_CHECK(cudaGetDevice(&m_previous));
+    if (m_previous != device) FB_CUDA_CHECK(cudaSetDevice(device));
+}
+
+DeviceScope::~DeviceScope()
+{
+    cudaSetDevice(m_previous);
+}
+
+} // namespace fb::cuda

@@ -1,0 +1,108 @@
+// The reference pipelines (resources/examples/fashion_mnist_{mlp,cnn}.json) trained for their
+// first 50 steps on the CPU (oneDNN) and on the GPU from the same initial weights and the same
+// batches: the losses must agree step by step within a tolerance that allows for float rounding
+// differences growing over the steps. Skips, saying why, where there is no GPU. The batches are
+// deterministic pseudo-images shaped like Fashion-MNIST's (no data set needed): the point is
+// that the two devices compute the same training trajectory.
+
+#include "core/backend/backend.h"
+#include "core/base/rng.h"
+#include "core/exec/job.h"
+#include "core/graph/pipeline_file.h"
+#include "core/nn/loss.h"
+#include "core/nn/optimizer.h"
+
+#include <QtTest>
+
+using namespace fb;
+
+namespace {
+
+struct Trajectory {
+    std::vector<float> losses;
+    std::vector<int64_t> correct;
+};
+
+// 50 steps of the pipeline's model, loss and optimizer on one backend.
+Trajectory train(const std::string &example, Backend &backend, int steps)
+{
+    auto doc =
+        graph::loadPipeline(std::string(FLOWBENCH_SOURCE_DIR) + "/resources/examples/" + example);
+    if (!doc.ok()) qFatal("%s", doc.error().message.c_str());
+    auto job = exec::readTrainingJob(doc.value());
+    if (!job.ok()) qFatal("%s", job.error().message.c_str());
+    const Shape sample{1, 28, 28};
+    auto model = exec::buildModel(job.value(), sample);
+    if (!model.ok()) qFatal("%s", model.error().message.c_str());
+    nn::Model &m = model.value();
+    m.initialize(job->seed);
+    auto loss = exec::buildLoss(job.value());
+    auto opt = exec::buildOptimizer(job->optimizer);
+    opt->attach(m.parameters());
+    m.moveTo(backend);
+    opt->moveTo(backend);
+
+    const int64_t n = job->batchSize;
+    Trajectory t;
+    Tensor x = Tensor::empty(sample.prepend(n)), y = Tensor::empty({n}, DType::I32);
+    Tensor dx = backend.empty(x.shape()), dy = backend.empty(y.shape(), DType::I32);
+    Rng rng(1234);
+    for (int s = 0; s < steps; ++s) {
+        // Normalized like the pipelines' data: pixels in [0, 1], then (p - 0.286) / 0.353.
+        for (int64_t i = 0; i < x.numel(); ++i)
+            x.f32()[i] = (rng.uniform(0.0f, 1.0f) - 0.286f) / 0.353f;
+        for (int64_t i = 0; i < n; ++i)
+            y.data<int32_t>()[i] = int32_t(rng.next() % 10);
+        backend.upload(dx.raw(), x.raw(), x.bytes());
+        backend.upload(dy.raw(), y.raw(), y.bytes());
+        nn::Plan &plan = m.plan(backend, n, true);
+        nn::StepContext ctx;
+        ctx.seed = mix64(uint64_t(s));
+        const Tensor &out = plan.forward(dx, ctx);
+        const LossResult r = loss->compute(backend, out, dy, &plan.outputGrad());
+        plan.backward(ctx);
+        opt->step(backend, job->optimizer.schedule.base);
+        t.losses.push_back(r.loss);
+        t.correct.push_back(r.correct);
+    }
+    return t;
+}
+
+} // namespace
+
+class TestCrossDevice : public QObject {
+    Q_OBJECT
+
+private slots:
+    void first50Steps_data()
+    {
+        QTest::addColumn<QString>("example");
+        QTest::newRow("mlp") << QStringLiteral("fashion_mnist_mlp.json");
+        QTest::newRow("cnn") << QStringLiteral("fashion_mnist_cnn.json");
+    }
+    void first50Steps()
+    {
+        QFETCH(QString, example);
+        auto gpu = backendFor(Device::cuda(0));
+        if (!gpu.ok()) QSKIP(("not compared on a GPU: " + gpu.error().message).c_str());
+        auto cpu = backendFor(Device::cpu());
+        QVERIFY(cpu.ok());
+        cpu.value()->setThreads(2);
+        const Trajectory a = train(example.toStdString(), *cpu.value(), 50);
+        const Trajectory b = train(example.toStdString(), *gpu.value(), 50);
+        for (size_t s = 0; s < a.losses.size(); ++s) {
+            const float tol = 2e-3f * std::max(1.0f, std::abs(a.losses[s]));
+            QVERIFY2(std::abs(a.losses[s] - b.losses[s]) <= tol,
+                     qPrintable(QStringLiteral("step %1: cpu loss %2, gpu loss %3")
+                                    .arg(s + 1)
+                                    .arg(a.losses[s], 0, 'g', 8)
+                                    .arg(b.losses[s], 0, 'g', 8)));
+        }
+        qInfo("%s: step 1 loss cpu %.6f gpu %.6f; step 50 loss cpu %.6f gpu %.6f",
+              qPrintable(example), a.losses.front(), b.losses.front(), a.losses.back(),
+              b.losses.back());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCrossDevice)
+#include "test_cross_device.moc"
