@@ -3,6 +3,7 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/progress.h"
+#include "core/backend/backend.h"
 #include "core/exec/runner.h"
 #include "core/graph/graph.h"
 
@@ -30,7 +31,8 @@ const char *kUsage =
 
 commands:
   run PIPELINE.json      train and evaluate a pipeline
-      --device cpu|cuda[:N]   device (default: the train node's 'device' parameter)
+      --device cpu|cuda[:N]|auto  device (default: the train node's 'device' parameter;
+                              auto = the first GPU, else the CPU)
       --threads N             CPU threads (default: every core)
       --data-workers N        threads preparing batches (default: the train node's data_workers)
       --set NODE.PARAM=VALUE  override a parameter (repeatable)
@@ -41,6 +43,8 @@ commands:
       --profile               report the forward and backward time of every layer
   validate PIPELINE.json  check a pipeline; exit 2 with one line per problem
   nodes [--json]          list every node type with its ports and parameters
+  devices [--json]        list the compute devices (CPU, GPUs with memory and compute
+                          capability) and, when there is no GPU, why
   --version               print the version
 
 Ctrl-C stops a run after its current step and writes a checkpoint; a second Ctrl-C kills it.
@@ -111,6 +115,47 @@ int cmdNodes(int argc, char **argv)
         std::cout << graph::nodeTypesJson(registry).dump(2) << "\n";
     else
         std::cout << graph::describeNodeTypes(registry);
+    return kExitOk;
+}
+
+int cmdDevices(int argc, char **argv)
+{
+    const bool asJson = argc >= 1 && std::strcmp(argv[0], "--json") == 0;
+    const DeviceList list = listDevices();
+    if (asJson) {
+        json devices = json::array();
+        for (const ComputeDevice &d : list.devices) {
+            json j{{"device", d.device.str()},
+                   {"kind", d.device.kind == Device::Kind::Cpu ? "cpu" : "cuda"},
+                   {"name", d.name}};
+            if (d.device.kind == Device::Kind::Cpu) {
+                j["cores"] = d.multiprocessors;
+            } else {
+                j["memory_bytes"] = d.memoryBytes;
+                j["compute_capability"] =
+                    std::to_string(d.computeMajor) + "." + std::to_string(d.computeMinor);
+                j["multiprocessors"] = d.multiprocessors;
+            }
+            devices.push_back(j);
+        }
+        json out{{"devices", devices}, {"default", defaultDevice().str()}};
+        out["gpu_problem"] = list.gpuProblem.empty() ? json(nullptr) : json(list.gpuProblem);
+        std::cout << out.dump(2) << "\n";
+        return kExitOk;
+    }
+    for (const ComputeDevice &d : list.devices) {
+        if (d.device.kind == Device::Kind::Cpu) {
+            std::printf("%-8s %s, %d threads\n", d.device.str().c_str(), d.name.c_str(),
+                        d.multiprocessors);
+        } else {
+            std::printf("%-8s %s, %.1f GiB, compute capability %d.%d, %d multiprocessors\n",
+                        d.device.str().c_str(), d.name.c_str(),
+                        double(d.memoryBytes) / double(int64_t(1) << 30), d.computeMajor,
+                        d.computeMinor, d.multiprocessors);
+        }
+    }
+    if (!list.gpuProblem.empty()) std::printf("no GPU: %s\n", list.gpuProblem.c_str());
+    std::printf("auto means %s\n", defaultDevice().str().c_str());
     return kExitOk;
 }
 
@@ -263,6 +308,7 @@ int main(int argc, char **argv)
         if (cmd == "run") return cmdRun(argc - 2, argv + 2);
         if (cmd == "validate") return cmdValidate(argc - 2, argv + 2);
         if (cmd == "nodes") return cmdNodes(argc - 2, argv + 2);
+        if (cmd == "devices") return cmdDevices(argc - 2, argv + 2);
         if (cmd == "--version" || cmd == "version") {
             std::printf("flowbench-cli %s\n", FLOWBENCH_VERSION);
             return kExitOk;

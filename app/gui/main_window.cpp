@@ -9,14 +9,19 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QElapsedTimer>
+#include <QEventLoop>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGuiApplication>
 #include <QInputDialog>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QListWidget>
 #include <QMenuBar>
 #include <QMimeData>
+#include <QProcess>
 #include <QPainter>
 #include <QProgressBar>
 #include <QSettings>
@@ -31,7 +36,6 @@
 
 #include "app/gui/theme.h"
 #include "core/graph/pipeline_file.h"
-#include "core/metrics/nvml.h"
 #include "widgets/canvas/canvas_items.h"
 #include "widgets/canvas/graph_scene.h"
 #include "widgets/canvas/graph_view.h"
@@ -146,6 +150,12 @@ MainWindow::MainWindow(QWidget *parent)
 
 MainWindow::~MainWindow()
 {
+    // A device listing still running must not answer into a half-destroyed window.
+    if (m_devicesProcess) {
+        m_devicesProcess->disconnect(this);
+        m_devicesProcess->kill();
+        m_devicesProcess->waitForFinished(1000);
+    }
     // A run must not outlive its window.
     if (m_session->isRunning()) m_session->kill();
 }
@@ -431,32 +441,88 @@ void MainWindow::fillDevices()
     m_device->clear();
     m_device->addItem(tr("CPU"), QStringLiteral("cpu"));
     m_device->setItemData(0, tr("Train on the CPU threads (oneDNN)"), Qt::ToolTipRole);
-    // GPUs are listed whenever NVML sees them, and disabled with the reason while they cannot
-    // be used, rather than hidden (DESIGN.md).
+    m_device->addItem(tr("GPU: looking…"), QString());
     auto *model = qobject_cast<QStandardItemModel *>(m_device->model());
-    metrics::NvmlGpus nvml;
-    const std::string noBackend =
-        "this build of Flowbench has no GPU backend yet: runs use the CPU";
-    if (nvml.available()) {
-        const auto gpus = nvml.sample();
-        for (const auto &g : gpus) {
-            m_device->addItem(QStringLiteral("cuda:%1  %2").arg(g.index).arg(q(g.name)),
-                              QStringLiteral("cuda:%1").arg(g.index));
-            const int row = m_device->count() - 1;
-            m_device->setItemData(row, q(noBackend), Qt::ToolTipRole);
-            if (model) model->item(row)->setEnabled(false);
-        }
-    } else {
-        m_device->addItem(tr("GPU: none usable"), QString());
-        const int row = m_device->count() - 1;
-        m_device->setItemData(row, q(nvml.status()), Qt::ToolTipRole);
-        if (model) model->item(row)->setEnabled(false);
-    }
+    if (model) model->item(1)->setEnabled(false);
     m_device->setCurrentIndex(0);
+    // The engine, not the window, talks to CUDA (a sticky GPU error must never reach the
+    // editor): ask `flowbench-cli devices --json` which devices a run can use.
+    const QString cli = widgets::RunSession::defaultCliPath();
+    if (cli.isEmpty()) {
+        applyDeviceList({}, tr("flowbench-cli was not found, so no GPU can be asked for"));
+        return;
+    }
+    auto *process = new QProcess(this);
+    m_devicesProcess = process;
+    connect(process, &QProcess::finished, this, [this, process](int code, QProcess::ExitStatus st) {
+        process->deleteLater();
+        if (st != QProcess::NormalExit || code != 0)
+            applyDeviceList(
+                {}, tr("`flowbench-cli devices` failed: %1")
+                        .arg(QString::fromLocal8Bit(process->readAllStandardError()).trimmed()));
+        else
+            applyDeviceList(process->readAllStandardOutput(), {});
+    });
+    connect(process, &QProcess::errorOccurred, this, [this, process](QProcess::ProcessError e) {
+        if (e != QProcess::FailedToStart) return;
+        process->deleteLater();
+        applyDeviceList({},
+                        tr("flowbench-cli could not be started: %1").arg(process->errorString()));
+    });
+    process->start(cli, {QStringLiteral("devices"), QStringLiteral("--json")});
+}
+
+void MainWindow::applyDeviceList(const QByteArray &json, const QString &failure)
+{
+    // GPUs a run can use are listed; when there is none, one disabled entry says why rather
+    // than hiding the choice (DESIGN.md).
+    const QString current = m_device->currentData().toString();
+    while (m_device->count() > 1)
+        m_device->removeItem(1);
+    auto *model = qobject_cast<QStandardItemModel *>(m_device->model());
+    QString problem = failure;
+    const QJsonObject root = QJsonDocument::fromJson(json).object();
+    for (const QJsonValue &v : root.value("devices").toArray()) {
+        const QJsonObject d = v.toObject();
+        if (d.value("kind").toString() != QLatin1String("cuda")) continue;
+        const QString id = d.value("device").toString();
+        m_device->addItem(QStringLiteral("%1  %2").arg(id, d.value("name").toString()), id);
+        m_device->setItemData(
+            m_device->count() - 1,
+            tr("%1: %2 GiB, compute capability %3")
+                .arg(d.value("name").toString())
+                .arg(d.value("memory_bytes").toDouble() / double(1 << 30), 0, 'f', 1)
+                .arg(d.value("compute_capability").toString()),
+            Qt::ToolTipRole);
+    }
+    if (problem.isEmpty()) problem = root.value("gpu_problem").toString();
+    if (m_device->count() == 1) {
+        m_device->addItem(tr("GPU: none usable"), QString());
+        m_device->setItemData(1, problem.isEmpty() ? tr("no GPU was found") : problem,
+                              Qt::ToolTipRole);
+        if (model) model->item(1)->setEnabled(false);
+    }
+    // The device chosen before the list came (or saved from last time) stays chosen.
+    const QString wanted = m_wantedDevice.isEmpty() ? current : m_wantedDevice;
+    const int row = m_device->findData(wanted);
+    if (row >= 0 && (!model || model->item(row)->isEnabled())) m_device->setCurrentIndex(row);
+    m_devicesKnown = true;
+    emit devicesListed();
+}
+
+bool MainWindow::waitForDevices(int ms)
+{
+    if (m_devicesKnown) return true;
+    QEventLoop loop;
+    QTimer::singleShot(ms, &loop, &QEventLoop::quit);
+    connect(this, &MainWindow::devicesListed, &loop, &QEventLoop::quit);
+    loop.exec();
+    return m_devicesKnown;
 }
 
 bool MainWindow::setRunDevice(const QString &device, QString *why)
 {
+    if (device != QLatin1String("cpu")) waitForDevices();
     QString wanted = device == QLatin1String("cuda") ? QStringLiteral("cuda:0") : device;
     const int row = m_device->findData(wanted);
     auto *model = qobject_cast<QStandardItemModel *>(m_device->model());
@@ -526,7 +592,9 @@ void MainWindow::restoreSettings()
     QSettings s;
     if (!restoreGeometry(s.value("window/geometry").toByteArray())) resize(1400, 900);
     restoreState(s.value("window/state").toByteArray());
-    const int device = m_device->findData(s.value("run/device", "cpu").toString());
+    // GPUs arrive a moment later (fillDevices); the saved choice is applied then.
+    m_wantedDevice = s.value("run/device", "cpu").toString();
+    const int device = m_device->findData(m_wantedDevice);
     auto *model = qobject_cast<QStandardItemModel *>(m_device->model());
     if (device >= 0 && model && model->item(device)->isEnabled()) m_device->setCurrentIndex(device);
     refreshRecentMenu();

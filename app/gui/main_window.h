@@ -7,6 +7,8 @@
 
 #include <QElapsedTimer>
 #include <QMainWindow>
+#include <QPointer>
+#include <QProcess>
 #include <QMessageBox>
 #include <QStringList>
 #include <nlohmann/json.hpp>
@@ -61,6 +63,9 @@ public:
     // Picks the device for runs ("cpu", "cuda:0"); false, with the reason, when the device
     // picker has it disabled or does not know it.
     bool setRunDevice(const QString &device, QString *why = nullptr);
+    // The picker lists GPUs once `flowbench-cli devices` has answered; this waits (running the
+    // event loop) for that answer, at most `ms` milliseconds. True when it came.
+    bool waitForDevices(int ms = 10000);
     // Where runs write their output; by default the application's data folder.
     void setRunsDirectory(const QString &dir) { m_runsDir = dir; }
 
@@ -93,6 +98,7 @@ public:
 
 signals:
     void runFinished(bool ok);
+    void devicesListed();
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -109,6 +115,7 @@ private:
     void refreshRecentMenu();
     void addRecent(const QString &path);
     void fillDevices();
+    void applyDeviceList(const QByteArray &json, const QString &failure);
     bool maybeSave();
     void newPipeline();
     void openDialog();
@@ -141,6 +148,9 @@ private:
     widgets::RunRecord *m_record;
     QListWidget *m_problems = nullptr;
     QComboBox *m_device = nullptr;
+    QString m_wantedDevice; // saved or asked for before the GPUs were listed
+    bool m_devicesKnown = false;
+    QPointer<QProcess> m_devicesProcess; // `flowbench-cli devices` while it runs
     QLabel *m_statusRun = nullptr;
     QProgressBar *m_statusProgress = nullptr;
     QMenu *m_recentMenu = nullptr;

@@ -122,6 +122,7 @@ Result<TrainingJob> readTrainingJob(const PipelineDocument &doc)
     job.keepCheckpoints = tp.i("keep_checkpoints");
     job.dataWorkers = int(tp.i("data_workers"));
     job.device = tp.s("device");
+    job.precision = tp.s("precision");
 
     auto data = readData(doc, job.trainNode, "data");
     if (!data.ok()) return data.error();

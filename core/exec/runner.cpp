@@ -30,7 +30,7 @@ std::string pipelineHash(const graph::PipelineDocument &doc)
         // Training longer, checkpointing more often or moving device continues the same run.
         if (n.value("type", "") == "train" && n.contains("params"))
             for (const char *k : {"epochs", "checkpoint_every", "checkpoint_steps",
-                                  "keep_checkpoints", "data_workers", "device"})
+                                  "keep_checkpoints", "data_workers", "device", "precision"})
                 n["params"].erase(k);
     }
     const std::string text = canon.dump();
@@ -222,7 +222,11 @@ void syncDirectory(const fs::path &dir)
 // over it: a reader (or a crash) sees the previous file or the new one, never half of one.
 Status writeFileAtomically(const fs::path &path, const std::string &text)
 {
-    const fs::path tmp = path.parent_path() / ("." + path.filename().string() + ".tmp");
+    // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on "." + string + ".tmp" here.
+    std::string name = ".";
+    name += path.filename().string();
+    name += ".tmp";
+    const fs::path tmp = path.parent_path() / name;
     std::FILE *f = std::fopen(tmp.c_str(), "wb");
     if (!f) return fileError(tmp.string(), "cannot create the file");
     bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
@@ -445,6 +449,10 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     if (!backendResult.ok())
         return nodeError(job.trainNode + ".device", backendResult.error().message);
     Backend &backend = *backendResult.value();
+    // Kernels are made with the precision of this run (the backend is shared by the process).
+    std::string precisionNote;
+    if (!backend.setTf32(job.precision == "tf32"))
+        precisionNote = "precision tf32 applies to GPUs; " + device->str() + " computes in float32";
     const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
     const int threads = options.threads > 0 ? options.threads : cores;
     backend.setThreads(threads);
@@ -542,6 +550,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     info.libraries = backendLibraryVersions();
     info.libraries.emplace_back("opencv", data::openCvVersion());
     observer.runStarted(info);
+    if (!precisionNote.empty()) observer.message(LogLevel::Warning, precisionNote);
     metrics::HardwareMonitor monitor(
         std::chrono::milliseconds(500),
         [&observer](const metrics::HardwareSample &s) { observer.hardware(s); });
