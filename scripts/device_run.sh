@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine of the `device` tool (see scripts/device_bundle.sh): unpacks the
+# bundle, finds the CUDA libraries there, lists the devices, runs the GPU tests and, with
+# --bench, the GPU benchmark against the device's PyTorch. Everything it prints is also kept
+# under $OUT (when set) for the closing note.
+#
+#   bash scripts/device_run.sh [--bench] [--quick]
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+bench=0
+quick=0
+for a in "$@"; do
+    case "$a" in
+    --bench) bench=1 ;;
+    --quick) quick=1 ;;
+    *) echo "usage: device_run.sh [--bench] [--quick]" >&2; exit 2 ;;
+    esac
+done
+out=${OUT:-/tmp/flowbench-device-out}
+mkdir -p "$out"
+work=$(mktemp -d)
+tar -C "$work" -xJf .device/bundle.tar.xz || exit 1
+root=$work/bundle
+
+# cuBLAS, cuDNN and the CUDA runtime: from the toolkit, else from PyTorch's wheels.
+libdirs=("$root/lib")
+for d in /usr/local/cuda/lib64 /usr/local/cuda/lib; do [[ -d $d ]] && libdirs+=("$d"); done
+for name in libcudnn.so.9 libcublas.so.13 libcudart.so.13; do
+    found=$(find / -xdev -name "$name" -not -path '*/proc/*' 2>/dev/null | head -1)
+    [[ -n "$found" ]] && libdirs+=("$(dirname "$found")")
+done
+export LD_LIBRARY_PATH=$(IFS=:; echo "${libdirs[*]}")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export FASHION_MNIST_DIR=$root/data
+
+{
+    echo "== nvidia-smi"; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+    echo "== flowbench-cli devices"; "$root/bin/flowbench-cli" devices
+    echo "== missing libraries"; ldd "$root/bin/flowbench-cli" | grep "not found" || echo none
+    echo "== test_backend_ops"; "$root/bin/test_backend_ops"
+    echo "== test_cross_device"; "$root/bin/test_cross_device"
+    echo "== one CNN epoch on the GPU"
+    "$root/bin/flowbench-cli" run resources/examples/fashion_mnist_cnn.json --device cuda \
+        --set train.epochs=2 --set train_data.path="$root/data" --set test_data.path="$root/data" \
+        --out "$out/run-cnn" --events "$out/run-cnn/events.jsonl" | tail -1
+} 2>&1 | tee "$out/device_checks.txt"
+
+if (( bench )); then
+    # The peer's time to 92% starts at 6 epochs: its fresh runs of 1..5 epochs would spend
+    # device time on a target it does not reach that early.
+    args=(--cli "$root/bin/flowbench-cli" --data "$root/data" --peer-python python3 --save
+          --results-dir "$out" --tta-peer-from 6)
+    (( quick )) && args+=(--rounds 1 --skip-tta)
+    python3 bench/gpu_vs_peer.py "${args[@]}" 2>&1 | tee "$out/gpu_bench.txt"
+fi
