@@ -98,15 +98,18 @@ def parse_args(argv):
     return a
 
 
-def run_json(label, cmd, env):
-    """Runs cmd with stderr shown live; returns the JSON object on the last line of stdout."""
+def run_json(label, cmd, env, timeout=None):
+    """Runs cmd with stderr shown live; returns the JSON object on the last line of stdout.
+    A run past `timeout` seconds is killed and fails."""
     log(f"{label}: {' '.join(shlex.quote(c) for c in cmd)}")
     t0 = time.perf_counter()
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=None, stdin=subprocess.DEVNULL,
-                              env=env, cwd=ROOT, text=True)
+                              env=env, cwd=ROOT, text=True, timeout=timeout)
     except OSError as e:
         raise RunFailed(f"{label}: cannot start {cmd[0]}: {e}")
+    except subprocess.TimeoutExpired:
+        raise RunFailed(f"{label}: killed after {timeout:g} s (--timeout)")
     elapsed = time.perf_counter() - t0
     lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
     summary = None

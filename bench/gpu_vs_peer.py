@@ -61,6 +61,11 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cpu_vs_peer import (RunFailed, child_env, cpu_model, fmt_sps, git_revision,  # noqa: E402
+                         log, number)
+from cpu_vs_peer import run_json as shared_run_json  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = ("mlp", "cnn")
 BATCH = 128  # the reference batch size: the pipelines' train.batch_size and the peer's --batch
@@ -91,16 +96,8 @@ print(json.dumps(out))
 """
 
 
-class RunFailed(Exception):
-    pass
-
-
 class NoGpu(Exception):
     pass
-
-
-def log(msg):
-    print(f"[bench] {msg}", file=sys.stderr, flush=True)
 
 
 def shell(cmd):
@@ -220,15 +217,6 @@ def parse_args(argv):
     return a
 
 
-def child_env(a):
-    env = dict(os.environ)
-    # Both sides get the same OpenMP thread budget, so neither silently uses every core.
-    env["OMP_NUM_THREADS"] = str(a.threads)
-    if a.data is not None:
-        env["FASHION_MNIST_DIR"] = os.path.join(os.path.abspath(a.data), "")  # peer wants the /
-    return env
-
-
 def env_prefix(a):
     parts = [f"OMP_NUM_THREADS={a.threads}"]
     if a.data is not None:
@@ -237,39 +225,12 @@ def env_prefix(a):
 
 
 def run_json(a, label, cmd):
-    """Runs cmd with stderr shown live; returns (the JSON object on stdout's last line, seconds)."""
+    """cpu_vs_peer's run_json with the command recorded for the report; returns (the JSON
+    object on stdout's last line, seconds)."""
     a.commands.append(env_prefix(a) + shell(cmd))
-    log(f"{label}: {shell(cmd)}")
     t0 = time.perf_counter()
-    try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=None, stdin=subprocess.DEVNULL,
-                              env=child_env(a), cwd=ROOT, text=True, timeout=a.timeout)
-    except OSError as e:
-        raise RunFailed(f"{label}: cannot start {cmd[0]}: {e}")
-    except subprocess.TimeoutExpired:
-        raise RunFailed(f"{label}: killed after {a.timeout:g} s (--timeout)")
-    elapsed = time.perf_counter() - t0
-    lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
-    summary = None
-    if lines:
-        try:
-            summary = json.loads(lines[-1])
-        except json.JSONDecodeError:
-            summary = None
-    if proc.returncode != 0 or not isinstance(summary, dict):
-        tail = "\n".join(lines[-10:]) or "(no output on stdout)"
-        why = f"exit status {proc.returncode}" if proc.returncode != 0 else \
-            "last stdout line is not a JSON object"
-        raise RunFailed(f"{label}: {why}\n--- stdout tail ---\n{tail}")
-    log(f"{label}: done in {elapsed:.1f} s")
-    return summary, elapsed
-
-
-def number(obj, key, label):
-    v = obj.get(key) if isinstance(obj, dict) else None
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise RunFailed(f"{label}: no numeric '{key}' in {json.dumps(obj)[:400]}")
-    return float(v)
+    summary = shared_run_json(label, cmd, child_env(a), timeout=a.timeout)
+    return summary, time.perf_counter() - t0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -489,10 +450,6 @@ def run_peer(a, label, model, epochs, resident):
 # Reports
 
 
-def fmt_sps(v):
-    return f"{v:,.0f}"
-
-
 def epochs_text(span):
     lo, hi = span
     return f"epoch {lo}" if lo == hi else f"epochs {lo}-{hi}"
@@ -704,51 +661,6 @@ def notes_text(a, peer_prec):
         f"{peer_prec}.",
         "",
     ])
-
-
-def git_revision():
-    """The checked-out commit, read from .git without running git."""
-    try:
-        gitdir = os.path.join(ROOT, ".git")
-        if os.path.isfile(gitdir):  # a worktree or submodule: "gitdir: PATH"
-            with open(gitdir) as f:
-                line = f.read().strip()
-            if not line.startswith("gitdir:"):
-                return "unknown"
-            gitdir = os.path.normpath(os.path.join(ROOT, line[len("gitdir:"):].strip()))
-        common = gitdir
-        if os.path.isfile(os.path.join(gitdir, "commondir")):
-            with open(os.path.join(gitdir, "commondir")) as f:
-                common = os.path.normpath(os.path.join(gitdir, f.read().strip()))
-        with open(os.path.join(gitdir, "HEAD")) as f:
-            head = f.read().strip()
-        if not head.startswith("ref:"):
-            return head[:7] or "unknown"
-        ref = head[4:].strip()
-        for base in (gitdir, common):
-            path = os.path.join(base, ref)
-            if os.path.isfile(path):
-                with open(path) as f:
-                    return f.read().strip()[:7] or "unknown"
-        with open(os.path.join(common, "packed-refs")) as f:
-            for line in f:
-                parts = line.split()
-                if len(parts) == 2 and parts[1] == ref:
-                    return parts[0][:7]
-    except OSError:
-        pass
-    return "unknown"
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def machine_info(a, started, device, peer_version, peer_prec):

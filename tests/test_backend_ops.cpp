@@ -476,12 +476,27 @@ private slots:
         }
     }
 
-    // Where this build and machine have a GPU, say so in the test log; otherwise say why the
-    // GPU half of this test did not run (the CPU half always does).
+    // The device list and the backends agree: a GPU the registry opens is listed with its
+    // memory and compute capability; without one, the list carries the reason the registry
+    // gives, and the GPU half of this test is reported as skipped with it.
     void gpuPresence()
     {
-        if (!gpuBackend()) QSKIP(("GPU kernels not checked: " + whyNoGpu()).c_str());
-        qInfo("GPU kernels checked on %s", gpuBackend()->device().str().c_str());
+        const DeviceList list = listDevices();
+        QVERIFY(!list.devices.empty());
+        QCOMPARE(list.devices.front().device, Device::cpu());
+        if (!gpuBackend()) {
+            QVERIFY(list.devices.size() == 1);
+            QVERIFY(!list.gpuProblem.empty());
+            QVERIFY2(whyNoGpu().find(list.gpuProblem) != std::string::npos, whyNoGpu().c_str());
+            QCOMPARE(defaultDevice(), Device::cpu());
+            QSKIP(("GPU kernels not checked: " + whyNoGpu()).c_str());
+        }
+        QVERIFY(list.devices.size() >= 2);
+        const ComputeDevice &gpu = list.devices[1];
+        QCOMPARE(gpu.device, Device::cuda(0));
+        QVERIFY(gpu.memoryBytes > 0 && gpu.computeMajor > 0 && !gpu.name.empty());
+        QCOMPARE(defaultDevice(), Device::cuda(0));
+        qInfo("GPU kernels checked on %s (%s)", gpu.device.str().c_str(), gpu.name.c_str());
     }
 };
 

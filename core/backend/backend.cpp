@@ -4,13 +4,6 @@
 
 namespace fb {
 
-Tensor Backend::zeros(const Shape &shape, DType dtype)
-{
-    Tensor t = empty(shape, dtype);
-    zero(t.raw(), t.bytes());
-    return t;
-}
-
 Tensor Backend::toDevice(const Tensor &t)
 {
     if (!t.defined() || t.device() == device()) return t;

@@ -219,7 +219,6 @@ public:
 
     // Tensor helpers built on the above. toDevice/toHost return the tensor itself when it is
     // already where it is asked for (no copy).
-    Tensor zeros(const Shape &shape, DType dtype = DType::F32);
     Tensor toDevice(const Tensor &t);
     Tensor toHost(const Tensor &t);
 

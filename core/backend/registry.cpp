@@ -60,9 +60,7 @@ Result<Backend *> backendFor(Device device)
     }
     return static_cast<Backend *>(slot.get());
 #else
-    return makeError("device " + device.str() +
-                     " is not available: this build of Flowbench has no CUDA backend (it was "
-                     "configured without a CUDA toolkit)");
+    return makeError("device " + device.str() + " is not available: " + listDevices().gpuProblem);
 #endif
 }
 

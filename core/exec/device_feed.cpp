@@ -23,6 +23,10 @@ DeviceFeed::DeviceFeed(Backend &backend, const data::DataFlow &flow, bool allowR
     , m_onHost(backend.device().kind == Device::Kind::Cpu)
 {
     if (m_onHost) return;
+    if (!allowResident) {
+        m_note = "the training data is copied to " + backend.device().str() + " batch by batch";
+        return;
+    }
     const data::FlowStats stats = flow.stats();
     bool random = false;
     for (const auto &s : stats.stages)
@@ -33,9 +37,7 @@ DeviceFeed::DeviceFeed(Backend &backend, const data::DataFlow &flow, bool allowR
     int64_t memory = 0;
     for (const auto &d : listDevices().devices)
         if (d.device == backend.device()) memory = d.memoryBytes;
-    if (!allowResident) {
-        m_note = "the training data is copied to " + backend.device().str() + " batch by batch";
-    } else if (random) {
+    if (random) {
         m_note = "the training data is copied to " + backend.device().str() +
                  " batch by batch: its chain has random stages, so every epoch differs";
     } else if (double(bytes) > kResidentShare * double(memory)) {
@@ -46,7 +48,6 @@ DeviceFeed::DeviceFeed(Backend &backend, const data::DataFlow &flow, bool allowR
         try {
             m_tableX = backend.empty(flow.sampleShape().prepend(count));
             m_tableY = backend.empty(Shape{count}, DType::I32);
-            m_recording = true;
             m_note = "the training data (" + mib(bytes) + ") stays on " + backend.device().str() +
                      " after the first whole epoch";
         } catch (const DeviceError &e) {
@@ -65,13 +66,12 @@ void DeviceFeed::startEpoch(int64_t epoch, int64_t firstBatch)
 {
     // Only an epoch seen from its first batch fills the table; a resumed run's partial first
     // epoch does not, and the next whole one does.
-    if (m_recording && !m_complete) {
+    if (recording()) {
         if (m_recordEpoch >= 0 && m_recorded == m_flow.dataset().count) {
             m_backend.upload(m_tableX.raw(), m_hostX.raw(), m_hostX.bytes());
             m_backend.upload(m_tableY.raw(), m_hostY.raw(), m_hostY.bytes());
             m_hostX = m_hostY = Tensor();
             m_complete = true;
-            m_recording = false;
             return;
         }
         if (firstBatch == 0) {
@@ -104,7 +104,7 @@ const data::Batch &DeviceFeed::put(const data::Batch &host)
     m_backend.upload(slot.y.raw(), host.y.raw(), host.y.bytes());
     slot.epoch = host.epoch;
     slot.index = host.index;
-    if (m_recording && m_recordEpoch == host.epoch) {
+    if (recording() && m_recordEpoch == host.epoch) {
         // The batch's samples are rows [index * batch, + n) of the epoch's order.
         if (m_orderEpoch != host.epoch) {
             m_order = data::DataFlow::epochOrder(m_flow.dataset().count, m_flow.options().seed,

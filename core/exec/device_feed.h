@@ -36,6 +36,8 @@ public:
 
 private:
     data::Batch &nextSlot(int64_t n);
+    // A table waits to be filled (residency possible and not complete yet).
+    bool recording() const { return m_tableX.defined() && !m_complete; }
 
     Backend &m_backend;
     const data::DataFlow &m_flow;
@@ -43,7 +45,7 @@ private:
     data::Batch m_slots[2];
     int m_next = 0;
     // Residency.
-    bool m_recording = false, m_complete = false;
+    bool m_complete = false;
     int64_t m_recorded = 0, m_recordEpoch = -1;
     std::vector<int64_t> m_order;
     int64_t m_orderEpoch = -1;

@@ -194,16 +194,26 @@ std::string Model::profileReport() const
     return out + line;
 }
 
+namespace {
+
+// Runs f; a DeviceError from it (a kernel or buffer the device cannot make) becomes this node's
+// problem in the user's terms.
+template <class F> void atNode(const std::string &id, F &&f)
+{
+    try {
+        f();
+    } catch (DeviceError &e) {
+        if (e.node().empty()) e.setNode(id);
+        throw;
+    }
+}
+
+} // namespace
+
 void Model::moveTo(Backend &backend)
 {
-    for (auto &n : m_nodes) {
-        try {
-            n.layer->moveTo(backend);
-        } catch (DeviceError &e) {
-            if (e.node().empty()) e.setNode(n.id);
-            throw;
-        }
-    }
+    for (auto &n : m_nodes)
+        atNode(n.id, [&] { n.layer->moveTo(backend); });
 }
 
 Plan &Model::plan(Backend &backend, int64_t batch, bool training)
@@ -247,7 +257,7 @@ std::unique_ptr<Plan> Model::makePlan(Backend &backend, int64_t batch, bool trai
         Node &n = m_nodes[i];
         const int v = int(i) + 1;
         shapes[size_t(v)] = n.outSample.prepend(batch);
-        try {
+        atNode(n.id, [&] {
             Plan::Step step;
             step.node = int(i);
             step.in = n.inputs;
@@ -262,31 +272,16 @@ std::unique_ptr<Plan> Model::makePlan(Backend &backend, int64_t batch, bool trai
                 p.m_bytes += p.m_values[size_t(v)].bytes();
             }
             p.m_steps.push_back(std::move(step));
-            // A kernel or buffer the device cannot make is this node's problem in the user's terms.
-        } catch (DeviceError &e) {
-            if (e.node().empty()) e.setNode(n.id);
-            throw;
-        }
+        });
     }
 
     if (training) {
         for (auto &n : m_nodes)
             for (Parameter *param : n.layer->parameters())
-                if (!param->grad.defined() || param->grad.device() != backend.device()) {
-                    try {
-                        param->grad = backend.empty(param->value.shape());
-                    } catch (DeviceError &e) {
-                        if (e.node().empty()) e.setNode(n.id);
-                        throw;
-                    }
-                }
+                if (!param->grad.defined() || param->grad.device() != backend.device())
+                    atNode(n.id, [&] { param->grad = backend.empty(param->value.shape()); });
         for (size_t v = 1; v < values; ++v) {
-            try {
-                p.m_grads[v] = backend.empty(shapes[v]);
-            } catch (DeviceError &e) {
-                if (e.node().empty()) e.setNode(m_nodes[v - 1].id);
-                throw;
-            }
+            atNode(m_nodes[v - 1].id, [&] { p.m_grads[v] = backend.empty(shapes[v]); });
             p.m_bytes += p.m_grads[v].bytes();
         }
         // Walk the backward pass once to see which gradients several consumers add to: the

@@ -29,7 +29,7 @@ CachingAllocator::CachingAllocator(int device, std::string deviceName)
 CachingAllocator::~CachingAllocator()
 {
     std::lock_guard lock(m_mutex);
-    emptyCacheLocked();
+    emptyCache();
     // Blocks still live belong to tensors that outlive the backend (static lifetime at exit);
     // the driver frees them with the context.
 }
@@ -48,17 +48,13 @@ void *CachingAllocator::allocate(size_t bytes)
 {
     const size_t size = roundedSize(bytes);
     std::lock_guard lock(m_mutex);
-    ++m_stats.allocations;
     auto it = m_free.lower_bound(size);
     if (it != m_free.end() && it->first <= 2 * size) {
         void *p = it->second;
         const size_t blockSize = it->first;
         m_free.erase(it);
-        m_stats.cached -= blockSize;
         m_live[p] = blockSize;
-        m_stats.inUse += blockSize;
-        m_stats.peakInUse = std::max(m_stats.peakInUse, m_stats.inUse);
-        ++m_stats.cacheHits;
+        m_inUse += blockSize;
         return p;
     }
     DeviceScope scope(m_device);
@@ -66,7 +62,7 @@ void *CachingAllocator::allocate(size_t bytes)
     cudaError_t e = cudaMalloc(&p, size);
     if (e == cudaErrorMemoryAllocation) {
         cudaGetLastError(); // out of memory is not sticky: clear it and retry with the cache freed
-        emptyCacheLocked();
+        emptyCache();
         e = cudaMalloc(&p, size);
     }
     if (e != cudaSuccess) {
@@ -75,15 +71,12 @@ void *CachingAllocator::allocate(size_t bytes)
         cudaMemGetInfo(&freeBytes, &totalBytes);
         throw DeviceError("out of GPU memory on cuda:" + std::to_string(m_device) + " (" +
                               m_deviceName + "): asked for " + gib(bytes) + ", this run holds " +
-                              gib(m_stats.inUse) + ", the device has " + gib(freeBytes) +
-                              " free of " + gib(totalBytes) + " (" + describe(e) +
-                              "). Try a smaller batch size",
+                              gib(m_inUse) + ", the device has " + gib(freeBytes) + " free of " +
+                              gib(totalBytes) + " (" + describe(e) + "). Try a smaller batch size",
                           bytes);
     }
-    ++m_stats.deviceMallocs;
     m_live[p] = size;
-    m_stats.inUse += size;
-    m_stats.peakInUse = std::max(m_stats.peakInUse, m_stats.inUse);
+    m_inUse += size;
     return p;
 }
 
@@ -93,21 +86,15 @@ void CachingAllocator::release(void *p)
     std::lock_guard lock(m_mutex);
     auto it = m_live.find(p);
     if (it == m_live.end()) return; // not ours: never happens unless a Storage was forged
-    m_stats.inUse -= it->second;
-    m_stats.cached += it->second;
+    m_inUse -= it->second;
     m_free.emplace(it->second, p);
     m_live.erase(it);
 }
 
 void CachingAllocator::emptyCache()
 {
-    std::lock_guard lock(m_mutex);
-    emptyCacheLocked();
-}
-
-void CachingAllocator::emptyCacheLocked()
-{
     if (m_free.empty()) return;
+    // By hand rather than DeviceScope: this runs in the destructor too, which must not throw.
     int previous = 0;
     cudaGetDevice(&previous);
     cudaSetDevice(m_device);
@@ -115,13 +102,6 @@ void CachingAllocator::emptyCacheLocked()
         cudaFree(p);
     cudaSetDevice(previous);
     m_free.clear();
-    m_stats.cached = 0;
-}
-
-CachingAllocator::Stats CachingAllocator::stats() const
-{
-    std::lock_guard lock(m_mutex);
-    return m_stats;
 }
 
 } // namespace fb::cuda

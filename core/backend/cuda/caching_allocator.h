@@ -29,28 +29,19 @@ public:
     // Throws DeviceError naming the bytes asked for, those in use and those free on the device.
     void *allocate(size_t bytes);
     void release(void *p);
-    // Gives every cached block back to the driver.
-    void emptyCache();
-
-    struct Stats {
-        size_t inUse = 0;  // bytes handed out (rounded sizes)
-        size_t cached = 0; // bytes held in the free list
-        size_t peakInUse = 0;
-        int64_t allocations = 0, cacheHits = 0, deviceMallocs = 0;
-    };
-    Stats stats() const;
 
     static size_t roundedSize(size_t bytes);
 
 private:
-    void emptyCacheLocked();
+    // Gives every cached block back to the driver; under m_mutex.
+    void emptyCache();
 
     int m_device;
     std::string m_deviceName;
-    mutable std::mutex m_mutex;
+    std::mutex m_mutex;
     std::multimap<size_t, void *> m_free;
     std::unordered_map<void *, size_t> m_live;
-    Stats m_stats;
+    size_t m_inUse = 0; // bytes handed out (rounded sizes), for the out-of-memory message
 };
 
 } // namespace fb::cuda

@@ -27,7 +27,6 @@ public:
         m_ctx.tf32 = on;
         return true;
     }
-    bool tf32() const { return m_ctx.tf32; }
 
     Tensor empty(const Shape &shape, DType dtype = DType::F32) override;
     void copy(void *dst, const void *src, size_t bytes) override;
@@ -64,9 +63,6 @@ public:
                   int64_t step) override;
     void sgdSteps(const std::vector<ParamSlot> &group, const SgdParams &p, bool firstStep) override;
     void adamSteps(const std::vector<ParamSlot> &group, const AdamParams &p, int64_t step) override;
-
-    CachingAllocator &allocator() { return *m_allocator; }
-    const std::string &deviceName() const { return m_deviceName; }
 
 private:
     // The group's slots in device memory, uploaded again only when the group changes (its

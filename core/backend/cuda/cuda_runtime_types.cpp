@@ -18,10 +18,9 @@ void Stream::synchronize() const
     FB_CUDA_CHECK(cudaStreamSynchronize(m_stream));
 }
 
-Event::Event(bool timing)
+Event::Event()
 {
-    FB_CUDA_CHECK(
-        cudaEventCreateWithFlags(&m_event, timing ? cudaEventDefault : cudaEventDisableTiming));
+    FB_CUDA_CHECK(cudaEventCreateWithFlags(&m_event, cudaEventDisableTiming));
 }
 
 Event::~Event()
@@ -42,13 +41,6 @@ void Event::waitOn(cudaStream_t stream) const
 void Event::synchronize() const
 {
     FB_CUDA_CHECK(cudaEventSynchronize(m_event));
-}
-
-float Event::elapsedMs(const Event &start, const Event &end)
-{
-    float ms = 0;
-    FB_CUDA_CHECK(cudaEventElapsedTime(&ms, start.m_event, end.m_event));
-    return ms;
 }
 
 PinnedBuffer::PinnedBuffer(size_t bytes)

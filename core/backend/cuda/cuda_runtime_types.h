@@ -25,7 +25,7 @@ private:
 
 class Event {
 public:
-    explicit Event(bool timing = false);
+    Event(); // without timing: the cheapest kind, for ordering only
     ~Event();
     Event(const Event &) = delete;
     Event &operator=(const Event &) = delete;
@@ -34,8 +34,6 @@ public:
     // Makes `stream` wait (on the device, not the host) for the work recorded before.
     void waitOn(cudaStream_t stream) const;
     void synchronize() const;
-    // Milliseconds between two recorded timing events.
-    static float elapsedMs(const Event &start, const Event &end);
 
 private:
     cudaEvent_t m_event = nullptr;
