@@ -5,6 +5,7 @@
 
 #include "core/backend/backend.h"
 #include "core/backend/cpu/reference_backend.h"
+#include "core/base/rng.h"
 #include "gradcheck.h"
 
 #include <QtTest>
@@ -56,6 +57,21 @@ std::vector<Backend *> fastBackends()
         if (b.ok()) out.push_back(b.value());
     }
     return out;
+}
+
+// Seeded random shapes beside the hand-picked ones: the same rows every run, so a failure can be
+// reproduced from its row name alone.
+int pick(Rng &rng, int lo, int hi)
+{
+    return lo + int(rng.next() % uint64_t(hi - lo + 1));
+}
+
+QString rowName(const char *kind, int i, const QList<int> &p)
+{
+    QStringList parts;
+    for (int v : p)
+        parts << QString::number(v);
+    return QStringLiteral("random %1 %2: %3").arg(kind).arg(i).arg(parts.join(' '));
 }
 
 Backend *gpuBackend()
@@ -132,6 +148,24 @@ private slots:
         QTest::newRow("stride 2 no bias") << QList<int>{3, 4, 11, 10, 6, 3, 3, 2, 2, 0, 0, 0};
         QTest::newRow("5x3 kernel pad 2x1") << QList<int>{2, 5, 8, 13, 7, 5, 3, 1, 2, 2, 1, 1};
         QTest::newRow("32->64 like conv2") << QList<int>{8, 32, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1};
+        Rng rng(501);
+        for (int i = 0; i < 8; ++i) {
+            const int kh = pick(rng, 1, 5), kw = pick(rng, 1, 5);
+            const int ph = pick(rng, 0, kh / 2), pw = pick(rng, 0, kw / 2);
+            const QList<int> p{pick(rng, 1, 6),
+                               pick(rng, 1, 8),
+                               pick(rng, kh, 16),
+                               pick(rng, kw, 16),
+                               pick(rng, 1, 12),
+                               kh,
+                               kw,
+                               pick(rng, 1, 3),
+                               pick(rng, 1, 3),
+                               ph,
+                               pw,
+                               pick(rng, 0, 1)};
+            QTest::newRow(qPrintable(rowName("conv", i, p))) << p;
+        }
     }
     void conv()
     {
@@ -251,6 +285,12 @@ private slots:
         QTest::newRow("small") << QList<int>{3, 5, 4, 1};
         QTest::newRow("no bias") << QList<int>{7, 33, 17, 0};
         QTest::newRow("mlp fc1") << QList<int>{16, 784, 256, 1};
+        Rng rng(502);
+        for (int i = 0; i < 6; ++i) {
+            const QList<int> p{pick(rng, 1, 40), pick(rng, 1, 300), pick(rng, 1, 130),
+                               pick(rng, 0, 1)};
+            QTest::newRow(qPrintable(rowName("linear", i, p))) << p;
+        }
     }
     void linear()
     {
@@ -284,6 +324,23 @@ private slots:
         QTest::newRow("max 3x3 s2 pad1") << QList<int>{0, 2, 3, 9, 7, 3, 3, 2, 2, 1, 1};
         QTest::newRow("avg 2x2") << QList<int>{1, 3, 4, 8, 8, 2, 2, 2, 2, 0, 0};
         QTest::newRow("avg 3x3 s1 pad1") << QList<int>{1, 2, 3, 6, 7, 3, 3, 1, 1, 1, 1};
+        Rng rng(503);
+        for (int i = 0; i < 8; ++i) {
+            // Padding at most half the kernel, as PyTorch allows.
+            const int kh = pick(rng, 1, 4), kw = pick(rng, 1, 4);
+            const QList<int> p{pick(rng, 0, 1),
+                               pick(rng, 1, 5),
+                               pick(rng, 1, 6),
+                               pick(rng, kh, 13),
+                               pick(rng, kw, 13),
+                               kh,
+                               kw,
+                               pick(rng, 1, 3),
+                               pick(rng, 1, 3),
+                               pick(rng, 0, kh / 2),
+                               pick(rng, 0, kw / 2)};
+            QTest::newRow(qPrintable(rowName("pool", i, p))) << p;
+        }
     }
     void pool()
     {
@@ -389,7 +446,7 @@ private slots:
         ref.add(a.data(), b.data(), s0.data(), 100);
         ref.accumulate(acc0.data(), b.data(), 100);
         ref.axpby(ax0.data(), b.data(), 100, 0.9f, 0.3f);
-        ref.dropoutForward(a.data(), drop0.data(), mask0.data(), 100, 0.3f, 77);
+        ref.dropoutForward(a.data(), drop0.data(), mask0.data(), 100, 0.3f, 77, 3);
         const float mse0 = ref.mse(a.data(), b.data(), 100, md0.data());
         // Three parameters in one group, two steps each, for SGD with momentum and AdamW.
         const std::vector<size_t> sizes{37, 1, 300};
@@ -406,7 +463,7 @@ private slots:
         for (int step = 0; step < 2; ++step)
             for (size_t i = 0; i < sizes.size(); ++i) {
                 ref.sgdStep(sgdW[i].data(), g[i].data(), sgdB[i].data(), int64_t(sizes[i]), sp,
-                            step == 0);
+                            step + 1);
                 ref.adamStep(adamW[i].data(), g[i].data(), adamM[i].data(), adamV[i].data(),
                              int64_t(sizes[i]), ap, step + 1);
             }
@@ -430,7 +487,7 @@ private slots:
             EXPECT_CLOSE(acc.host(), acc0, 0, 0);
             be->axpby(ax.p(), bb.p(), 100, 0.9f, 0.3f);
             EXPECT_CLOSE(ax.host(), ax0, 1e-7, 1e-6);
-            be->dropoutForward(ba.p(), drop.p(), mask.p(), 100, 0.3f, 77);
+            be->dropoutForward(ba.p(), drop.p(), mask.p(), 100, 0.3f, 77, 3);
             EXPECT_CLOSE(mask.host(), mask0, 0, 0); // the same mask on every device
             EXPECT_CLOSE(drop.host(), drop0, 1e-7, 1e-6);
             const float mse = be->mse(ba.p(), bb.p(), 100, md.p());
@@ -452,7 +509,7 @@ private slots:
                     {aw[i]->p(), bg[i]->p(), am[i]->p(), av[i]->p(), int64_t(sizes[i])});
             }
             for (int step = 0; step < 2; ++step) {
-                be->sgdSteps(sgdGroup, sp, step == 0);
+                be->sgdSteps(sgdGroup, sp, step + 1);
                 be->adamSteps(adamGroup, ap, step + 1);
             }
             for (size_t i = 0; i < sizes.size(); ++i) {
@@ -473,6 +530,129 @@ private slots:
             std::vector<int32_t> glHost(4);
             be->download(glHost.data(), gl.raw(), 4 * sizeof(int32_t));
             QCOMPARE(glHost, gatheredLabels0);
+        }
+    }
+
+    // bf16 mixed precision on the GPU: convolutions and matrix products round their inputs to
+    // bfloat16 (8-bit mantissa) and sum in float32, so results stay within a few bfloat16 steps
+    // of the reference's, and differ from the GPU's own float32 results (bf16 did apply).
+    void bf16StaysClose()
+    {
+        Backend *gpu = gpuBackend();
+        if (!gpu) QSKIP(("bf16 not checked: " + whyNoGpu()).c_str());
+        struct Restore {
+            Backend *b;
+            ~Restore() { b->setPrecision(Precision::Float32); }
+        } restore{gpu};
+        const ConvDesc cd{8, 16, 14, 14, 32, 3, 3, 1, 1, 1, 1, true};
+        const size_t xs = size_t(cd.n * cd.c * cd.h * cd.w), ws = size_t(cd.oc * cd.c * 9),
+                     ys = size_t(cd.n * cd.oc * cd.oh() * cd.ow());
+        const Vec x = vec(xs, 41), w = vec(ws, 42), b = vec(size_t(cd.oc), 43), dy = vec(ys, 44);
+        Vec y0(ys), dx0(xs), dw0(ws), db0(size_t(cd.oc));
+        auto ref = referenceBackend().makeConv(cd);
+        ref->forward(x.data(), w.data(), b.data(), y0.data());
+        ref->backwardData(dy.data(), w.data(), dx0.data());
+        ref->backwardWeights(x.data(), dy.data(), dw0.data(), db0.data());
+        Vec yf;
+        for (Precision p : {Precision::Float32, Precision::Bf16}) {
+            QVERIFY(gpu->setPrecision(p));
+            auto k = gpu->makeConv(cd);
+            Buf bx(*gpu, x), bw(*gpu, w), bb(*gpu, b), bdy(*gpu, dy);
+            Buf y(*gpu, ys), dx(*gpu, xs), dw(*gpu, ws), db(*gpu, size_t(cd.oc));
+            k->forward(bx.p(), bw.p(), bb.p(), y.p());
+            k->backwardData(bdy.p(), bw.p(), dx.p());
+            k->backwardWeights(bx.p(), bdy.p(), dw.p(), db.p());
+            // Sums of 144 products of inputs in [-1, 1], each rounded by at most 2^-9.
+            EXPECT_CLOSE(y.host(), y0, 0.05, 0.02);
+            EXPECT_CLOSE(dx.host(), dx0, 0.05, 0.02);
+            EXPECT_CLOSE(dw.host(), dw0, 0.2, 0.02);  // sums over 8 * 14 * 14 positions
+            EXPECT_CLOSE(db.host(), db0, 1e-3, 1e-4); // the bias stays float32
+            if (p == Precision::Float32)
+                yf = y.host();
+            else
+                QVERIFY(y.host() != yf);
+        }
+        const LinearDesc ld{16, 300, 40, true};
+        const Vec lx = vec(size_t(ld.n * ld.in), 45), lw = vec(size_t(ld.out * ld.in), 46),
+                  lb = vec(size_t(ld.out), 47), ldy = vec(size_t(ld.n * ld.out), 48);
+        Vec ly0(size_t(ld.n * ld.out)), ldw0(size_t(ld.out * ld.in)), ldb0(size_t(ld.out));
+        auto lref = referenceBackend().makeLinear(ld);
+        lref->forward(lx.data(), lw.data(), lb.data(), ly0.data());
+        lref->backwardWeights(lx.data(), ldy.data(), ldw0.data(), ldb0.data());
+        QVERIFY(gpu->setPrecision(Precision::Bf16));
+        auto lk = gpu->makeLinear(ld);
+        Buf bx(*gpu, lx), bw(*gpu, lw), bb(*gpu, lb), bdy(*gpu, ldy);
+        Buf y(*gpu, ly0.size()), dw(*gpu, ldw0.size()), db(*gpu, ldb0.size());
+        lk->forward(bx.p(), bw.p(), bb.p(), y.p());
+        // No backwardData first, as for a model's first layer: dy is rounded here.
+        lk->backwardWeights(bx.p(), bdy.p(), dw.p(), db.p());
+        EXPECT_CLOSE(y.host(), ly0, 0.05, 0.02);
+        EXPECT_CLOSE(dw.host(), ldw0, 0.05, 0.02);
+        EXPECT_CLOSE(db.host(), ldb0, 1e-4, 1e-4);
+    }
+
+    // A captured step's per-step values are read when it is replayed (Backend::setStepValues):
+    // dropout, SGD and AdamW recorded once, then replayed with two different sets of values,
+    // must give what the reference computes with each set.
+    void captureReadsStepValues()
+    {
+        std::vector<Backend *> capturing;
+        for (Backend *be : fastBackends())
+            if (be->canCapture()) capturing.push_back(be);
+        if (capturing.empty()) QSKIP("no backend here can capture steps (CUDA graphs need a GPU)");
+        Backend &ref = referenceBackend();
+        const Vec x = vec(1000, 31), g = vec(300, 32), w = vec(300, 33);
+        const uint64_t salt = 0x1234;
+        const SgdParams sp{0.5f, 0.9f, 0.0f, 1e-4f, false};
+        const AdamParams ap{0.5f, 0.9f, 0.999f, 1e-8f, 0.01f, true};
+        const std::vector<StepValues> replays{{0.1f, 1, 11}, {0.02f, 2, 12}, {0.3f, 3, 13}};
+        // The reference: the same ops run one by one with each step's values.
+        Vec y0(1000), mask0(1000), sw = w, sb(300), aw = w, am(300), av(300);
+        std::vector<Vec> ys, sws, aws;
+        for (const StepValues &v : replays) {
+            ref.dropoutForward(x.data(), y0.data(), mask0.data(), 1000, 0.4f, v.seed, salt);
+            SgdParams s = sp;
+            s.lr = v.lr;
+            ref.sgdStep(sw.data(), g.data(), sb.data(), 300, s, v.optimizerStep);
+            AdamParams a = ap;
+            a.lr = v.lr;
+            ref.adamStep(aw.data(), g.data(), am.data(), av.data(), 300, a, v.optimizerStep);
+            ys.push_back(y0);
+            sws.push_back(sw);
+            aws.push_back(aw);
+        }
+        for (Backend *be : capturing) {
+            Buf bx(*be, x), by(*be, 1000), bm(*be, 1000), bg(*be, g);
+            Buf bsw(*be, w), bsb(*be, 300), baw(*be, w), bam(*be, 300), bav(*be, 300);
+            const std::vector<ParamSlot> sgd{{bsw.p(), bg.p(), bsb.p(), nullptr, 300}};
+            const std::vector<ParamSlot> adam{{baw.p(), bg.p(), bam.p(), bav.p(), 300}};
+            // One uncaptured call of each first, as TrainStep does, so that the optimizer tables
+            // are uploaded outside the capture; then the state is put back.
+            be->sgdSteps(sgd, sp, 1);
+            be->adamSteps(adam, ap, 1);
+            for (const Buf *b : {&bsw, &baw})
+                be->upload(b->p(), w.data(), w.size() * sizeof(float));
+            for (const Buf *b : {&bsb, &bam, &bav})
+                be->zero(b->p(), 300 * sizeof(float));
+
+            const StepValues &first = replays.front();
+            be->setStepValues(first);
+            be->beginCapture();
+            be->dropoutForward(bx.p(), by.p(), bm.p(), 1000, 0.4f, first.seed, salt);
+            SgdParams s = sp;
+            s.lr = first.lr;
+            be->sgdSteps(sgd, s, first.optimizerStep);
+            AdamParams a = ap;
+            a.lr = first.lr;
+            be->adamSteps(adam, a, first.optimizerStep);
+            std::unique_ptr<CapturedWork> work = be->endCapture();
+            for (size_t r = 0; r < replays.size(); ++r) {
+                be->setStepValues(replays[r]);
+                work->replay();
+                EXPECT_CLOSE(by.host(), ys[r], 0, 0); // the mask of this step's seed
+                EXPECT_CLOSE(bsw.host(), sws[r], 1e-7, 1e-6);
+                EXPECT_CLOSE(baw.host(), aws[r], 1e-6, 1e-5);
+            }
         }
     }
 

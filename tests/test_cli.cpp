@@ -466,6 +466,49 @@ private slots:
                  qPrintable(r.out));
     }
 
+    // Every precision trains on the CPU, which computes float32 and says so for the GPU-only
+    // ones; an unknown precision is refused naming train.precision.
+    void precisionOnTheCpu_data()
+    {
+        QTest::addColumn<QString>("precision");
+        QTest::addColumn<bool>("warns");
+        QTest::newRow("float32") << "float32" << false;
+        QTest::newRow("tf32") << "tf32" << true;
+        QTest::newRow("bf16") << "bf16" << true;
+    }
+    void precisionOnTheCpu()
+    {
+        QFETCH(QString, precision);
+        QFETCH(bool, warns);
+        QTemporaryDir dir;
+        QStringList args = smallRun(dir.path(), 1);
+        args << "--device"
+             << "cpu"
+             << "--set"
+             << "train.precision=" + precision << "--events" << dir.path() + "/events.jsonl";
+        const CliResult r = cli(args);
+        QCOMPARE(r.exitCode, 0);
+        QFile f(dir.path() + "/events.jsonl");
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QString warning;
+        for (const QByteArray &line : f.readAll().split('\n')) {
+            const QJsonObject e = QJsonDocument::fromJson(line).object();
+            if (e["type"].toString() == "log" && e["level"].toString() == "warning" &&
+                e["message"].toString().contains("precision"))
+                warning = e["message"].toString();
+        }
+        QCOMPARE(!warning.isEmpty(), warns);
+        if (warns)
+            QCOMPARE(warning,
+                     "precision " + precision + " applies to GPUs; cpu computes in float32");
+
+        const CliResult bad = cli({"run", example("fashion_mnist_mlp.json"), "--set",
+                                   "train.precision=fp8", "--out", dir.path() + "/bad"});
+        QVERIFY(bad.exitCode != 0);
+        QVERIFY2(bad.out.contains("train.precision") || bad.err.contains("train.precision"),
+                 qPrintable(bad.out + bad.err));
+    }
+
     void nanLossStopsNamingTheStep()
     {
         QTemporaryDir dir;

@@ -3,6 +3,7 @@
 // worked out by hand, and the optimizer formulas stepped through with a calculator.
 
 #include "core/backend/cpu/reference_backend.h"
+#include "core/base/rng.h"
 
 #include "gradcheck.h"
 
@@ -817,7 +818,7 @@ void TestReferenceKernels::dropoutKeepsFraction()
     const int64_t count = 100000;
     const Vec x = fbtest::uniformVector(size_t(count), 100, 0.5f, 1.5f);
     Vec y(size_t(count), kStale), mask(size_t(count), kStale);
-    m_backend.dropoutForward(x.data(), y.data(), mask.data(), count, p, 1234);
+    m_backend.dropoutForward(x.data(), y.data(), mask.data(), count, p, 1234, 0);
     const float scale = p < 1.0f ? 1.0f / (1.0f - p) : 0.0f;
     int64_t kept = 0;
     for (int64_t i = 0; i < count; ++i) {
@@ -837,17 +838,22 @@ void TestReferenceKernels::dropoutIsDeterministic()
     const Vec x = fbtest::uniformVector(size_t(count), 110);
     const size_t size = static_cast<size_t>(count);
     Vec y1(size), m1(size), y2(size), m2(size);
-    m_backend.dropoutForward(x.data(), y1.data(), m1.data(), count, 0.5f, 42);
-    m_backend.dropoutForward(x.data(), y2.data(), m2.data(), count, 0.5f, 42);
+    m_backend.dropoutForward(x.data(), y1.data(), m1.data(), count, 0.5f, 42, 5);
+    m_backend.dropoutForward(x.data(), y2.data(), m2.data(), count, 0.5f, 42, 5);
     QCOMPARE(m1, m2);
     QCOMPARE(y1, y2);
-    // Another seed gives another mask.
-    m_backend.dropoutForward(x.data(), y2.data(), m2.data(), count, 0.5f, 43);
+    // Another step seed, or another layer's salt, gives another mask.
+    m_backend.dropoutForward(x.data(), y2.data(), m2.data(), count, 0.5f, 43, 5);
     QVERIFY(m1 != m2);
-    // The mask of element i depends on seed + i only, so a run can be split anywhere (threads,
-    // devices): seed 43 at element i is seed 42 at element i + 1.
-    for (int64_t i = 0; i + 1 < count; ++i)
-        QCOMPARE(m2[size_t(i)], m1[size_t(i + 1)]);
+    m_backend.dropoutForward(x.data(), y2.data(), m2.data(), count, 0.5f, 42, 6);
+    QVERIFY(m1 != m2);
+    // The mask of element i depends on mix64(stepSeed ^ salt) + i only, so a run can be split
+    // anywhere (threads, devices) and every device computes the same bits.
+    const uint64_t seed = fb::mix64(uint64_t(42) ^ uint64_t(5));
+    for (int64_t i = 0; i < count; ++i) {
+        const float u = float(fb::mix64(seed + uint64_t(i)) >> 40) * (1.0f / 16777216.0f);
+        QCOMPARE(m1[size_t(i)], u >= 0.5f ? 2.0f : 0.0f);
+    }
 }
 
 void TestReferenceKernels::dropoutZeroIsIdentity()
@@ -855,7 +861,7 @@ void TestReferenceKernels::dropoutZeroIsIdentity()
     const int64_t count = 5000;
     const Vec x = fbtest::uniformVector(size_t(count), 120);
     Vec y(size_t(count), kStale), mask(size_t(count), kStale);
-    m_backend.dropoutForward(x.data(), y.data(), mask.data(), count, 0.0f, 7);
+    m_backend.dropoutForward(x.data(), y.data(), mask.data(), count, 0.0f, 7, 0);
     QCOMPARE(y, x);
     QCOMPARE(mask, Vec(size_t(count), 1.0f));
 }
@@ -867,12 +873,12 @@ void TestReferenceKernels::dropoutGradient()
     Vec x = fbtest::uniformVector(size, 130);
     const Vec r = fbtest::uniformVector(size, 131);
     Vec y(size), mask(size), dx(size, kStale);
-    m_backend.dropoutForward(x.data(), y.data(), mask.data(), count, 0.3f, 9);
+    m_backend.dropoutForward(x.data(), y.data(), mask.data(), count, 0.3f, 9, 0);
     m_backend.dropoutBackward(r.data(), mask.data(), dx.data(), count);
     const auto numeric = fbtest::numericalGradient(
         [&](const Vec &v) {
             Vec maskAgain(size);
-            m_backend.dropoutForward(v.data(), y.data(), maskAgain.data(), count, 0.3f, 9);
+            m_backend.dropoutForward(v.data(), y.data(), maskAgain.data(), count, 0.3f, 9, 0);
             return fbtest::dot(y, r);
         },
         x, 0.05);
@@ -931,9 +937,9 @@ void TestReferenceKernels::sgdSteps()
     Vec w{1, -2}, buf{kStale, kStale}; // the first step must not read buf
     const Vec g1{0.5f, 0.25f}, g2{-0.1f, 1.0f};
     float *bufPtr = momentum != 0.0f ? buf.data() : nullptr;
-    m_backend.sgdStep(w.data(), g1.data(), bufPtr, 2, p, true);
+    m_backend.sgdStep(w.data(), g1.data(), bufPtr, 2, p, 1);
     VERIFY_CLOSE(w, after1, 1e-6, 1e-6);
-    m_backend.sgdStep(w.data(), g2.data(), bufPtr, 2, p, false);
+    m_backend.sgdStep(w.data(), g2.data(), bufPtr, 2, p, 2);
     VERIFY_CLOSE(w, after2, 1e-6, 1e-6);
 }
 

@@ -20,16 +20,49 @@ Tensor Backend::toHost(const Tensor &t)
     return out;
 }
 
-void Backend::sgdSteps(const std::vector<ParamSlot> &group, const SgdParams &p, bool firstStep)
+void Backend::sgdSteps(const std::vector<ParamSlot> &group, const SgdParams &p, int64_t step)
 {
     for (const ParamSlot &s : group)
-        sgdStep(s.w, s.g, s.s0, s.count, p, firstStep);
+        sgdStep(s.w, s.g, s.s0, s.count, p, step);
 }
 
 void Backend::adamSteps(const std::vector<ParamSlot> &group, const AdamParams &p, int64_t step)
 {
     for (const ParamSlot &s : group)
         adamStep(s.w, s.g, s.s0, s.s1, s.count, p, step);
+}
+
+const char *precisionName(Precision p)
+{
+    switch (p) {
+    case Precision::Float32:
+        return "float32";
+    case Precision::Tf32:
+        return "tf32";
+    case Precision::Bf16:
+        return "bf16";
+    }
+    return "float32";
+}
+
+bool parsePrecision(const std::string &text, Precision &out)
+{
+    for (Precision p : {Precision::Float32, Precision::Tf32, Precision::Bf16})
+        if (text == precisionName(p)) {
+            out = p;
+            return true;
+        }
+    return false;
+}
+
+void Backend::beginCapture()
+{
+    throw DeviceError("the " + name() + " backend cannot capture steps");
+}
+
+std::unique_ptr<CapturedWork> Backend::endCapture()
+{
+    throw DeviceError("the " + name() + " backend cannot capture steps");
 }
 
 } // namespace fb

@@ -169,6 +169,35 @@ struct ParamSlot {
     int64_t count = 0;
 };
 
+// The arithmetic of convolutions and matrix products (the train node's `precision`; docs/gpu.md).
+// Everything else (activations, batch norm, losses, optimizer state, the weights themselves)
+// stays float32 under each.
+enum class Precision : uint8_t {
+    Float32, // float32 products and sums: the CPU's results within rounding
+    Tf32,    // inputs rounded to TF32 (10-bit mantissa) on tensor cores, float32 sums
+    Bf16,    // inputs rounded to bfloat16 (8-bit mantissa) on tensor cores, float32 sums/outputs
+};
+// "float32", "tf32", "bf16"; parsePrecision is false for any other text.
+const char *precisionName(Precision p);
+bool parsePrecision(const std::string &text, Precision &out);
+
+// What a training step reads that changes from one step to the next, besides its data. Plain
+// data with the same layout on host and device.
+struct StepValues {
+    float lr = 0.0f;           // the optimizer's learning rate for this step
+    int64_t optimizerStep = 1; // the update this step makes, counting from 1
+    uint64_t seed = 0;         // the step's dropout seed (each layer mixes in its own salt)
+    bool operator==(const StepValues &) const = default;
+};
+
+// Work recorded once by a backend that can capture (see Backend::beginCapture).
+class CapturedWork {
+public:
+    virtual ~CapturedWork() = default;
+    // Queues the recorded work again, reading the step values set since.
+    virtual void replay() = 0;
+};
+
 enum class OpKind : uint8_t {
     Conv,
     Linear,
@@ -213,9 +242,9 @@ public:
     virtual void zero(void *dst, size_t bytes) = 0;
     // Waits until the device has done all the work queued so far.
     virtual void synchronize() {}
-    // Lets convolutions and matrix products made from now on use TF32 tensor-core math. False
-    // when the backend has none (the CPU backends compute float32 whatever is asked).
-    virtual bool setTf32(bool on) { return !on; }
+    // The arithmetic of convolutions and matrix products made from now on. False when the
+    // backend has no such arithmetic (the CPU backends compute float32 whatever is asked).
+    virtual bool setPrecision(Precision p) { return p == Precision::Float32; }
 
     // Tensor helpers built on the above. toDevice/toHost return the tensor itself when it is
     // already where it is asked for (no copy).
@@ -248,24 +277,45 @@ public:
     // Mean squared error over all count elements; dpred (may be null) = 2 (pred - target) / count.
     virtual float mse(const float *pred, const float *target, int64_t count, float *dpred) = 0;
 
-    // Inverted dropout: mask[i] = (keep ? 1 / (1 - p) : 0) with keep decided by mix64(seed + i),
-    // so a mask is the same on every device and thread count; y = x * mask.
+    // Inverted dropout: mask[i] = (keep ? 1 / (1 - p) : 0) with keep decided by
+    // mix64(mix64(stepSeed ^ salt) + i), so a mask is the same on every device and thread count;
+    // y = x * mask. stepSeed is the step's (StepValues::seed), salt the layer's own.
     virtual void dropoutForward(const float *x, float *y, float *mask, int64_t count, float p,
-                                uint64_t seed) = 0;
+                                uint64_t stepSeed, uint64_t salt) = 0;
     virtual void dropoutBackward(const float *dy, const float *mask, float *dx, int64_t count) = 0;
 
-    // PyTorch's SGD: g' = g + wd*w; buf = first ? g' : momentum*buf + (1-dampening)*g';
-    // step = nesterov ? g' + momentum*buf : buf (plain g' when momentum is 0); w -= lr*step.
-    // buf may be null when momentum is 0.
+    // PyTorch's SGD: g' = g + wd*w; buf = (step == 1) ? g' : momentum*buf + (1-dampening)*g';
+    // update = nesterov ? g' + momentum*buf : buf (plain g' when momentum is 0); w -= lr*update.
+    // buf may be null when momentum is 0. step counts from 1.
     virtual void sgdStep(float *w, const float *g, float *buf, int64_t count, const SgdParams &p,
-                         bool firstStep) = 0;
+                         int64_t step) = 0;
     // PyTorch's Adam/AdamW with bias correction; step counts from 1.
     virtual void adamStep(float *w, const float *g, float *m, float *v, int64_t count,
                           const AdamParams &p, int64_t step) = 0;
     // One update of a whole parameter group: the same result as sgdStep/adamStep on each slot.
     // A GPU backend fuses them into one kernel launch; the default loops.
-    virtual void sgdSteps(const std::vector<ParamSlot> &group, const SgdParams &p, bool firstStep);
+    virtual void sgdSteps(const std::vector<ParamSlot> &group, const SgdParams &p, int64_t step);
     virtual void adamSteps(const std::vector<ParamSlot> &group, const AdamParams &p, int64_t step);
+
+    // ---- Step capture (CUDA graphs). A backend that canCapture() records the work queued between
+    // beginCapture() and endCapture() without running it; replaying the result runs that work
+    // again with the same pointers and sizes. What changes from step to step goes through
+    // setStepValues(), which such a backend keeps in device memory for its kernels to read at run
+    // time: the learning rate and step of sgdSteps/adamSteps and the stepSeed of dropoutForward.
+    // While capturing, those ops must be called with the values last set (checked), and nothing
+    // may allocate, upload or download (the loss ops then return no result: read it with
+    // latestLoss() after the replay). ----
+    virtual bool canCapture() const { return false; }
+    // Sets the values the next step's ops read; never while capturing.
+    virtual void setStepValues(const StepValues &) {}
+    // Throws DeviceError where the backend cannot capture or the device refuses.
+    virtual void beginCapture();
+    virtual std::unique_ptr<CapturedWork> endCapture();
+    // Ends a capture that an op's exception cut short, discarding what it recorded; a no-op when
+    // none is open. Never throws.
+    virtual void abortCapture() noexcept {}
+    // The result of the latest softmaxCrossEntropy, after the work queued before this call.
+    virtual LossResult latestLoss() = 0;
 };
 
 // A compute device as people see it in the device picker and `flowbench-cli devices`.

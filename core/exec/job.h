@@ -60,7 +60,7 @@ struct TrainingJob {
     uint64_t seed = 0;
     bool shuffle = true;
     std::string device = "auto";
-    std::string precision = "float32"; // or "tf32" (GPU convolutions and matrix products)
+    std::string precision = "float32"; // or "tf32", "bf16" (GPU convolutions and matrix products)
 };
 
 // Reads the job out of a document that passed graph::validate(); errors name the node.

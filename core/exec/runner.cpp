@@ -1,6 +1,7 @@
 #include "core/exec/runner.h"
 
 #include "core/exec/device_feed.h"
+#include "core/exec/train_step.h"
 
 #include "core/backend/backend.h"
 #include "core/base/check.h"
@@ -10,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -451,8 +453,13 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     Backend &backend = *backendResult.value();
     // Kernels are made with the precision of this run (the backend is shared by the process).
     std::string precisionNote;
-    if (!backend.setTf32(job.precision == "tf32"))
-        precisionNote = "precision tf32 applies to GPUs; " + device->str() + " computes in float32";
+    Precision precision = Precision::Float32;
+    if (!parsePrecision(job.precision, precision))
+        return nodeError(job.trainNode + ".precision",
+                         "unknown precision '" + job.precision + "' (float32, tf32 or bf16)");
+    if (!backend.setPrecision(precision))
+        precisionNote = "precision " + job.precision + " applies to GPUs; " + device->str() +
+                        " computes in float32";
     const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
     const int threads = options.threads > 0 ? options.threads : cores;
     backend.setThreads(threads);
@@ -562,7 +569,14 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                                              std::to_string(st.step) + ")");
 
     DeviceFeed feed(backend, flow, true);
-    if (backend.device().kind != Device::Kind::Cpu) observer.message(LogLevel::Info, feed.note());
+    // FLOWBENCH_CUDA_GRAPHS=0 turns step capture off, to compare or to rule it out (docs/gpu.md).
+    const char *graphsEnv = std::getenv("FLOWBENCH_CUDA_GRAPHS");
+    const bool captureAllowed = !options.profile && !(graphsEnv && std::string(graphsEnv) == "0");
+    TrainStep trainStep(backend, model, *loss, *optimizer, captureAllowed);
+    if (backend.device().kind != Device::Kind::Cpu) {
+        observer.message(LogLevel::Info, feed.note());
+        observer.message(LogLevel::Info, trainStep.note());
+    }
     bool residentAnnounced = false;
 
     RunSummary summary;
@@ -687,12 +701,9 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                 }
                 const data::Batch &batch = *source;
                 const int64_t n = batch.x.shape()[0];
-                nn::Plan &plan = model.plan(backend, n, true);
-                nn::StepContext ctx;
-                ctx.training = true;
-                ctx.seed = mix64(job.seed ^ mix64(uint64_t(st.step) + 0x5eed));
-                const Tensor &out = plan.forward(batch.x, ctx);
-                const LossResult r = loss->compute(backend, out, batch.y, &plan.outputGrad());
+                const float lr = st.lrOverride > 0 ? float(st.lrOverride) : schedule.at(st.step);
+                const uint64_t seed = mix64(job.seed ^ mix64(uint64_t(st.step) + 0x5eed));
+                const LossResult r = trainStep.run(batch, lr, seed);
                 if (!std::isfinite(r.loss)) {
                     return nodeError(
                         job.lossNode,
@@ -702,9 +713,6 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                             "); last whole checkpoint: " + lastCheckpointText(outDir) +
                             ". Try a lower learning rate on '" + job.optimizer.node + "'");
                 }
-                plan.backward(ctx);
-                const float lr = st.lrOverride > 0 ? float(st.lrOverride) : schedule.at(st.step);
-                optimizer->step(backend, lr);
                 ++st.step;
                 ++st.batch;
                 st.lossSum += double(r.loss) * double(n);

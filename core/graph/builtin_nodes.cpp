@@ -364,11 +364,12 @@ NodeTypeRegistry makeBuiltin()
                      "Threads that prepare batches; 0 = one per two cores (at least 1)."),
             enumParam("device", {"auto", "cpu", "cuda"}, "auto",
                       "Where to train; auto = the GPU when there is one, else the CPU."),
-            enumParam("precision", {"float32", "tf32"}, "float32",
+            enumParam("precision", {"float32", "tf32", "bf16"}, "float32",
                       "Arithmetic of convolutions and matrix products on a GPU: float32 gives "
                       "the CPU's results within rounding; tf32 uses the tensor cores (10-bit "
-                      "mantissa inputs, float32 sums), faster on Ampere and newer. The CPU "
-                      "always computes float32."),
+                      "mantissa inputs, float32 sums), faster on Ampere and newer; bf16 rounds "
+                      "their inputs to bfloat16 (8-bit mantissa) with float32 sums, weights and "
+                      "everything else. The CPU always computes float32."),
         };
         r.add(std::move(t));
     }

@@ -20,7 +20,8 @@ struct Parameter {
 // What a step needs besides tensors.
 struct StepContext {
     bool training = true;
-    uint64_t seed = 0; // per step and layer: dropout masks
+    uint64_t seed = 0; // the step's seed (StepValues::seed): dropout masks
+    uint64_t salt = 0; // the layer's own, mixed into the step's seed by its random ops
 };
 
 // A layer made for one batch size: its kernels and scratch memory are created once, when the

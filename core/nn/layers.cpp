@@ -352,12 +352,13 @@ public:
             return;
         }
         if (!m_transpose) {
-            m_b.dropoutForward(in[0]->f32(), out.f32(), m_mask.f32(), out.numel(), m_p, ctx.seed);
+            m_b.dropoutForward(in[0]->f32(), out.f32(), m_mask.f32(), out.numel(), m_p, ctx.seed,
+                               ctx.salt);
             return;
         }
         // The NCHW mask (the dropout of ones), moved to NHWC, then y = x * mask.
         m_b.dropoutForward(m_ones.f32(), m_maskNchw.f32(), m_maskNchw.f32(), out.numel(), m_p,
-                           ctx.seed);
+                           ctx.seed, ctx.salt);
         transposeNhwc(m_maskNchw.f32(), m_mask.f32(), m_shape, false);
         m_b.dropoutBackward(in[0]->f32(), m_mask.f32(), out.f32(), out.numel());
     }

@@ -31,6 +31,7 @@ public:
 class Mse final : public Loss {
 public:
     std::string type() const override { return "mse"; }
+    bool capturable() const override { return false; }
     LossResult compute(Backend &b, const Tensor &out, const Tensor &labels,
                        const Tensor *dout) override
     {

@@ -15,6 +15,9 @@ public:
     virtual std::string type() const = 0;
     // Checks the model's per-sample output shape against the data's class count.
     virtual Status check(const Shape &outputSample, int32_t classes) const;
+    // Whether compute() only queues device work, so that a training step can be captured
+    // (Backend::beginCapture); false where it reads the output on the host.
+    virtual bool capturable() const { return true; }
     // dout may be null (evaluation).
     virtual LossResult compute(Backend &b, const Tensor &out, const Tensor &labels,
                                const Tensor *dout) = 0;

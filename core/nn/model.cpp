@@ -324,7 +324,7 @@ const Tensor &Plan::forward(const Tensor &x, const StepContext &ctx)
         in.clear();
         for (int u : s.in)
             in.push_back(&m_values[size_t(u)]);
-        stepCtx.seed = mix64(ctx.seed ^ mix64(uint64_t(s.node) + 1));
+        stepCtx.salt = mix64(uint64_t(s.node) + 1);
         if (m_profiling) {
             const auto t0 = std::chrono::steady_clock::now();
             s.run->forward(in, m_values[out], stepCtx);
@@ -357,7 +357,7 @@ void Plan::backward(const StepContext &ctx)
             else
                 din.push_back(&m_grads[size_t(u)]);
         }
-        stepCtx.seed = mix64(ctx.seed ^ mix64(uint64_t(it->node) + 1));
+        stepCtx.salt = mix64(uint64_t(it->node) + 1);
         const auto t0 = m_profiling ? std::chrono::steady_clock::now()
                                     : std::chrono::steady_clock::time_point{};
         it->run->backward(in, m_values[out], m_grads[out], din, stepCtx);

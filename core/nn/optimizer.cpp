@@ -86,8 +86,8 @@ public:
     {
         SgdParams p = m_p;
         p.lr = lr;
-        b.sgdSteps(slots(), p, m_steps == 0);
         ++m_steps;
+        b.sgdSteps(slots(), p, m_steps);
     }
 
 protected:

@@ -45,16 +45,19 @@ public:
     float mse(const float *pred, const float *target, int64_t count, float *dpred) override;
 
     void dropoutForward(const float *x, float *y, float *mask, int64_t count, float p,
-                        uint64_t seed) override;
+                        uint64_t stepSeed, uint64_t salt) override;
     void dropoutBackward(const float *dy, const float *mask, float *dx, int64_t count) override;
 
     void sgdStep(float *w, const float *g, float *buf, int64_t count, const SgdParams &p,
-                 bool firstStep) override;
+                 int64_t step) override;
     void adamStep(float *w, const float *g, float *m, float *v, int64_t count, const AdamParams &p,
                   int64_t step) override;
 
+    LossResult latestLoss() override { return m_latestLoss; }
+
 protected:
     int m_threads = 1;
+    LossResult m_latestLoss;
 };
 
 // The reference kernels on their own, for backends that reuse some of them.

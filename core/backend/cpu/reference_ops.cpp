@@ -74,6 +74,7 @@ LossResult ReferenceBackend::softmaxCrossEntropy(const float *logits, const int3
         }
     }
     result.loss = float(total / double(n));
+    m_latestLoss = result;
     return result;
 }
 
@@ -90,8 +91,9 @@ float ReferenceBackend::mse(const float *pred, const float *target, int64_t coun
 }
 
 void ReferenceBackend::dropoutForward(const float *x, float *y, float *mask, int64_t count, float p,
-                                      uint64_t seed)
+                                      uint64_t stepSeed, uint64_t salt)
 {
+    const uint64_t seed = mix64(stepSeed ^ salt);
     FB_ASSERT(p >= 0.0f && p <= 1.0f, "dropout probability outside [0, 1]");
     // Never used when p == 1 (nothing is kept), so its infinity does no harm.
     const float scale = 1.0f / (1.0f - p);
@@ -111,9 +113,11 @@ void ReferenceBackend::dropoutBackward(const float *dy, const float *mask, float
 }
 
 void ReferenceBackend::sgdStep(float *w, const float *g, float *buf, int64_t count,
-                               const SgdParams &p, bool firstStep)
+                               const SgdParams &p, int64_t step)
 {
     FB_ASSERT(p.momentum == 0.0f || buf, "SGD with momentum needs a buffer");
+    FB_ASSERT(step >= 1, "SGD steps count from 1");
+    const bool firstStep = step == 1;
     for (int64_t i = 0; i < count; ++i) {
         float grad = g[i];
         if (p.weightDecay != 0.0f) grad += p.weightDecay * w[i];

@@ -22,7 +22,12 @@
 // either way.
 //
 // Precision is chosen per call by the compute type: CUBLAS_COMPUTE_32F (plain float32, the CPU's
-// results within rounding) or CUBLAS_COMPUTE_32F_FAST_TF32 when ctx.tf32 is on. Unlike
+// results within rounding) or CUBLAS_COMPUTE_32F_FAST_TF32 under Precision::Tf32. Under
+// Precision::Bf16 the inputs of each product are first rounded to bfloat16 in buffers made with
+// the kernel (x and w in forward, dy and w in backwardData; backwardWeights reuses the x and dy
+// rounded there, and rounds dy itself when the step had no backwardData: a model's first layer
+// needs no input gradient), and the product reads them as CUDA_R_16BF
+// with CUBLAS_COMPUTE_32F: float32 sums, float32 outputs, so nothing else changes. Unlike
 // cublasSetMathMode this does not change the handle the other kernels share. It assumes that
 // handle keeps CUBLAS_DEFAULT_MATH (a TF32 math mode would let COMPUTE_32F use TF32 too) and the
 // default host pointer mode for alpha and beta; nothing in the backend changes either.
@@ -55,44 +60,71 @@ public:
         , m_n(blasInt(d.n, "batch size"))
         , m_in(blasInt(d.in, "input features"))
         , m_out(blasInt(d.out, "output features"))
+        , m_bf16(ctx.bf16())
+        , m_compute(ctx.tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F)
     {
         FB_ASSERT(d.n > 0 && d.in > 0 && d.out > 0, "empty linear layer");
+        if (m_bf16) {
+            m_xb = DeviceBuffer(*ctx.allocator, size_t(d.n * d.in) * sizeof(uint16_t));
+            m_wb = DeviceBuffer(*ctx.allocator, size_t(d.out * d.in) * sizeof(uint16_t));
+            m_dyb = DeviceBuffer(*ctx.allocator, size_t(d.n * d.out) * sizeof(uint16_t));
+        }
     }
 
     void forward(const float *x, const float *w, const float *b, float *y) override
     {
-        gemm(CUBLAS_OP_T, CUBLAS_OP_N, m_out, m_n, m_in, w, m_in, x, m_in, y, m_out);
+        m_dyRounded = false;
+        gemm(CUBLAS_OP_T, CUBLAS_OP_N, m_out, m_n, m_in, in(w, m_wb, m_d.out * m_d.in), m_in,
+             in(x, m_xb, m_d.n * m_d.in), m_in, y, m_out);
         if (m_d.bias) addBiasRows(y, b, m_d.n, m_d.out, m_ctx.stream);
     }
 
     void backwardData(const float *dy, const float *w, float *dx) override
     {
-        gemm(CUBLAS_OP_N, CUBLAS_OP_N, m_in, m_n, m_out, w, m_in, dy, m_out, dx, m_in);
+        gemm(CUBLAS_OP_N, CUBLAS_OP_N, m_in, m_n, m_out, in(w, m_wb, m_d.out * m_d.in), m_in,
+             in(dy, m_dyb, m_d.n * m_d.out), m_out, dx, m_in);
+        m_dyRounded = m_bf16;
     }
 
     void backwardWeights(const float *x, const float *dy, float *dw, float *db) override
     {
-        gemm(CUBLAS_OP_N, CUBLAS_OP_T, m_in, m_out, m_n, x, m_in, dy, m_out, dw, m_in);
+        // Under bf16, x and dy as rounded by the latest forward and backwardData.
+        const void *xin = m_bf16 ? m_xb.data() : static_cast<const void *>(x);
+        const void *dyin = m_dyRounded ? m_dyb.data() : in(dy, m_dyb, m_d.n * m_d.out);
+        gemm(CUBLAS_OP_N, CUBLAS_OP_T, m_in, m_out, m_n, xin, m_in, dyin, m_out, dw, m_in);
         if (m_d.bias && db) sumRows(dy, db, m_d.n, m_d.out, m_ctx.stream);
     }
 
 private:
+    // A product's input as it reads it: the float32 tensor itself, or under bf16 its rounding
+    // into `scratch`.
+    const void *in(const float *t, const DeviceBuffer &scratch, int64_t count)
+    {
+        if (!m_bf16) return t;
+        toBf16(t, scratch.as<uint16_t>(), count, m_ctx.stream);
+        return scratch.data();
+    }
+
     // C = op(A) op(B), column-major, overwriting C (beta 0: C is never read, so garbage or NaN
-    // in it does not leak through).
-    void gemm(cublasOperation_t opA, cublasOperation_t opB, int m, int n, int k, const float *a,
-              int lda, const float *b, int ldb, float *c, int ldc)
+    // in it does not leak through). A and B are float32, or bfloat16 under bf16; C is float32.
+    void gemm(cublasOperation_t opA, cublasOperation_t opB, int m, int n, int k, const void *a,
+              int lda, const void *b, int ldb, float *c, int ldc)
     {
         const float one = 1.0f, zero = 0.0f; // host scalars: CUBLAS_POINTER_MODE_HOST
-        const cublasComputeType_t compute =
-            m_ctx.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-        FB_CUBLAS_CHECK(cublasGemmEx(m_ctx.cublas, opA, opB, m, n, k, &one, a, CUDA_R_32F, lda, b,
-                                     CUDA_R_32F, ldb, &zero, c, CUDA_R_32F, ldc, compute,
+        const cudaDataType_t inType = m_bf16 ? CUDA_R_16BF : CUDA_R_32F;
+        FB_CUBLAS_CHECK(cublasGemmEx(m_ctx.cublas, opA, opB, m, n, k, &one, a, inType, lda, b,
+                                     inType, ldb, &zero, c, CUDA_R_32F, ldc, m_compute,
                                      CUBLAS_GEMM_DEFAULT));
     }
 
     CudaContext &m_ctx;
     LinearDesc m_d;
     int m_n, m_in, m_out;
+    // The precision the kernel was made with.
+    bool m_bf16;
+    cublasComputeType_t m_compute;
+    DeviceBuffer m_xb, m_wb, m_dyb;
+    bool m_dyRounded = false; // m_dyb holds this step's dy (a backwardData call rounded it)
 };
 
 } // namespace

@@ -3,6 +3,8 @@
 #include "core/backend/cuda/cuda_kernels.h"
 #include "core/backend/cuda/cuda_ops.h"
 
+#include "core/base/check.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -13,6 +15,28 @@ namespace {
 // Uploads are cut into pieces of at most this size, so a whole data set moved to the device
 // needs no pinned buffer of its size.
 constexpr size_t kStagingBytes = size_t(16) << 20;
+// cuBLAS's guidance for Hopper (4 MiB suffices before it); given once, so that products captured
+// into a CUDA graph never ask for memory.
+constexpr size_t kCublasWorkspaceBytes = size_t(32) << 20;
+
+class CudaCapturedStep final : public CapturedWork {
+public:
+    CudaCapturedStep(cudaGraph_t graph, cudaStream_t stream, int device)
+        : m_graph(graph)
+        , m_stream(stream)
+        , m_device(device)
+    {}
+    void replay() override
+    {
+        DeviceScope scope(m_device);
+        m_graph.launch(m_stream);
+    }
+
+private:
+    Graph m_graph;
+    cudaStream_t m_stream;
+    int m_device;
+};
 
 } // namespace
 
@@ -40,11 +64,16 @@ CudaBackend::CudaBackend(int device)
         s.done = std::make_unique<Event>();
     m_lossOut = DeviceBuffer(*m_allocator, 2 * sizeof(int64_t));
     m_lossHost = PinnedBuffer(2 * sizeof(int64_t));
+    m_stepDevice = DeviceBuffer(*m_allocator, sizeof(StepValues));
+    m_cublasWorkspace = DeviceBuffer(*m_allocator, kCublasWorkspaceBytes);
+    FB_CUBLAS_CHECK(
+        cublasSetWorkspace(m_ctx.cublas, m_cublasWorkspace.data(), m_cublasWorkspace.bytes()));
 }
 
 CudaBackend::~CudaBackend()
 {
     // Work still queued may use the handles and buffers below.
+    abortCapture();
     if (m_stream) cudaStreamSynchronize(m_stream->get());
     if (m_ctx.cudnn) cudnnDestroy(m_ctx.cudnn);
     if (m_ctx.cublas) cublasDestroy(m_ctx.cublas);
@@ -52,6 +81,7 @@ CudaBackend::~CudaBackend()
 
 Tensor CudaBackend::empty(const Shape &shape, DType dtype)
 {
+    refuseWhileCapturing("allocating device memory");
     const size_t bytes = size_t(shape.numel()) * dtypeSize(dtype);
     CachingAllocator *alloc = m_allocator.get();
     void *p = alloc->allocate(bytes);
@@ -70,6 +100,7 @@ void CudaBackend::upload(void *dst, const void *host, size_t bytes)
 {
     // From pageable memory a copy would wait for the host; through the pinned slots the host
     // only waits when both slots are still being copied from.
+    refuseWhileCapturing("an upload");
     DeviceScope scope(m_ctx.device);
     const char *from = static_cast<const char *>(host);
     char *to = static_cast<char *>(dst);
@@ -94,6 +125,7 @@ void CudaBackend::upload(void *dst, const void *host, size_t bytes)
 void CudaBackend::download(void *host, const void *src, size_t bytes)
 {
     if (!bytes) return;
+    refuseWhileCapturing("a download");
     FB_CUDA_CHECK(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, m_ctx.stream));
     m_stream->synchronize();
 }
@@ -176,6 +208,13 @@ LossResult CudaBackend::softmaxCrossEntropy(const float *logits, const int32_t *
     float *loss = m_lossOut.as<float>();
     auto *correct = reinterpret_cast<int64_t *>(m_lossOut.as<char>() + sizeof(int64_t));
     cuda::softmaxCrossEntropy(logits, labels, n, classes, dlogits, loss, correct, m_ctx.stream);
+    // A captured step cannot wait: its result is read with latestLoss() after the replay.
+    if (m_capturing) return {};
+    return latestLoss();
+}
+
+LossResult CudaBackend::latestLoss()
+{
     download(m_lossHost.data(), m_lossOut.data(), 2 * sizeof(int64_t));
     LossResult r;
     std::memcpy(&r.loss, m_lossHost.data(), sizeof(float));
@@ -195,9 +234,11 @@ float CudaBackend::mse(const float *pred, const float *target, int64_t count, fl
 }
 
 void CudaBackend::dropoutForward(const float *x, float *y, float *mask, int64_t count, float p,
-                                 uint64_t seed)
+                                 uint64_t stepSeed, uint64_t salt)
 {
-    cuda::dropoutForward(x, y, mask, count, p, seed, m_ctx.stream);
+    StepValues wanted = m_stepHost;
+    wanted.seed = stepSeed;
+    cuda::dropoutForward(x, y, mask, count, p, stepValues(wanted, "dropout"), salt, m_ctx.stream);
 }
 
 void CudaBackend::dropoutBackward(const float *dy, const float *mask, float *dx, int64_t count)
@@ -206,9 +247,9 @@ void CudaBackend::dropoutBackward(const float *dy, const float *mask, float *dx,
 }
 
 void CudaBackend::sgdStep(float *w, const float *g, float *buf, int64_t count, const SgdParams &p,
-                          bool firstStep)
+                          int64_t step)
 {
-    sgdSteps({ParamSlot{w, g, buf, nullptr, count}}, p, firstStep);
+    sgdSteps({ParamSlot{w, g, buf, nullptr, count}}, p, step);
 }
 
 void CudaBackend::adamStep(float *w, const float *g, float *m, float *v, int64_t count,
@@ -219,37 +260,114 @@ void CudaBackend::adamStep(float *w, const float *g, float *m, float *v, int64_t
 
 const ParamSlot *CudaBackend::deviceSlots(const std::vector<ParamSlot> &group)
 {
-    const bool same = group.size() == m_slotsHost.size() &&
-                      std::equal(group.begin(), group.end(), m_slotsHost.begin(),
-                                 [](const ParamSlot &a, const ParamSlot &b) {
-                                     return a.w == b.w && a.g == b.g && a.s0 == b.s0 &&
-                                            a.s1 == b.s1 && a.count == b.count;
-                                 });
-    if (!same) {
-        m_slotsHost = group;
-        const size_t bytes = group.size() * sizeof(ParamSlot);
-        if (m_slotsDevice.bytes() < bytes) m_slotsDevice = DeviceBuffer(*m_allocator, bytes);
-        upload(m_slotsDevice.data(), m_slotsHost.data(), bytes);
-    }
-    return m_slotsDevice.as<ParamSlot>();
+    const auto sameSlots = [](const ParamSlot &x, const ParamSlot &y) {
+        return x.w == y.w && x.g == y.g && x.s0 == y.s0 && x.s1 == y.s1 && x.count == y.count;
+    };
+    for (const SlotTable &t : m_slotTables)
+        if (std::equal(group.begin(), group.end(), t.host.begin(), t.host.end(), sameSlots))
+            return t.device.as<ParamSlot>();
+    SlotTable t;
+    t.host = group;
+    const size_t bytes = group.size() * sizeof(ParamSlot);
+    t.device = DeviceBuffer(*m_allocator, bytes);
+    upload(t.device.data(), t.host.data(), bytes);
+    m_slotTables.push_back(std::move(t));
+    return m_slotTables.back().device.as<ParamSlot>();
 }
 
-void CudaBackend::sgdSteps(const std::vector<ParamSlot> &group, const SgdParams &p, bool firstStep)
+void CudaBackend::sgdSteps(const std::vector<ParamSlot> &group, const SgdParams &p, int64_t step)
 {
+    FB_ASSERT(step >= 1, "SGD steps count from 1");
     if (group.empty()) return;
     int64_t total = 0;
     for (const ParamSlot &s : group)
         total += s.count;
-    cuda::sgdSteps(deviceSlots(group), int(group.size()), total, p, firstStep, m_ctx.stream);
+    StepValues wanted = m_stepHost;
+    wanted.lr = p.lr;
+    wanted.optimizerStep = step;
+    const StepValues *values = stepValues(wanted, "SGD");
+    cuda::sgdSteps(deviceSlots(group), int(group.size()), total, p, values, m_ctx.stream);
 }
 
 void CudaBackend::adamSteps(const std::vector<ParamSlot> &group, const AdamParams &p, int64_t step)
 {
+    FB_ASSERT(step >= 1, "Adam steps count from 1");
     if (group.empty()) return;
     int64_t total = 0;
     for (const ParamSlot &s : group)
         total += s.count;
-    cuda::adamSteps(deviceSlots(group), int(group.size()), total, p, step, m_ctx.stream);
+    StepValues wanted = m_stepHost;
+    wanted.lr = p.lr;
+    wanted.optimizerStep = step;
+    const StepValues *values = stepValues(wanted, "Adam");
+    cuda::adamSteps(deviceSlots(group), int(group.size()), total, p, values, m_ctx.stream);
+}
+
+void CudaBackend::refuseWhileCapturing(const char *what) const
+{
+    if (m_capturing)
+        throw DeviceError(std::string(what) +
+                          " while a training step is being captured as a CUDA graph; the step "
+                          "runs uncaptured instead");
+}
+
+const StepValues *CudaBackend::stepValues(const StepValues &wanted, const char *op)
+{
+    if (m_capturing) {
+        if (!m_stepWritten || wanted != m_stepHost)
+            throw DeviceError(std::string("a captured ") + op +
+                              " step was called with values other than the step's "
+                              "(Backend::setStepValues); the step runs uncaptured instead");
+    } else if (!m_stepWritten || wanted != m_stepHost) {
+        setStepValues(wanted);
+    }
+    return m_stepDevice.as<StepValues>();
+}
+
+void CudaBackend::setStepValues(const StepValues &v)
+{
+    refuseWhileCapturing("setting the step's values");
+    // Through the pinned staging, in stream order: kernels queued before read the old values,
+    // kernels queued after (or a replay) the new ones.
+    upload(m_stepDevice.data(), &v, sizeof v);
+    m_stepHost = v;
+    m_stepWritten = true;
+}
+
+void CudaBackend::beginCapture()
+{
+    refuseWhileCapturing("starting another capture");
+    DeviceScope scope(m_ctx.device);
+    // Thread-local mode: a call from this thread that cannot be captured (an allocation, a wait)
+    // fails at once instead of corrupting the capture; other threads are not affected.
+    FB_CUDA_CHECK(cudaStreamBeginCapture(m_ctx.stream, cudaStreamCaptureModeThreadLocal));
+    m_capturing = true;
+}
+
+std::unique_ptr<CapturedWork> CudaBackend::endCapture()
+{
+    FB_ASSERT(m_capturing, "endCapture without beginCapture");
+    DeviceScope scope(m_ctx.device);
+    m_capturing = false;
+    cudaGraph_t graph = nullptr;
+    const cudaError_t e = cudaStreamEndCapture(m_ctx.stream, &graph);
+    if (e != cudaSuccess) {
+        if (graph) cudaGraphDestroy(graph);
+        cudaGetLastError(); // an invalidated capture is not a sticky error: clear it
+        throwCallError("cudaStreamEndCapture(m_ctx.stream, &graph)", __FILE__, __LINE__,
+                       describe(e));
+    }
+    return std::make_unique<CudaCapturedStep>(graph, m_ctx.stream, m_ctx.device);
+}
+
+void CudaBackend::abortCapture() noexcept
+{
+    if (!m_capturing) return;
+    m_capturing = false;
+    cudaGraph_t graph = nullptr;
+    cudaStreamEndCapture(m_ctx.stream, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();
 }
 
 } // namespace fb::cuda

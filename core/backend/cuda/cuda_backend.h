@@ -3,7 +3,9 @@
 // The GPU backend (DESIGN.md): cuDNN for convolution, pooling and batch normalization, cuBLAS
 // for matrix products, our own kernels for the rest. One backend per GPU; all its work runs in
 // order on one stream; uploads go through pinned staging buffers, so the host copies into them
-// and goes on while the copy engine moves the bytes.
+// and goes on while the copy engine moves the bytes. A training step can be captured as a CUDA
+// graph and replayed (see Backend::beginCapture): the values that change per step live in a small
+// device block that the optimizer and dropout kernels read when they run.
 
 #include "core/backend/cuda/cuda_context.h"
 #include "core/backend/cuda/cuda_runtime_types.h"
@@ -22,9 +24,9 @@ public:
     Device device() const override { return Device::cuda(m_ctx.device); }
     bool supports(OpKind) const override { return true; }
     void setThreads(int) override {} // host threads only queue work here
-    bool setTf32(bool on) override
+    bool setPrecision(Precision p) override
     {
-        m_ctx.tf32 = on;
+        m_ctx.precision = p;
         return true;
     }
 
@@ -54,19 +56,34 @@ public:
     float mse(const float *pred, const float *target, int64_t count, float *dpred) override;
 
     void dropoutForward(const float *x, float *y, float *mask, int64_t count, float p,
-                        uint64_t seed) override;
+                        uint64_t stepSeed, uint64_t salt) override;
     void dropoutBackward(const float *dy, const float *mask, float *dx, int64_t count) override;
 
     void sgdStep(float *w, const float *g, float *buf, int64_t count, const SgdParams &p,
-                 bool firstStep) override;
+                 int64_t step) override;
     void adamStep(float *w, const float *g, float *m, float *v, int64_t count, const AdamParams &p,
                   int64_t step) override;
-    void sgdSteps(const std::vector<ParamSlot> &group, const SgdParams &p, bool firstStep) override;
+    void sgdSteps(const std::vector<ParamSlot> &group, const SgdParams &p, int64_t step) override;
     void adamSteps(const std::vector<ParamSlot> &group, const AdamParams &p, int64_t step) override;
 
+    bool canCapture() const override { return true; }
+    void setStepValues(const StepValues &v) override;
+    void beginCapture() override;
+    std::unique_ptr<CapturedWork> endCapture() override;
+    void abortCapture() noexcept override;
+    LossResult latestLoss() override;
+
 private:
-    // The group's slots in device memory, uploaded again only when the group changes (its
-    // pointers stay the same step after step).
+    // The device block holding `wanted`, for a kernel to read. Outside a capture it is written
+    // when it differs; inside one it must already hold them (a replay reads what
+    // setStepValues set), else DeviceError.
+    const StepValues *stepValues(const StepValues &wanted, const char *op);
+    // Throws DeviceError naming `what` while a capture is open (it would wait for the device,
+    // or allocate).
+    void refuseWhileCapturing(const char *what) const;
+    // The group's slots in device memory, uploaded the first time a group is seen (its pointers
+    // stay the same step after step). Tables are kept for the backend's life: a captured step
+    // may still read any of them, and a run has one group per optimizer.
     const ParamSlot *deviceSlots(const std::vector<ParamSlot> &group);
 
     std::string m_deviceName;
@@ -85,8 +102,18 @@ private:
     // Loss results: written by the kernels, read back with one small copy.
     DeviceBuffer m_lossOut;
     PinnedBuffer m_lossHost;
-    std::vector<ParamSlot> m_slotsHost;
-    DeviceBuffer m_slotsDevice;
+    struct SlotTable {
+        std::vector<ParamSlot> host;
+        DeviceBuffer device;
+    };
+    std::vector<SlotTable> m_slotTables;
+    // The step's values in device memory, and what was last written there.
+    DeviceBuffer m_stepDevice;
+    StepValues m_stepHost;
+    bool m_stepWritten = false;
+    bool m_capturing = false;
+    // cuBLAS's workspace, given to it up front so that captured products allocate nothing.
+    DeviceBuffer m_cublasWorkspace;
 };
 
 // The usable GPUs of this machine, or why there are none.

@@ -17,9 +17,11 @@ struct CudaContext {
     cublasHandle_t cublas = nullptr;
     cudnnHandle_t cudnn = nullptr;
     CachingAllocator *allocator = nullptr;
-    // TF32 tensor-core math for convolutions and matrix products (10-bit mantissa inputs, float32
-    // accumulation). Off by default: float32 gives the CPU's results within float rounding.
-    bool tf32 = false;
+    // The arithmetic of convolutions and matrix products made from now on (Backend::
+    // setPrecision). Float32 by default: the CPU's results within float rounding.
+    Precision precision = Precision::Float32;
+    bool tf32() const { return precision == Precision::Tf32; }
+    bool bf16() const { return precision == Precision::Bf16; }
 };
 
 // Device memory from the context's allocator, given back when the owner goes.

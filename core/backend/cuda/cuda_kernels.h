@@ -21,10 +21,15 @@ void activationForward(Activation kind, float alpha, const float *x, float *y, i
                        cudaStream_t stream);
 void activationBackward(Activation kind, float alpha, const float *x, const float *dy, float *dx,
                         int64_t count, cudaStream_t stream);
-// mask[i] = keep ? 1/(1-p) : 0, keep = the same mix64(seed + i) test as the reference backend.
-void dropoutForward(const float *x, float *y, float *mask, int64_t count, float p, uint64_t seed,
-                    cudaStream_t stream);
+// mask[i] = keep ? 1/(1-p) : 0, keep = the reference backend's test on mix64(seed + i) with
+// seed = mix64(values->seed ^ salt); values is device memory, read when the kernel runs.
+void dropoutForward(const float *x, float *y, float *mask, int64_t count, float p,
+                    const StepValues *values, uint64_t salt, cudaStream_t stream);
 void mul(const float *a, const float *b, float *y, int64_t count, cudaStream_t stream);
+// bf16 mixed precision: y = x rounded to bfloat16 (nearest even), and back (exact). bfloat16
+// values are passed as their 16 bits, so that callers need no CUDA headers.
+void toBf16(const float *x, uint16_t *y, int64_t count, cudaStream_t stream);
+void fromBf16(const uint16_t *x, float *y, int64_t count, cudaStream_t stream);
 // y[r, c] += bias[c] for rows x cols (Linear's bias after the cuBLAS product).
 void addBiasRows(float *y, const float *bias, int64_t rows, int64_t cols, cudaStream_t stream);
 // db[c] = sum over rows of dy[r, c] (Linear's bias gradient), written not added.
@@ -47,10 +52,12 @@ void mse(const float *pred, const float *target, int64_t count, float *dpred, fl
          cudaStream_t stream);
 
 // ---- optimizer.cu: one launch updates every parameter of a group. `slots` is a device array of
-// `count` ParamSlot (pointers into device memory), `totalElems` the sum of their counts. ----
+// `count` ParamSlot (pointers into device memory), `totalElems` the sum of their counts. The
+// learning rate and step come from `values` (device memory), read when the kernel runs; p's lr is
+// not used. ----
 void sgdSteps(const ParamSlot *slots, int count, int64_t totalElems, const SgdParams &p,
-              bool firstStep, cudaStream_t stream);
+              const StepValues *values, cudaStream_t stream);
 void adamSteps(const ParamSlot *slots, int count, int64_t totalElems, const AdamParams &p,
-               int64_t step, cudaStream_t stream);
+               const StepValues *values, cudaStream_t stream);
 
 } // namespace fb::cuda

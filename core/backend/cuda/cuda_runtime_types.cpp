@@ -60,6 +60,28 @@ PinnedBuffer::~PinnedBuffer()
     if (m_data) cudaFreeHost(m_data);
 }
 
+Graph::Graph(cudaGraph_t graph)
+    : m_graph(graph)
+{
+    const cudaError_t e = cudaGraphInstantiate(&m_exec, m_graph, 0);
+    if (e != cudaSuccess) {
+        cudaGraphDestroy(m_graph); // the constructor throws: no destructor will run
+        throwCallError("cudaGraphInstantiate(&m_exec, m_graph, 0)", __FILE__, __LINE__,
+                       describe(e));
+    }
+}
+
+Graph::~Graph()
+{
+    if (m_exec) cudaGraphExecDestroy(m_exec);
+    if (m_graph) cudaGraphDestroy(m_graph);
+}
+
+void Graph::launch(cudaStream_t stream) const
+{
+    FB_CUDA_CHECK(cudaGraphLaunch(m_exec, stream));
+}
+
 DeviceScope::DeviceScope(int device)
 {
     FB_CUDA_CHECK(cudaGetDevice(&m_previous));

@@ -63,6 +63,21 @@ private:
     size_t m_bytes = 0;
 };
 
+// A stream's captured work (a CUDA graph), instantiated once and launched again on each replay.
+class Graph {
+public:
+    // Takes ownership of `graph` (from cudaStreamEndCapture) and instantiates it.
+    explicit Graph(cudaGraph_t graph);
+    ~Graph();
+    Graph(const Graph &) = delete;
+    Graph &operator=(const Graph &) = delete;
+    void launch(cudaStream_t stream) const;
+
+private:
+    cudaGraph_t m_graph = nullptr;
+    cudaGraphExec_t m_exec = nullptr;
+};
+
 // Makes a device current for the calling thread and restores the previous one on exit.
 class DeviceScope {
 public:

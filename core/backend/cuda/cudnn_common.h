@@ -83,12 +83,13 @@ inline cudnnTensorFormat_t imageFormat(bool channelsLast)
     return channelsLast ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
 }
 
-// A dense float32 image tensor of logical size [n, c, h, w], stored NCHW, or NHWC when
-// channelsLast (cuDNN derives the strides from the format; the sizes stay in n, c, h, w order).
+// A dense image tensor of logical size [n, c, h, w], stored NCHW, or NHWC when channelsLast
+// (cuDNN derives the strides from the format; the sizes stay in n, c, h, w order); float32 unless
+// another type is given (bfloat16 under bf16 mixed precision).
 inline void setImageDesc(const TensorDesc &t, int64_t n, int64_t c, int64_t h, int64_t w,
-                         bool channelsLast)
+                         bool channelsLast, cudnnDataType_t type = CUDNN_DATA_FLOAT)
 {
-    FB_CUDNN_CHECK(cudnnSetTensor4dDescriptor(t.get(), imageFormat(channelsLast), CUDNN_DATA_FLOAT,
+    FB_CUDNN_CHECK(cudnnSetTensor4dDescriptor(t.get(), imageFormat(channelsLast), type,
                                               cudnnInt(n, "batch size"), cudnnInt(c, "channels"),
                                               cudnnInt(h, "height"), cudnnInt(w, "width")));
 }

@@ -3,10 +3,18 @@
 // scratch tensors of the real sizes and times it, as PyTorch's benchmark mode does) and one
 // workspace shared by the three passes, which run one after another on the context's stream.
 //
-// Precision: with ctx.tf32 off the convolution descriptors ask for CUDNN_FMA_MATH, so no algorithm
-// rounds its inputs to TF32 and results match the CPU within float rounding. With it on,
-// CUDNN_DEFAULT_MATH lets cuDNN use TF32 tensor cores for float data (cuDNN 9 has no separate TF32
-// setting); CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION is never taken, as it rounds to FP16/BF16.
+// Precision (fixed when the kernel is made): under float32 the convolution descriptors ask for
+// CUDNN_FMA_MATH, so no algorithm rounds its inputs to TF32 and results match the CPU within float
+// rounding. Under tf32, CUDNN_DEFAULT_MATH lets cuDNN use TF32 tensor cores for float data (cuDNN 9
+// has no separate TF32 setting); CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION is never taken, as it
+// rounds to FP16/BF16 behind the caller's back.
+//
+// bf16 mixed precision (Precision::Bf16): the convolution itself runs on bfloat16 tensors with
+// float32 accumulation (cuDNN's BFLOAT16_CONFIG: x, w and y bfloat16, the descriptor's compute type
+// float). x, w and dy are rounded into bfloat16 buffers made with the kernel, and the results
+// (y, dx, dw) are widened back to float32, so the layers around see float32 as always. The bias
+// stays float32. backwardWeights reuses the x rounded by forward and the dy rounded by
+// backwardData, or rounds dy itself when the step had no backwardData (a model's first layer).
 //
 // Channels-last: x and y are NHWC and the weights stay [oc, c, kh, kw] (an NCHW filter), as the
 // layer stores them. cuDNN's support for such mixed layouts varies by algorithm and version, so
@@ -37,20 +45,22 @@ constexpr size_t kWorkspaceCap = size_t(256) << 20;
 // Below this the trials run with no workspace at all (only algorithms that need none).
 constexpr size_t kMinTrialWorkspace = size_t(1) << 20;
 
-bool mathAllowed(cudnnMathType_t math, bool tf32)
+// tensorOps: TF32 or bf16, where tensor-core math is the point; plain float32 keeps to FMA math.
+bool mathAllowed(cudnnMathType_t math, bool tensorOps)
 {
-    return tf32 ? math != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : math == CUDNN_FMA_MATH;
+    return tensorOps ? math != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : math == CUDNN_FMA_MATH;
 }
 
 // cuDNN returns the trials sorted by time, fastest first: take the first that ran, fits the
 // workspace and keeps the precision asked for.
 template <class Perf>
-const Perf *fastestUsable(const std::vector<Perf> &perf, int returned, size_t workspace, bool tf32)
+const Perf *fastestUsable(const std::vector<Perf> &perf, int returned, size_t workspace,
+                          bool tensorOps)
 {
     for (int i = 0; i < returned && i < int(perf.size()); ++i) {
         const Perf &p = perf[size_t(i)];
         if (p.status == CUDNN_STATUS_SUCCESS && p.memory <= workspace &&
-            mathAllowed(p.mathType, tf32))
+            mathAllowed(p.mathType, tensorOps))
             return &p;
     }
     return nullptr;
@@ -74,66 +84,106 @@ public:
     CudnnConv(CudaContext &ctx, const ConvDesc &d)
         : m_ctx(ctx)
         , m_d(d)
+        , m_tf32(ctx.tf32())
+        , m_bf16(ctx.bf16())
+        , m_type(m_bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT)
+        , m_elem(m_bf16 ? sizeof(uint16_t) : sizeof(float))
     {
         FB_ASSERT(d.n > 0 && d.c > 0 && d.h > 0 && d.w > 0 && d.oc > 0, "empty convolution");
         FB_ASSERT(d.kh > 0 && d.kw > 0 && d.sh > 0 && d.sw > 0, "bad kernel or stride");
         FB_ASSERT(d.ph >= 0 && d.pw >= 0 && d.oh() > 0 && d.ow() > 0, "bad padding");
-        setImageDesc(m_xDesc, d.n, d.c, d.h, d.w, d.channelsLast);
-        setImageDesc(m_yDesc, d.n, d.oc, d.oh(), d.ow(), d.channelsLast);
+        setImageDesc(m_xDesc, d.n, d.c, d.h, d.w, d.channelsLast, m_type);
+        setImageDesc(m_yDesc, d.n, d.oc, d.oh(), d.ow(), d.channelsLast, m_type);
+        setImageDesc(m_yFloatDesc, d.n, d.oc, d.oh(), d.ow(), d.channelsLast);
         setChannelDesc(m_biasDesc, d.oc);
         setFilter(CUDNN_TENSOR_NCHW);
         setConvolutions();
         checkOutputSize();
         chooseAlgorithms();
+        if (m_bf16) {
+            CachingAllocator &a = *m_ctx.allocator;
+            m_xb = DeviceBuffer(a, xBytes());
+            m_dxb = DeviceBuffer(a, xBytes());
+            m_yb = DeviceBuffer(a, yBytes());
+            m_dyb = DeviceBuffer(a, yBytes());
+            m_wb = DeviceBuffer(a, wBytes());
+        }
     }
 
     void forward(const float *x, const float *w, const float *b, float *y) override
     {
         const float one = 1.0f, zero = 0.0f;
+        m_dyRounded = false;
+        const void *xin = rounded(x, m_xb, xCount());
+        void *yout = m_bf16 ? m_yb.data() : static_cast<void *>(y);
         FB_CUDNN_CHECK(cudnnConvolutionForward(
-            m_ctx.cudnn, &one, m_xDesc.get(), x, m_wDesc.get(), filterIn(w), m_fwdConv.get(),
-            m_fwdAlgo, m_workspace.data(), m_workspace.bytes(), &zero, m_yDesc.get(), y));
+            m_ctx.cudnn, &one, m_xDesc.get(), xin, m_wDesc.get(), filterIn(w), m_fwdConv.get(),
+            m_fwdAlgo, m_workspace.data(), m_workspace.bytes(), &zero, m_yDesc.get(), yout));
+        if (m_bf16) fromBf16(m_yb.as<uint16_t>(), y, int64_t(yCount()), m_ctx.stream);
         if (!m_d.bias) return;
         if (m_d.channelsLast) {
             addBiasRows(y, b, m_d.n * m_d.oh() * m_d.ow(), m_d.oc, m_ctx.stream);
         } else {
             // y = 1 * b (broadcast over n, h, w) + 1 * y
-            FB_CUDNN_CHECK(
-                cudnnAddTensor(m_ctx.cudnn, &one, m_biasDesc.get(), b, &one, m_yDesc.get(), y));
+            FB_CUDNN_CHECK(cudnnAddTensor(m_ctx.cudnn, &one, m_biasDesc.get(), b, &one,
+                                          m_yFloatDesc.get(), y));
         }
     }
 
     void backwardData(const float *dy, const float *w, float *dx) override
     {
         const float one = 1.0f, zero = 0.0f;
+        const void *dyin = rounded(dy, m_dyb, yCount());
+        m_dyRounded = m_bf16;
+        void *dxout = m_bf16 ? m_dxb.data() : static_cast<void *>(dx);
         FB_CUDNN_CHECK(cudnnConvolutionBackwardData(
-            m_ctx.cudnn, &one, m_wDesc.get(), filterIn(w), m_yDesc.get(), dy, m_bwdDataConv.get(),
-            m_bwdDataAlgo, m_workspace.data(), m_workspace.bytes(), &zero, m_xDesc.get(), dx));
+            m_ctx.cudnn, &one, m_wDesc.get(), filterIn(w), m_yDesc.get(), dyin, m_bwdDataConv.get(),
+            m_bwdDataAlgo, m_workspace.data(), m_workspace.bytes(), &zero, m_xDesc.get(), dxout));
+        if (m_bf16) fromBf16(m_dxb.as<uint16_t>(), dx, int64_t(xCount()), m_ctx.stream);
     }
 
     void backwardWeights(const float *x, const float *dy, float *dw, float *db) override
     {
         const float one = 1.0f, zero = 0.0f;
-        void *dwOut = m_filterNhwc ? m_filterScratch.data() : dw;
+        // Under bf16: x as forward rounded it, dy as backwardData did (or now), and the gradient
+        // into m_wb (free again: the next forward rounds w anew) before it is widened into dw.
+        const void *xin = m_bf16 ? m_xb.data() : static_cast<const void *>(x);
+        const void *dyin = m_dyRounded ? m_dyb.data() : rounded(dy, m_dyb, yCount());
+        void *plain = m_bf16 ? m_wb.data() : static_cast<void *>(dw);
+        void *dwOut = m_filterNhwc ? m_filterScratch.data() : plain;
         FB_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
-            m_ctx.cudnn, &one, m_xDesc.get(), x, m_yDesc.get(), dy, m_bwdFilterConv.get(),
+            m_ctx.cudnn, &one, m_xDesc.get(), xin, m_yDesc.get(), dyin, m_bwdFilterConv.get(),
             m_bwdFilterAlgo, m_workspace.data(), m_workspace.bytes(), &zero, m_wDesc.get(), dwOut));
         if (m_filterNhwc)
             FB_CUDNN_CHECK(cudnnTransformTensor(m_ctx.cudnn, &one, m_wNhwcDesc.get(), dwOut, &zero,
-                                                m_wPlainDesc.get(), dw));
+                                                m_wPlainDesc.get(), plain));
+        if (m_bf16) fromBf16(m_wb.as<uint16_t>(), dw, int64_t(wCount()), m_ctx.stream);
         if (!m_d.bias || !db) return;
         if (m_d.channelsLast) {
             sumRows(dy, db, m_d.n * m_d.oh() * m_d.ow(), m_d.oc, m_ctx.stream);
         } else {
-            FB_CUDNN_CHECK(cudnnConvolutionBackwardBias(m_ctx.cudnn, &one, m_yDesc.get(), dy, &zero,
-                                                        m_biasDesc.get(), db));
+            FB_CUDNN_CHECK(cudnnConvolutionBackwardBias(m_ctx.cudnn, &one, m_yFloatDesc.get(), dy,
+                                                        &zero, m_biasDesc.get(), db));
         }
     }
 
 private:
-    size_t xBytes() const { return size_t(m_d.n * m_d.c * m_d.h * m_d.w) * sizeof(float); }
-    size_t yBytes() const { return size_t(m_d.n * m_d.oc * m_d.oh() * m_d.ow()) * sizeof(float); }
-    size_t wBytes() const { return size_t(m_d.oc * m_d.c * m_d.kh * m_d.kw) * sizeof(float); }
+    size_t xCount() const { return size_t(m_d.n * m_d.c * m_d.h * m_d.w); }
+    size_t yCount() const { return size_t(m_d.n * m_d.oc * m_d.oh() * m_d.ow()); }
+    size_t wCount() const { return size_t(m_d.oc * m_d.c * m_d.kh * m_d.kw); }
+    // Bytes of each as the convolution reads it (float32, or bfloat16 under bf16).
+    size_t xBytes() const { return xCount() * m_elem; }
+    size_t yBytes() const { return yCount() * m_elem; }
+    size_t wBytes() const { return wCount() * m_elem; }
+
+    // A float32 tensor as the convolution reads it: itself, or under bf16 its rounding into
+    // `scratch`.
+    const void *rounded(const float *t, const DeviceBuffer &scratch, size_t count)
+    {
+        if (!m_bf16) return t;
+        toBf16(t, scratch.as<uint16_t>(), int64_t(count), m_ctx.stream);
+        return scratch.data();
+    }
 
     std::string describeShape() const
     {
@@ -148,9 +198,10 @@ private:
     // reordered to [oc, kh, kw, c] in the scratch buffer when the filter is described NHWC.
     const void *filterIn(const float *w)
     {
-        if (!m_filterNhwc) return w;
+        const void *plain = rounded(w, m_wb, wCount());
+        if (!m_filterNhwc) return plain;
         const float one = 1.0f, zero = 0.0f;
-        FB_CUDNN_CHECK(cudnnTransformTensor(m_ctx.cudnn, &one, m_wPlainDesc.get(), w, &zero,
+        FB_CUDNN_CHECK(cudnnTransformTensor(m_ctx.cudnn, &one, m_wPlainDesc.get(), plain, &zero,
                                             m_wNhwcDesc.get(), m_filterScratch.data()));
         return m_filterScratch.data();
     }
@@ -158,7 +209,7 @@ private:
     void setFilter(cudnnTensorFormat_t format)
     {
         FB_CUDNN_CHECK(cudnnSetFilter4dDescriptor(
-            m_wDesc.get(), CUDNN_DATA_FLOAT, format, cudnnInt(m_d.oc, "output channels"),
+            m_wDesc.get(), m_type, format, cudnnInt(m_d.oc, "output channels"),
             cudnnInt(m_d.c, "input channels"), cudnnInt(m_d.kh, "kernel height"),
             cudnnInt(m_d.kw, "kernel width")));
     }
@@ -167,12 +218,13 @@ private:
     // (cuDNN picks the kernel from algorithm and math type together).
     void setConvolutions()
     {
-        const cudnnMathType_t math = m_ctx.tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+        const cudnnMathType_t math = tensorOps() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
         for (const ConvolutionDesc *c : {&m_fwdConv, &m_bwdDataConv, &m_bwdFilterConv}) {
             FB_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
                 c->get(), cudnnInt(m_d.ph, "padding"), cudnnInt(m_d.pw, "padding"),
                 cudnnInt(m_d.sh, "stride"), cudnnInt(m_d.sw, "stride"), 1, 1,
-                CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT)); // y = sum x * w, no kernel flip
+                CUDNN_CROSS_CORRELATION,
+                CUDNN_DATA_FLOAT)); // y = sum x * w, no kernel flip; float32 sums in every mode
             FB_CUDNN_CHECK(cudnnSetConvolutionMathType(c->get(), math));
         }
     }
@@ -239,8 +291,8 @@ private:
     // cudnnTransformTensor between the caller's layout and the NHWC filter's.
     void setTransformDescs()
     {
-        setImageDesc(m_wPlainDesc, m_d.oc, m_d.c, m_d.kh, m_d.kw, false);
-        setImageDesc(m_wNhwcDesc, m_d.oc, m_d.c, m_d.kh, m_d.kw, true);
+        setImageDesc(m_wPlainDesc, m_d.oc, m_d.c, m_d.kh, m_d.kw, false, m_type);
+        setImageDesc(m_wNhwcDesc, m_d.oc, m_d.c, m_d.kh, m_d.kw, true, m_type);
     }
 
     // Times every algorithm of the three passes and keeps the fastest usable one of each, with
@@ -249,7 +301,7 @@ private:
     {
         setConvolutions(); // a previous attempt may have changed their math types
         const cudnnHandle_t h = m_ctx.cudnn;
-        const bool tf32 = m_ctx.tf32;
+        const bool tensorOps = this->tensorOps();
         int returned = 0, count = 0;
 
         FB_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &count));
@@ -259,7 +311,7 @@ private:
                              y, int(fwd.size()), &returned, fwd.data(), ws.data(), ws.bytes()),
                          problem))
             return false;
-        const auto *f = fastestUsable(fwd, returned, ws.bytes(), tf32);
+        const auto *f = fastestUsable(fwd, returned, ws.bytes(), tensorOps);
         if (!f) return false;
         m_fwdAlgo = f->algo;
         FB_CUDNN_CHECK(cudnnSetConvolutionMathType(m_fwdConv.get(), f->mathType));
@@ -276,7 +328,7 @@ private:
                              ws.bytes()),
                          problem))
             return false;
-        const auto *b = fastestUsable(bd, returned, ws.bytes(), tf32);
+        const auto *b = fastestUsable(bd, returned, ws.bytes(), tensorOps);
         if (!b) return false;
         m_bwdDataAlgo = b->algo;
         FB_CUDNN_CHECK(cudnnSetConvolutionMathType(m_bwdDataConv.get(), b->mathType));
@@ -293,7 +345,7 @@ private:
                              ws.bytes()),
                          problem))
             return false;
-        const auto *g = fastestUsable(bf, returned, ws.bytes(), tf32);
+        const auto *g = fastestUsable(bf, returned, ws.bytes(), tensorOps);
         if (!g) return false;
         m_bwdFilterAlgo = g->algo;
         FB_CUDNN_CHECK(cudnnSetConvolutionMathType(m_bwdFilterConv.get(), g->mathType));
@@ -304,9 +356,16 @@ private:
         return true;
     }
 
+    bool tensorOps() const { return m_tf32 || m_bf16; }
+
     CudaContext &m_ctx;
     ConvDesc m_d;
-    TensorDesc m_xDesc, m_yDesc, m_biasDesc;
+    // The precision the kernel was made with, and the convolution's data type and element size.
+    bool m_tf32, m_bf16;
+    cudnnDataType_t m_type;
+    size_t m_elem;
+    // x, y and w as the convolution reads them (m_type); y in float32 for the bias ops.
+    TensorDesc m_xDesc, m_yDesc, m_yFloatDesc, m_biasDesc;
     FilterDesc m_wDesc;
     ConvolutionDesc m_fwdConv, m_bwdDataConv, m_bwdFilterConv;
     cudnnConvolutionFwdAlgo_t m_fwdAlgo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
@@ -319,6 +378,10 @@ private:
     bool m_filterNhwc = false;
     DeviceBuffer m_filterScratch;
     TensorDesc m_wPlainDesc, m_wNhwcDesc;
+    // bf16: the rounded x, dy and w (w's buffer also takes dw before it is widened), and the
+    // convolution's bfloat16 outputs y and dx.
+    DeviceBuffer m_xb, m_dxb, m_yb, m_dyb, m_wb;
+    bool m_dyRounded = false; // m_dyb holds this step's dy (a backwardData call rounded it)
 };
 
 } // namespace

@@ -10,6 +10,8 @@
 #include "core/backend/cuda/device_math.cuh"
 #include "core/base/check.h"
 
+#include <cuda_bf16.h>
+
 namespace fb::cuda {
 namespace {
 
@@ -34,6 +36,20 @@ __global__ void accumulateKernel(float *y, const float *x, int64_t count)
 {
     for (int64_t i = globalThread(); i < count; i += gridThreads())
         y[i] += x[i];
+}
+
+// bf16 mixed precision: float32 to bfloat16 rounds to nearest even (as PyTorch's .to(bfloat16));
+// bfloat16 to float32 is exact.
+__global__ void toBf16Kernel(const float *x, __nv_bfloat16 *y, int64_t count)
+{
+    for (int64_t i = globalThread(); i < count; i += gridThreads())
+        y[i] = __float2bfloat16_rn(x[i]);
+}
+
+__global__ void fromBf16Kernel(const __nv_bfloat16 *x, float *y, int64_t count)
+{
+    for (int64_t i = globalThread(); i < count; i += gridThreads())
+        y[i] = __bfloat162float(x[i]);
 }
 
 __global__ void mulKernel(const float *a, const float *b, float *y, int64_t count)
@@ -130,8 +146,9 @@ void launchActivationBackward(float alpha, const float *x, const float *dy, floa
 // ---- Dropout ----
 
 __global__ void dropoutForwardKernel(const float *x, float *y, float *mask, int64_t count, float p,
-                                     float scale, uint64_t seed)
+                                     float scale, const StepValues *values, uint64_t salt)
 {
+    const uint64_t seed = dev::mix64(values->seed ^ salt);
     for (int64_t i = globalThread(); i < count; i += gridThreads()) {
         // The top 24 bits as a float in [0, 1), exactly as the reference: the conversion and the
         // power-of-two scale are exact, so the keep test is bit-identical on every device.
@@ -286,8 +303,8 @@ void activationBackward(Activation kind, float alpha, const float *x, const floa
     FB_ASSERT(false, "unknown activation kind");
 }
 
-void dropoutForward(const float *x, float *y, float *mask, int64_t count, float p, uint64_t seed,
-                    cudaStream_t stream)
+void dropoutForward(const float *x, float *y, float *mask, int64_t count, float p,
+                    const StepValues *values, uint64_t salt, cudaStream_t stream)
 {
     FB_ASSERT(p >= 0.0f && p <= 1.0f, "dropout probability outside [0, 1]");
     if (count <= 0) return;
@@ -295,7 +312,23 @@ void dropoutForward(const float *x, float *y, float *mask, int64_t count, float 
     // kept), so its infinity does no harm.
     const float scale = 1.0f / (1.0f - p);
     dropoutForwardKernel<<<gridFor(count), kThreads, 0, stream>>>(x, y, mask, count, p, scale,
-                                                                  seed);
+                                                                  values, salt);
+    FB_CUDA_CHECK_LAUNCH();
+}
+
+void toBf16(const float *x, uint16_t *y, int64_t count, cudaStream_t stream)
+{
+    if (count <= 0) return;
+    toBf16Kernel<<<gridFor(count), kThreads, 0, stream>>>(x, reinterpret_cast<__nv_bfloat16 *>(y),
+                                                          count);
+    FB_CUDA_CHECK_LAUNCH();
+}
+
+void fromBf16(const uint16_t *x, float *y, int64_t count, cudaStream_t stream)
+{
+    if (count <= 0) return;
+    fromBf16Kernel<<<gridFor(count), kThreads, 0, stream>>>(
+        reinterpret_cast<const __nv_bfloat16 *>(x), y, count);
     FB_CUDA_CHECK_LAUNCH();
 }
 

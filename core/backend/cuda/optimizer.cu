@@ -12,8 +12,7 @@
 // Arithmetic: each step is the reference's float expression (core/backend/cpu/reference_ops.cpp,
 // PyTorch's formulas) with every operation explicitly rounded (__fmul_rn, ...): nvcc would
 // otherwise fuse products into FMAs, which the reference does not, and the GPU's trajectory would
-// drift from the CPU's by an ulp per step. Scalars are computed on the host exactly as the
-// reference computes them.
+// drift from the CPU's by an ulp per step.
 
 #include "core/backend/cuda/cuda_kernels.h"
 
@@ -75,32 +74,34 @@ __device__ inline void forEachElement(const ParamSlot *slots, int count, Step st
     }
 }
 
+// The step's learning rate and number come from `values` in device memory, read when the kernel
+// runs, so a step captured as a CUDA graph updates with each replay's own (Backend::setStepValues).
 struct SgdArgs {
-    float lr;
     float momentum;
     float oneMinusDampening;
     float weightDecay;
     bool nesterov;
-    bool firstStep;
 };
 
 // s0 is the momentum buffer; it is never touched (and may be null) when momentum is 0.
 __global__ void __launch_bounds__(kOptThreads)
-    sgdKernel(const ParamSlot *slots, int count, SgdArgs a)
+    sgdKernel(const ParamSlot *slots, int count, SgdArgs a, const StepValues *values)
 {
+    const float lr = values->lr;
+    const bool firstStep = values->optimizerStep == 1;
     forEachElement(slots, count, [&](const SlotView &s, int64_t i) {
         const float w = s.w[i];
         float grad = s.g[i];
         if (a.weightDecay != 0.0f) grad = __fadd_rn(grad, __fmul_rn(a.weightDecay, w));
         if (a.momentum != 0.0f) {
             // PyTorch starts the buffer at the first gradient, without dampening.
-            const float buf = a.firstStep ? grad
-                                          : __fadd_rn(__fmul_rn(a.momentum, s.s0[i]),
-                                                      __fmul_rn(a.oneMinusDampening, grad));
+            const float buf = firstStep ? grad
+                                        : __fadd_rn(__fmul_rn(a.momentum, s.s0[i]),
+                                                    __fmul_rn(a.oneMinusDampening, grad));
             s.s0[i] = buf;
             grad = a.nesterov ? __fadd_rn(grad, __fmul_rn(a.momentum, buf)) : buf;
         }
-        s.w[i] = __fsub_rn(w, __fmul_rn(a.lr, grad));
+        s.w[i] = __fsub_rn(w, __fmul_rn(lr, grad));
     });
 }
 
@@ -109,57 +110,63 @@ struct AdamArgs {
     float oneMinusBeta1, oneMinusBeta2;
     float eps;
     float weightDecay;
-    float stepSize;  // lr / (1 - beta1^step)
-    float bias2Sqrt; // sqrt(1 - beta2^step)
-    float decay;     // 1 - lr * weightDecay (AdamW)
     bool decoupled;
 };
 
 // s0 is the first moment, s1 the second.
 __global__ void __launch_bounds__(kOptThreads)
-    adamKernel(const ParamSlot *slots, int count, AdamArgs a)
+    adamKernel(const ParamSlot *slots, int count, AdamArgs a, const StepValues *values)
 {
+    // The step's scalars, once per block: in double, as PyTorch computes them in Python floats,
+    // then rounded once to float (the reference's very expressions; the device's double pow is
+    // within 2 ulp of the host's, far below that rounding). forEachElement's first barrier
+    // publishes them to the block.
+    __shared__ float stepSize, bias2Sqrt, decay;
+    if (threadIdx.x == 0) {
+        const double step = double(values->optimizerStep);
+        const double lr = double(values->lr);
+        const double bias1 = 1.0 - pow(double(a.beta1), step);
+        const double bias2 = 1.0 - pow(double(a.beta2), step);
+        stepSize = float(lr / bias1);                    // lr / (1 - beta1^step)
+        bias2Sqrt = float(sqrt(bias2));                  // sqrt(1 - beta2^step)
+        decay = float(1.0 - lr * double(a.weightDecay)); // AdamW's shrink factor
+    }
     forEachElement(slots, count, [&](const SlotView &s, int64_t i) {
         float w = s.w[i];
         float grad = s.g[i];
         if (a.weightDecay != 0.0f) {
             if (a.decoupled)
-                w = __fmul_rn(w, a.decay); // AdamW: shrink the weight, keep decay out of moments
+                w = __fmul_rn(w, decay); // AdamW: shrink the weight, keep decay out of moments
             else
                 grad = __fadd_rn(grad, __fmul_rn(a.weightDecay, w)); // Adam: L2 joins the grad
         }
         const float m = __fadd_rn(__fmul_rn(a.beta1, s.s0[i]), __fmul_rn(a.oneMinusBeta1, grad));
         const float v = __fadd_rn(__fmul_rn(a.beta2, s.s1[i]),
                                   __fmul_rn(__fmul_rn(a.oneMinusBeta2, grad), grad));
-        const float denom = __fadd_rn(__fdiv_rn(__fsqrt_rn(v), a.bias2Sqrt), a.eps);
+        const float denom = __fadd_rn(__fdiv_rn(__fsqrt_rn(v), bias2Sqrt), a.eps);
         s.s0[i] = m;
         s.s1[i] = v;
-        s.w[i] = __fsub_rn(w, __fdiv_rn(__fmul_rn(a.stepSize, m), denom));
+        s.w[i] = __fsub_rn(w, __fdiv_rn(__fmul_rn(stepSize, m), denom));
     });
 }
 
 } // namespace
 
 void sgdSteps(const ParamSlot *slots, int count, int64_t totalElems, const SgdParams &p,
-              bool firstStep, cudaStream_t stream)
+              const StepValues *values, cudaStream_t stream)
 {
     if (count <= 0 || totalElems <= 0) return;
-    const SgdArgs a{p.lr, p.momentum, 1.0f - p.dampening, p.weightDecay, p.nesterov, firstStep};
+    const SgdArgs a{p.momentum, 1.0f - p.dampening, p.weightDecay, p.nesterov};
     // totalElems only sizes the grid; the loop covers every slot's count whatever it says.
     const unsigned blocks = dev::gridFor(totalElems, kOptThreads, kOptMaxBlocks);
-    sgdKernel<<<blocks, kOptThreads, 0, stream>>>(slots, count, a);
+    sgdKernel<<<blocks, kOptThreads, 0, stream>>>(slots, count, a, values);
     FB_CUDA_CHECK_LAUNCH();
 }
 
 void adamSteps(const ParamSlot *slots, int count, int64_t totalElems, const AdamParams &p,
-               int64_t step, cudaStream_t stream)
+               const StepValues *values, cudaStream_t stream)
 {
-    FB_ASSERT(step >= 1, "Adam steps count from 1");
     if (count <= 0 || totalElems <= 0) return;
-    // Scalars in double, as PyTorch computes them in Python floats, then rounded once to float
-    // (the reference's very expressions).
-    const double bias1 = 1.0 - std::pow(double(p.beta1), double(step));
-    const double bias2 = 1.0 - std::pow(double(p.beta2), double(step));
     AdamArgs a{};
     a.beta1 = p.beta1;
     a.beta2 = p.beta2;
@@ -167,12 +174,9 @@ void adamSteps(const ParamSlot *slots, int count, int64_t totalElems, const Adam
     a.oneMinusBeta2 = 1.0f - p.beta2;
     a.eps = p.eps;
     a.weightDecay = p.weightDecay;
-    a.stepSize = float(double(p.lr) / bias1);
-    a.bias2Sqrt = float(std::sqrt(bias2));
-    a.decay = float(1.0 - double(p.lr) * double(p.weightDecay));
     a.decoupled = p.decoupled;
     const unsigned blocks = dev::gridFor(totalElems, kOptThreads, kOptMaxBlocks);
-    adamKernel<<<blocks, kOptThreads, 0, stream>>>(slots, count, a);
+    adamKernel<<<blocks, kOptThreads, 0, stream>>>(slots, count, a, values);
     FB_CUDA_CHECK_LAUNCH();
 }
 

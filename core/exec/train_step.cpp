@@ -1,0 +1,109 @@
+#include "core/exec/train_step.h"
+
+#include <cmath>
+
+namespace fb::exec {
+
+namespace {
+
+// Each recording keeps its own batch buffers; an epoch has at most two sizes (the full batch and
+// the remainder), evaluation runs uncaptured, so a few cover every run.
+constexpr size_t kMaxRecordings = 4;
+
+} // namespace
+
+TrainStep::TrainStep(Backend &backend, nn::Model &model, nn::Loss &loss, nn::Optimizer &optimizer,
+                     bool allowCapture)
+    : m_backend(backend)
+    , m_model(model)
+    , m_loss(loss)
+    , m_optimizer(optimizer)
+{
+    if (!backend.canCapture())
+        m_note = "training steps run one op at a time (the " + backend.name() +
+                 " backend has no step capture)";
+    else if (!loss.capturable())
+        m_note = "training steps run one op at a time: the " + loss.type() +
+                 " loss reads the model's output on the host, which a CUDA graph cannot";
+    else if (!allowCapture)
+        m_note = "training steps run one op at a time (capture is off for this run)";
+    else {
+        m_capture = true;
+        m_note = "training steps are captured as CUDA graphs and replayed";
+    }
+}
+
+TrainStep::~TrainStep() = default;
+
+LossResult TrainStep::run(const data::Batch &batch, float lr, uint64_t seed)
+{
+    const int64_t n = batch.x.shape()[0];
+    nn::Plan &plan = m_model.plan(m_backend, n, true);
+    const StepValues values{lr, m_optimizer.steps() + 1, seed};
+    if (m_capture) {
+        const auto found = m_recordings.find(n);
+        if (found != m_recordings.end()) return replay(found->second, batch, values);
+        if (m_warm.count(n) && m_recordings.size() < kMaxRecordings)
+            if (Recording *r = record(plan, batch, values)) return replay(*r, batch, values);
+        m_warm.insert(n);
+    }
+    m_backend.setStepValues(values);
+    return queue(plan, batch.x, batch.y, values, true);
+}
+
+LossResult TrainStep::queue(nn::Plan &plan, const Tensor &x, const Tensor &y, const StepValues &v,
+                            bool stopOnBadLoss)
+{
+    nn::StepContext ctx;
+    ctx.training = true;
+    ctx.seed = v.seed;
+    const Tensor &out = plan.forward(x, ctx);
+    const LossResult r = m_loss.compute(m_backend, out, y, &plan.outputGrad());
+    if (stopOnBadLoss && !std::isfinite(r.loss)) return r;
+    plan.backward(ctx);
+    m_optimizer.step(m_backend, v.lr);
+    return r;
+}
+
+TrainStep::Recording *TrainStep::record(nn::Plan &plan, const data::Batch &batch,
+                                        const StepValues &v)
+{
+    // Allocated before the capture: nothing inside it may allocate.
+    Recording r;
+    r.x = m_backend.empty(batch.x.shape(), batch.x.dtype());
+    r.y = m_backend.empty(batch.y.shape(), batch.y.dtype());
+    m_backend.setStepValues(v);
+    const int64_t stepsBefore = m_optimizer.steps();
+    try {
+        m_backend.beginCapture();
+        queue(plan, r.x, r.y, v, false);
+        r.work = m_backend.endCapture();
+    } catch (const DeviceError &e) {
+        m_backend.abortCapture();
+        m_optimizer.setSteps(stepsBefore);
+        m_capture = false;
+        m_note = std::string("training steps run one op at a time: capturing one failed (") +
+                 e.what() + ")";
+        return nullptr;
+    } catch (...) {
+        m_backend.abortCapture();
+        m_optimizer.setSteps(stepsBefore);
+        throw;
+    }
+    // The capture counted an update that has not run yet: the replay that follows makes it.
+    m_optimizer.setSteps(stepsBefore);
+    return &(m_recordings[batch.x.shape()[0]] = std::move(r));
+}
+
+LossResult TrainStep::replay(Recording &r, const data::Batch &batch, const StepValues &v)
+{
+    m_backend.copy(r.x.raw(), batch.x.raw(), batch.x.bytes());
+    m_backend.copy(r.y.raw(), batch.y.raw(), batch.y.bytes());
+    m_backend.setStepValues(v);
+    r.work->replay();
+    m_optimizer.setSteps(v.optimizerStep);
+    ++m_replays;
+    return m_backend.latestLoss();
+}
+
+} // namespace fb::exec

@@ -1,0 +1,68 @@
+#pragma once
+
+#include "core/data/dataflow.h"
+#include "core/nn/loss.h"
+#include "core/nn/optimizer.h"
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+namespace fb::exec {
+
+// One training step of a compiled model: forward, loss, backward and the optimizer's update.
+//
+// On a backend that can capture (the CUDA backend: CUDA graphs), the second step of each batch
+// size is recorded once, and every later step of that size replays the recording: the batch is
+// copied into the buffers the recording reads, the step's learning rate, optimizer step and
+// dropout seed go through Backend::setStepValues, and the loss is read after the replay. The
+// first step of a size runs uncaptured: it makes the plan, chooses the kernels and uploads the
+// optimizer's tables, so nothing inside the recording allocates or copies from the host. A
+// capture that fails (a library call that cannot be captured) leaves every later step uncaptured,
+// with the reason in note(); the run goes on.
+class TrainStep {
+public:
+    // allowCapture false keeps every step uncaptured (profiling times each layer on the host).
+    TrainStep(Backend &backend, nn::Model &model, nn::Loss &loss, nn::Optimizer &optimizer,
+              bool allowCapture);
+    ~TrainStep();
+    TrainStep(const TrainStep &) = delete;
+    TrainStep &operator=(const TrainStep &) = delete;
+
+    // Trains on one batch in the backend's memory at learning rate lr, with the step's dropout
+    // seed. An uncaptured step stops after the loss when the loss is not finite, leaving the
+    // weights as they were; a replayed step has updated them by the time its loss is known (the
+    // run ends on such a loss either way). Throws DeviceError as the ops do.
+    LossResult run(const data::Batch &batch, float lr, uint64_t seed);
+
+    // For the run log: whether steps are captured, or why not.
+    const std::string &note() const { return m_note; }
+    // Steps run from a recording so far.
+    int64_t replays() const { return m_replays; }
+
+private:
+    struct Recording {
+        Tensor x, y; // the batch buffers the recorded work reads
+        std::unique_ptr<CapturedWork> work;
+    };
+    // Queues forward, loss, backward and update on x and y. With stopOnBadLoss, returns right
+    // after a loss that is not finite.
+    LossResult queue(nn::Plan &plan, const Tensor &x, const Tensor &y, const StepValues &v,
+                     bool stopOnBadLoss);
+    // Records the step for this batch size; null (and capture off) when the backend refuses.
+    Recording *record(nn::Plan &plan, const data::Batch &batch, const StepValues &v);
+    LossResult replay(Recording &r, const data::Batch &batch, const StepValues &v);
+
+    Backend &m_backend;
+    nn::Model &m_model;
+    nn::Loss &m_loss;
+    nn::Optimizer &m_optimizer;
+    bool m_capture = false;
+    std::string m_note;
+    std::set<int64_t> m_warm; // batch sizes that have run uncaptured once
+    std::map<int64_t, Recording> m_recordings;
+    int64_t m_replays = 0;
+};
+
+} // namespace fb::exec
