@@ -129,7 +129,7 @@ def parse_args(argv):
                          "/usr/share/datasets/fashion-mnist)")
     ap.add_argument("--device", default="cuda",
                     help="GPU for both sides: cuda (= cuda:0) or cuda:N (default: cuda)")
-    ap.add_argument("--precision", choices=("float32", "tf32"), default="float32",
+    ap.add_argument("--precision", choices=("float32", "tf32", "bf16"), default="float32",
                     help="ours: --set train.precision=P (default: float32). The peer keeps "
                          "PyTorch's defaults (TF32 on for cuDNN convolutions, off for matrix "
                          "products), which are recorded")

@@ -38,10 +38,20 @@ export FASHION_MNIST_DIR=$root/data
     echo "== missing libraries"; ldd "$root/bin/flowbench-cli" | grep "not found" || echo none
     echo "== test_backend_ops"; "$root/bin/test_backend_ops"
     echo "== test_cross_device"; "$root/bin/test_cross_device"
-    echo "== one CNN epoch on the GPU"
-    "$root/bin/flowbench-cli" run resources/examples/fashion_mnist_cnn.json --device cuda \
-        --set train.epochs=2 --set train_data.path="$root/data" --set test_data.path="$root/data" \
-        --out "$out/run-cnn" --events "$out/run-cnn/events.jsonl" | tail -1
+    # Two CNN epochs each: CUDA graphs on (the default) and off, and bf16 mixed precision. The
+    # log lines say whether steps were captured and whether the data went resident.
+    for how in graphs no-graphs bf16; do
+        echo "== two CNN epochs on the GPU: $how"
+        env_args=()
+        [[ $how == no-graphs ]] && env_args=(FLOWBENCH_CUDA_GRAPHS=0)
+        prec=float32
+        [[ $how == bf16 ]] && prec=bf16
+        env "${env_args[@]}" "$root/bin/flowbench-cli" run resources/examples/fashion_mnist_cnn.json \
+            --device cuda --set train.epochs=2 --set train.precision=$prec \
+            --set train_data.path="$root/data" --set test_data.path="$root/data" \
+            --out "$out/run-cnn-$how" --events "$out/run-cnn-$how/events.jsonl" | tail -1
+        grep -h '"type":"log"' "$out/run-cnn-$how/events.jsonl" | grep -i "graph\|resident\|precision" || true
+    done
 } 2>&1 | tee "$out/device_checks.txt"
 
 if (( bench )); then
