@@ -338,6 +338,20 @@ std::unique_ptr<BatchNormKernel> RecordingBackend::makeBatchNorm(const BatchNorm
 
 // conv -> batch norm -> relu -> max pool -> flatten -> dropout -> linear: every kind of state a
 // step touches (weights, running statistics, dropout masks, optimizer moments).
+// Batch norm straight on the input: its backward has no input gradient to write.
+nn::Model makeInputNormModel()
+{
+    nn::Model m;
+    m.setInput("input");
+    if (!m.addLayer("bn", nn::makeBatchNorm2d(1e-5f, 0.1f), {"input"}).ok() ||
+        !m.addLayer("flat", nn::makeFlatten(), {"bn"}).ok() ||
+        !m.addLayer("fc", nn::makeLinear(5, true), {"flat"}).ok() || !m.setOutput("fc").ok() ||
+        !m.compile({2, 6, 6}).ok())
+        qFatal("model does not compile");
+    m.initialize(8);
+    return m;
+}
+
 nn::Model makeModel()
 {
     nn::Model m;
@@ -365,15 +379,16 @@ struct Trajectory {
     int64_t optimizerSteps = 0;
     int64_t replays = 0;
     std::string note;
+    std::vector<std::string> fallbacks; // what TrainStep gave the run log to warn about
 };
 
 // Batch sizes in the order a run meets them: full batches and a smaller remainder, each size
 // first run uncaptured, then recorded, then replayed.
 const std::vector<int64_t> kSizes{6, 6, 6, 4, 6, 4, 4, 6, 6, 4, 6};
 
-Trajectory train(Backend &backend, bool adam, bool mseLoss = false)
+Trajectory train(Backend &backend, bool adam, bool mseLoss = false, bool inputNorm = false)
 {
-    nn::Model model = makeModel();
+    nn::Model model = inputNorm ? makeInputNormModel() : makeModel();
     std::unique_ptr<nn::Loss> loss = mseLoss ? nn::makeMse() : nn::makeCrossEntropy();
     std::unique_ptr<nn::Optimizer> opt =
         adam ? nn::makeAdam(AdamParams{1e-2f, 0.9f, 0.999f, 1e-8f, 0.01f, true})
@@ -398,6 +413,7 @@ Trajectory train(Backend &backend, bool adam, bool mseLoss = false)
         const LossResult r = step.run(b, lr, mix64(1000 + s));
         t.losses.push_back(r.loss);
         t.correct.push_back(r.correct);
+        if (std::string why = step.takeFallback(); !why.empty()) t.fallbacks.push_back(why);
     }
     for (const auto &p : model.parameters()) {
         const Tensor w = backend.toHost(p.param->value);
@@ -472,9 +488,25 @@ private slots:
         RecordingBackend refusing(false, true);
         const Trajectory a = train(plain, false), b = train(refusing, false);
         QCOMPARE(b.replays, 0);
+        // Said once, for the run log, when it happened; later steps do not try again.
+        QCOMPARE(b.fallbacks.size(), size_t(1));
+        QCOMPARE(b.fallbacks.front(), b.note);
         QVERIFY2(b.note.find("capturing one failed") != std::string::npos &&
                      b.note.find("operation not permitted") != std::string::npos,
                  b.note.c_str());
+        QVERIFY(same(a, b));
+    }
+
+    // A step must not allocate to be captured: batch norm on the input keeps the dx it does
+    // not need in a buffer made once.
+    void batchNormOnTheInputIsCaptured()
+    {
+        ReferenceBackend plain;
+        RecordingBackend recording;
+        const Trajectory a = train(plain, true, false, true);
+        const Trajectory b = train(recording, true, false, true);
+        QVERIFY2(b.note.find("captured") != std::string::npos, b.note.c_str());
+        QCOMPARE(b.replays, int64_t(kSizes.size()) - 2);
         QVERIFY(same(a, b));
     }
 

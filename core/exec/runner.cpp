@@ -704,6 +704,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                 const float lr = st.lrOverride > 0 ? float(st.lrOverride) : schedule.at(st.step);
                 const uint64_t seed = mix64(job.seed ^ mix64(uint64_t(st.step) + 0x5eed));
                 const LossResult r = trainStep.run(batch, lr, seed);
+                if (std::string why = trainStep.takeFallback(); !why.empty())
+                    observer.message(LogLevel::Warning, why);
                 if (!std::isfinite(r.loss)) {
                     return nodeError(
                         job.lossNode,

@@ -41,7 +41,12 @@ LossResult TrainStep::run(const data::Batch &batch, float lr, uint64_t seed)
     nn::Plan &plan = m_model.plan(m_backend, n, true);
     const StepValues values{lr, m_optimizer.steps() + 1, seed};
     if (m_capture) {
-        const auto found = m_recordings.find(n);
+        auto found = m_recordings.find(n);
+        // A plan made again (never within a run today) has new buffers: record it afresh.
+        if (found != m_recordings.end() && found->second.plan != &plan) {
+            m_recordings.erase(found);
+            found = m_recordings.end();
+        }
         if (found != m_recordings.end()) return replay(found->second, batch, values);
         if (m_warm.count(n) && m_recordings.size() < kMaxRecordings)
             if (Recording *r = record(plan, batch, values)) return replay(*r, batch, values);
@@ -70,6 +75,7 @@ TrainStep::Recording *TrainStep::record(nn::Plan &plan, const data::Batch &batch
 {
     // Allocated before the capture: nothing inside it may allocate.
     Recording r;
+    r.plan = &plan;
     r.x = m_backend.empty(batch.x.shape(), batch.x.dtype());
     r.y = m_backend.empty(batch.y.shape(), batch.y.dtype());
     m_backend.setStepValues(v);
@@ -84,6 +90,7 @@ TrainStep::Recording *TrainStep::record(nn::Plan &plan, const data::Batch &batch
         m_capture = false;
         m_note = std::string("training steps run one op at a time: capturing one failed (") +
                  e.what() + ")";
+        m_fallback = m_note;
         return nullptr;
     } catch (...) {
         m_backend.abortCapture();

@@ -8,6 +8,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 
 namespace fb::exec {
 
@@ -38,12 +39,16 @@ public:
 
     // For the run log: whether steps are captured, or why not.
     const std::string &note() const { return m_note; }
+    // Why capturing a step failed, once, after the run() in which it did ("" otherwise): the
+    // run log's warning that steps went back to running op by op.
+    std::string takeFallback() { return std::exchange(m_fallback, std::string()); }
     // Steps run from a recording so far.
     int64_t replays() const { return m_replays; }
 
 private:
     struct Recording {
-        Tensor x, y; // the batch buffers the recorded work reads
+        const nn::Plan *plan = nullptr; // whose buffers and kernels the recorded work uses
+        Tensor x, y;                    // the batch buffers the recorded work reads
         std::unique_ptr<CapturedWork> work;
     };
     // Queues forward, loss, backward and update on x and y. With stopOnBadLoss, returns right
@@ -60,6 +65,7 @@ private:
     nn::Optimizer &m_optimizer;
     bool m_capture = false;
     std::string m_note;
+    std::string m_fallback;
     std::set<int64_t> m_warm; // batch sizes that have run uncaptured once
     std::map<int64_t, Recording> m_recordings;
     int64_t m_replays = 0;

@@ -433,12 +433,13 @@ public:
     void backward(const std::vector<const Tensor *> &in, const Tensor &, const Tensor &dout,
                   const std::vector<const Tensor *> &din, const StepContext &) override
     {
-        // oneDNN computes dx with dgamma/dbeta in one pass; with no din we still need those.
-        Tensor scratch;
+        // oneDNN computes dx with dgamma/dbeta in one pass; with no din (batch norm on the
+        // model's input) we still need those, so dx goes to a scratch buffer made once here and
+        // kept: a training step must not allocate (it may be captured as a CUDA graph).
         float *dx = din[0] ? din[0]->f32() : nullptr;
         if (!dx) {
-            scratch = m_b.empty(in[0]->shape());
-            dx = scratch.f32();
+            if (!m_dxScratch.defined()) m_dxScratch = m_b.empty(in[0]->shape());
+            dx = m_dxScratch.f32();
         }
         m_kernel->backward(in[0]->f32(), dout.f32(), m_g.value.f32(), m_mean.f32(), m_var.f32(), dx,
                            m_g.grad.f32(), m_beta.grad.f32());
@@ -452,6 +453,7 @@ private:
     Backend &m_b;
     Tensor m_mean, m_var;
     int64_t m_count;
+    Tensor m_dxScratch; // dx when nothing needs it (see backward)
 };
 
 class BatchNorm2d final : public Layer {

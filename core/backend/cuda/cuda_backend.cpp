@@ -266,6 +266,7 @@ const ParamSlot *CudaBackend::deviceSlots(const std::vector<ParamSlot> &group)
     for (const SlotTable &t : m_slotTables)
         if (std::equal(group.begin(), group.end(), t.host.begin(), t.host.end(), sameSlots))
             return t.device.as<ParamSlot>();
+    refuseWhileCapturing("a new optimizer group");
     SlotTable t;
     t.host = group;
     const size_t bytes = group.size() * sizeof(ParamSlot);

@@ -10,11 +10,12 @@
 // rounds to FP16/BF16 behind the caller's back.
 //
 // bf16 mixed precision (Precision::Bf16): the convolution itself runs on bfloat16 tensors with
-// float32 accumulation (cuDNN's BFLOAT16_CONFIG: x, w and y bfloat16, the descriptor's compute type
-// float). x, w and dy are rounded into bfloat16 buffers made with the kernel, and the results
-// (y, dx, dw) are widened back to float32, so the layers around see float32 as always. The bias
-// stays float32. backwardWeights reuses the x rounded by forward and the dy rounded by
-// backwardData, or rounds dy itself when the step had no backwardData (a model's first layer).
+// float32 accumulation (cuDNN's PSEUDO_BFLOAT16_CONFIG: x, w and y bfloat16, the descriptor's
+// compute type float). x, w and dy are rounded into bfloat16 buffers made with the kernel; cuDNN
+// writes its results (y, dx, dw) in bfloat16, and they are widened back to float32, so the layers
+// around see float32 as always (holding bfloat16's precision). The bias stays float32.
+// backwardWeights reuses the x rounded by forward and the dy rounded by backwardData, or rounds dy
+// itself when the step had no backwardData (a model's first layer).
 //
 // Channels-last: x and y are NHWC and the weights stay [oc, c, kh, kw] (an NCHW filter), as the
 // layer stores them. cuDNN's support for such mixed layouts varies by algorithm and version, so
