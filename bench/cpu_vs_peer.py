@@ -38,18 +38,9 @@ def log(msg):
     print(f"[bench] {msg}", file=sys.stderr, flush=True)
 
 
-def parse_args(argv):
-    ap = argparse.ArgumentParser(
-        description="Flowbench vs the PyTorch peer on CPU (Fashion-MNIST reference workloads).",
-        epilog="Timings are noisy on shared machines: runs are interleaved and the median "
-               "ratio is quoted. See bench/README.md.")
-    ap.add_argument("--models", default="mlp,cnn",
-                    help="comma-separated models out of mlp,cnn (default: mlp,cnn)")
-    ap.add_argument("--rounds", type=int, default=2,
-                    help="interleaved rounds (ours then peer) per model (default: 2)")
-    ap.add_argument("--epochs", type=int, default=1, help="training epochs per run (default: 1)")
-    ap.add_argument("--threads", type=int, default=2,
-                    help="CPU threads for both sides (default: 2, the reference setting)")
+def add_runner_args(ap):
+    """The arguments every comparison with the peer shares (this script and gpu_vs_peer.py):
+    the data, our runner and its extra settings, the peer script, the accuracy bound."""
     ap.add_argument("--limit", type=int, default=None, metavar="K",
                     help="train on the first K samples only (quick runs; not a qualifying figure)")
     ap.add_argument("--data", default=None, metavar="DIR",
@@ -62,12 +53,45 @@ def parse_args(argv):
     ap.add_argument("--peer", default=None,
                     help="peer script (default: $FLOWBENCH_PEER, else ../shared/bench/peer_torch.py "
                          "relative to the repository root)")
+    ap.add_argument("--max-acc-drop", type=float, default=0.5,
+                    help="allowed accuracy shortfall against the peer, in points (default: 0.5)")
+
+
+def resolve_runner_args(ap, a, build_hint):
+    """Checks --limit, fills in the peer's default path and makes both paths absolute. Returns
+    what is missing (the peer script, our runner: `build_hint` says how to build it)."""
+    if a.limit is not None and a.limit < 1:
+        ap.error("--limit must be at least 1")
+    if a.peer is None:
+        a.peer = os.environ.get("FLOWBENCH_PEER") or os.path.join(
+            ROOT, "..", "shared", "bench", "peer_torch.py")
+    a.peer = os.path.abspath(a.peer)
+    a.cli = os.path.abspath(a.cli)
+    problems = []
+    if not os.path.isfile(a.peer):
+        problems.append(f"peer script not found: {a.peer} (use --peer or $FLOWBENCH_PEER)")
+    if not (os.path.isfile(a.cli) and os.access(a.cli, os.X_OK)):
+        problems.append(f"our runner not found: {a.cli} ({build_hint})")
+    return problems
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        description="Flowbench vs the PyTorch peer on CPU (Fashion-MNIST reference workloads).",
+        epilog="Timings are noisy on shared machines: runs are interleaved and the median "
+               "ratio is quoted. See bench/README.md.")
+    ap.add_argument("--models", default="mlp,cnn",
+                    help="comma-separated models out of mlp,cnn (default: mlp,cnn)")
+    ap.add_argument("--rounds", type=int, default=2,
+                    help="interleaved rounds (ours then peer) per model (default: 2)")
+    ap.add_argument("--epochs", type=int, default=1, help="training epochs per run (default: 1)")
+    ap.add_argument("--threads", type=int, default=2,
+                    help="CPU threads for both sides (default: 2, the reference setting)")
+    add_runner_args(ap)
     ap.add_argument("--peer-python", default="/usr/bin/python3",
                     help="interpreter for the peer (default: /usr/bin/python3, Debian's torch)")
     ap.add_argument("--min-ratio", type=float, default=2.0,
                     help="required speed ratio ours/peer (default: 2.0)")
-    ap.add_argument("--max-acc-drop", type=float, default=0.5,
-                    help="allowed accuracy shortfall against the peer, in points (default: 0.5)")
     ap.add_argument("--save", action="store_true",
                     help="also write the tables and machine info to bench/results/")
     ap.add_argument("--strict", action="store_true", help="exit 3 when any model FAILs")
@@ -80,18 +104,9 @@ def parse_args(argv):
     for name in ("rounds", "epochs", "threads"):
         if getattr(a, name) < 1:
             ap.error(f"--{name} must be at least 1")
-    if a.limit is not None and a.limit < 1:
-        ap.error("--limit must be at least 1")
-    if a.peer is None:
-        a.peer = os.environ.get("FLOWBENCH_PEER") or os.path.join(
-            ROOT, "..", "shared", "bench", "peer_torch.py")
-    a.peer = os.path.abspath(a.peer)
-    a.cli = os.path.abspath(a.cli)
-    if not os.path.isfile(a.peer):
-        ap.error(f"peer script not found: {a.peer} (use --peer or $FLOWBENCH_PEER)")
-    if not (os.path.isfile(a.cli) and os.access(a.cli, os.X_OK)):
-        ap.error(f"our runner not found: {a.cli} (build first: scripts/test.sh or "
-                 f"cmake --build build)")
+    problems = resolve_runner_args(ap, a, "build first: scripts/test.sh or cmake --build build")
+    if problems:
+        ap.error(problems[0])
     if not os.path.isfile(a.peer_python):
         ap.error(f"peer interpreter not found: {a.peer_python} (scripts/deps.sh --bench installs "
                  f"python3-torch)")

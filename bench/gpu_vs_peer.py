@@ -62,8 +62,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cpu_vs_peer import (RunFailed, child_env, cpu_model, fmt_sps, git_revision,  # noqa: E402
-                         log, number)
+from cpu_vs_peer import (RunFailed, add_runner_args, child_env, cpu_model, fmt_sps,  # noqa: E402
+                         git_revision, log, number, resolve_runner_args)
 from cpu_vs_peer import run_json as shared_run_json  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -122,24 +122,13 @@ def parse_args(argv):
     ap.add_argument("--threads", type=int, default=2,
                     help="CPU threads for both sides (ours --threads, the peer's --threads, "
                          "OMP_NUM_THREADS; default: 2, the reference setting)")
-    ap.add_argument("--limit", type=int, default=None, metavar="K",
-                    help="train on the first K samples only (quick runs; not a qualifying figure)")
-    ap.add_argument("--data", default=None, metavar="DIR",
-                    help="Fashion-MNIST folder for both sides (default: each side's own default, "
-                         "/usr/share/datasets/fashion-mnist)")
+    add_runner_args(ap)
     ap.add_argument("--device", default="cuda",
                     help="GPU for both sides: cuda (= cuda:0) or cuda:N (default: cuda)")
     ap.add_argument("--precision", choices=("float32", "tf32", "bf16"), default="float32",
                     help="ours: --set train.precision=P (default: float32). The peer keeps "
                          "PyTorch's defaults (TF32 on for cuDNN convolutions, off for matrix "
                          "products), which are recorded")
-    ap.add_argument("--set", dest="sets", action="append", default=[], metavar="NODE.PARAM=VALUE",
-                    help="extra --set for our runs (repeatable)")
-    ap.add_argument("--cli", default=os.path.join(ROOT, "build", "bin", "flowbench-cli"),
-                    help="our runner (default: build/bin/flowbench-cli)")
-    ap.add_argument("--peer", default=None,
-                    help="peer script (default: $FLOWBENCH_PEER, else ../shared/bench/peer_torch.py "
-                         "relative to the repository root)")
     ap.add_argument("--peer-python", default="python3",
                     help="interpreter for the peer, with CUDA PyTorch (default: python3)")
     ap.add_argument("--min-ratio", type=float, default=3.0,
@@ -147,8 +136,6 @@ def parse_args(argv):
                          "(default: 3.0; the aim is 5)")
     ap.add_argument("--aim-ratio", type=float, default=5.0,
                     help="the ratio aimed at, reported beside the verdict (default: 5.0)")
-    ap.add_argument("--max-acc-drop", type=float, default=0.5,
-                    help="allowed accuracy shortfall against the peer, in points (default: 0.5)")
     ap.add_argument("--target-acc", type=float, default=0.92,
                     help="test accuracy for the time-to-accuracy comparison (default: 0.92)")
     ap.add_argument("--tta-epochs", type=int, default=15,
@@ -181,8 +168,6 @@ def parse_args(argv):
         ap.error("--epochs must be at least 2 (epoch 1 is not resident, epochs 2..N are)")
     if a.tta_peer_from > a.tta_epochs:
         ap.error("--tta-peer-from must not exceed --tta-epochs")
-    if a.limit is not None and a.limit < 1:
-        ap.error("--limit must be at least 1")
     if not 0.0 < a.target_acc <= 1.0:
         ap.error("--target-acc is a fraction in (0, 1], e.g. 0.92")
     if a.timeout <= 0:
@@ -193,18 +178,9 @@ def parse_args(argv):
                  f"benchmark; bench/cpu_vs_peer.py measures the CPU)")
     a.gpu_index = int(m.group(1) or 0)
     a.device = f"cuda:{a.gpu_index}"
-    if a.peer is None:
-        a.peer = os.environ.get("FLOWBENCH_PEER") or os.path.join(
-            ROOT, "..", "shared", "bench", "peer_torch.py")
-    a.peer = os.path.abspath(a.peer)
-    a.cli = os.path.abspath(a.cli)
     a.results_dir = os.path.abspath(a.results_dir)
-    problems = []
-    if not os.path.isfile(a.peer):
-        problems.append(f"peer script not found: {a.peer} (use --peer or $FLOWBENCH_PEER)")
-    if not (os.path.isfile(a.cli) and os.access(a.cli, os.X_OK)):
-        problems.append(f"our runner not found: {a.cli} (build first, with CUDA: cmake --build "
-                        f"build, or pass --cli)")
+    problems = resolve_runner_args(
+        ap, a, "build first, with CUDA: cmake --build build, or pass --cli")
     found = shutil.which(a.peer_python)
     if found is None:
         problems.append(f"peer interpreter not found: {a.peer_python} (--peer-python: a python "

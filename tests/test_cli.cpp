@@ -467,7 +467,7 @@ private slots:
     }
 
     // Every precision trains on the CPU, which computes float32 and says so for the GPU-only
-    // ones; an unknown precision is refused naming train.precision.
+    // ones.
     void precisionOnTheCpu_data()
     {
         QTest::addColumn<QString>("precision");
@@ -501,7 +501,12 @@ private slots:
         if (warns)
             QCOMPARE(warning,
                      "precision " + precision + " applies to GPUs; cpu computes in float32");
+    }
 
+    // An unknown precision is refused naming train.precision.
+    void unknownPrecisionIsRefused()
+    {
+        QTemporaryDir dir;
         const CliResult bad = cli({"run", example("fashion_mnist_mlp.json"), "--set",
                                    "train.precision=fp8", "--out", dir.path() + "/bad"});
         QVERIFY(bad.exitCode != 0);

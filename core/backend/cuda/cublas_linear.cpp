@@ -100,9 +100,7 @@ private:
     // into `scratch`.
     const void *in(const float *t, const DeviceBuffer &scratch, int64_t count)
     {
-        if (!m_bf16) return t;
-        toBf16(t, scratch.as<uint16_t>(), count, m_ctx.stream);
-        return scratch.data();
+        return productInput(m_bf16, t, scratch, count, m_ctx.stream);
     }
 
     // C = op(A) op(B), column-major, overwriting C (beta 0: C is never read, so garbage or NaN

@@ -276,32 +276,34 @@ const ParamSlot *CudaBackend::deviceSlots(const std::vector<ParamSlot> &group)
     return m_slotTables.back().device.as<ParamSlot>();
 }
 
+CudaBackend::GroupUpdate CudaBackend::prepareUpdate(const std::vector<ParamSlot> &group, float lr,
+                                                    int64_t step, const char *op)
+{
+    GroupUpdate u;
+    for (const ParamSlot &s : group)
+        u.totalElems += s.count;
+    StepValues wanted = m_stepHost;
+    wanted.lr = lr;
+    wanted.optimizerStep = step;
+    u.values = stepValues(wanted, op);
+    u.slots = deviceSlots(group);
+    return u;
+}
+
 void CudaBackend::sgdSteps(const std::vector<ParamSlot> &group, const SgdParams &p, int64_t step)
 {
     FB_ASSERT(step >= 1, "SGD steps count from 1");
     if (group.empty()) return;
-    int64_t total = 0;
-    for (const ParamSlot &s : group)
-        total += s.count;
-    StepValues wanted = m_stepHost;
-    wanted.lr = p.lr;
-    wanted.optimizerStep = step;
-    const StepValues *values = stepValues(wanted, "SGD");
-    cuda::sgdSteps(deviceSlots(group), int(group.size()), total, p, values, m_ctx.stream);
+    const GroupUpdate u = prepareUpdate(group, p.lr, step, "SGD");
+    cuda::sgdSteps(u.slots, int(group.size()), u.totalElems, p, u.values, m_ctx.stream);
 }
 
 void CudaBackend::adamSteps(const std::vector<ParamSlot> &group, const AdamParams &p, int64_t step)
 {
     FB_ASSERT(step >= 1, "Adam steps count from 1");
     if (group.empty()) return;
-    int64_t total = 0;
-    for (const ParamSlot &s : group)
-        total += s.count;
-    StepValues wanted = m_stepHost;
-    wanted.lr = p.lr;
-    wanted.optimizerStep = step;
-    const StepValues *values = stepValues(wanted, "Adam");
-    cuda::adamSteps(deviceSlots(group), int(group.size()), total, p, values, m_ctx.stream);
+    const GroupUpdate u = prepareUpdate(group, p.lr, step, "Adam");
+    cuda::adamSteps(u.slots, int(group.size()), u.totalElems, p, u.values, m_ctx.stream);
 }
 
 void CudaBackend::refuseWhileCapturing(const char *what) const

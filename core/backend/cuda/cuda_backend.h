@@ -78,6 +78,15 @@ private:
     // when it differs; inside one it must already hold them (a replay reads what
     // setStepValues set), else DeviceError.
     const StepValues *stepValues(const StepValues &wanted, const char *op);
+    // What one fused optimizer launch takes: the group's slot table and element count, and the
+    // step's values (lr and step) in device memory.
+    struct GroupUpdate {
+        const ParamSlot *slots = nullptr;
+        int64_t totalElems = 0;
+        const StepValues *values = nullptr;
+    };
+    GroupUpdate prepareUpdate(const std::vector<ParamSlot> &group, float lr, int64_t step,
+                              const char *op);
     // Throws DeviceError naming `what` while a capture is open (it would wait for the device,
     // or allocate).
     void refuseWhileCapturing(const char *what) const;

@@ -181,9 +181,7 @@ private:
     // `scratch`.
     const void *rounded(const float *t, const DeviceBuffer &scratch, size_t count)
     {
-        if (!m_bf16) return t;
-        toBf16(t, scratch.as<uint16_t>(), int64_t(count), m_ctx.stream);
-        return scratch.data();
+        return productInput(m_bf16, t, scratch, int64_t(count), m_ctx.stream);
     }
 
     std::string describeShape() const
