@@ -533,6 +533,62 @@ private slots:
         }
     }
 
+    // Double-buffered uploads beside the work queued before them (a GPU's copy stream), and loss
+    // results read back without waiting: each computation sees its own batch, a buffer is only
+    // written once the work that read it is done, and each pending read gives its own step's loss.
+    void pipelinedTransfers()
+    {
+        const int64_t count = int64_t(1) << 21; // 8 MiB per buffer: copies long enough to race
+        const Vec h1 = vec(size_t(count), 61), h2 = vec(size_t(count), 62),
+                  h3 = vec(size_t(count), 63);
+        const int64_t n = 16, classes = 10;
+        const Vec l1 = vec(size_t(n * classes), 64), l2 = vec(size_t(n * classes), 65);
+        std::vector<int32_t> labels(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i)
+            labels[size_t(i)] = int32_t((i * 7) % classes);
+        Vec d0(size_t(n * classes));
+        Backend &ref = referenceBackend();
+        const LossResult r1 =
+            ref.softmaxCrossEntropy(l1.data(), labels.data(), n, classes, d0.data());
+        const LossResult r2 =
+            ref.softmaxCrossEntropy(l2.data(), labels.data(), n, classes, d0.data());
+        auto twice = [](const Vec &v) {
+            Vec out(v.size());
+            for (size_t i = 0; i < v.size(); ++i)
+                out[i] = v[i] + v[i];
+            return out;
+        };
+        for (Backend *be : fastBackends()) {
+            Buf a(*be, size_t(count)), b(*be, size_t(count));
+            Buf o1(*be, size_t(count)), o2(*be, size_t(count)), o3(*be, size_t(count));
+            be->synchronize(); // the buffers are fresh memory (Backend::uploadAhead)
+            const HostCopy c1[] = {{a.p(), h1.data(), h1.size() * sizeof(float)}};
+            be->uploadAhead(c1);
+            be->add(a.p(), a.p(), o1.p(), count);
+            const HostCopy c2[] = {{b.p(), h2.data(), h2.size() * sizeof(float)}};
+            be->uploadAhead(c2);
+            be->add(b.p(), b.p(), o2.p(), count);
+            // a again: the add that reads h1 from it was queued before the previous call.
+            const HostCopy c3[] = {{a.p(), h3.data(), h3.size() * sizeof(float)}};
+            be->uploadAhead(c3);
+            be->add(a.p(), a.p(), o3.p(), count);
+            EXPECT_CLOSE(o1.host(), twice(h1), 0, 0);
+            EXPECT_CLOSE(o2.host(), twice(h2), 0, 0);
+            EXPECT_CLOSE(o3.host(), twice(h3), 0, 0);
+
+            Buf bl1(*be, l1), bl2(*be, l2), d(*be, size_t(n * classes));
+            Labels lab(*be, labels);
+            be->softmaxCrossEntropy(bl1.p(), lab.p(), n, classes, d.p());
+            auto p1 = be->readLatestLoss();
+            be->softmaxCrossEntropy(bl2.p(), lab.p(), n, classes, d.p());
+            auto p2 = be->readLatestLoss();
+            const LossResult q2 = p2->wait(), q1 = p1->wait();
+            QVERIFY(std::abs(q1.loss - r1.loss) < 1e-5f && q1.correct == r1.correct);
+            QVERIFY(std::abs(q2.loss - r2.loss) < 1e-5f && q2.correct == r2.correct);
+            QVERIFY(r1.loss != r2.loss);
+        }
+    }
+
     // bf16 mixed precision on the GPU: convolutions and matrix products round their inputs to
     // bfloat16 (8-bit mantissa) and sum in float32, so results stay within a few bfloat16 steps
     // of the reference's, and differ from the GPU's own float32 results (bf16 did apply).

@@ -6,16 +6,24 @@
 // step, dropout seed), as the CUDA kernels read it from device memory. It refuses what a capture
 // refuses (allocating, uploading, downloading). So any per-step value that TrainStep, the model or
 // the optimizer bakes into a step instead of passing through the step values, or a batch the
-// recording does not read, changes the trajectory, and these tests see it. The GPU itself is
-// checked by test_cross_device, on the lent device.
+// recording does not read, changes the trajectory, and these tests see it. The same backend
+// drives a whole run, where the runner keeps replayed steps in flight while it queues the next.
+// The GPU itself is checked by test_cross_device, on the lent device.
 
 #include "core/backend/cpu/reference_backend.h"
+#include "core/exec/runner.h"
 #include "core/exec/train_step.h"
+#include "core/graph/pipeline_file.h"
+#include "core/graph/settings.h"
 #include "core/nn/layers.h"
 
 #include <QtTest>
 
+#include <QDirIterator>
+#include <QTemporaryDir>
+
 #include <functional>
+#include <map>
 
 using namespace fb;
 
@@ -60,6 +68,14 @@ public:
         if (m_recording) throw DeviceError(std::string(what) + " while capturing");
     }
     int captures = 0;
+    // false: a backend without capture (the runner's baseline), with the same arithmetic.
+    bool capture = true;
+    // Called with each step's optimizer step the first time its values are set (before it runs).
+    std::function<void(int64_t)> onNewStep;
+    int64_t valuesSet = 0;
+    // Loss reads waited for after a later step's values were set: steps the caller kept in
+    // flight while it queued the next one.
+    int64_t overlappedReads = 0;
 
     std::string name() const override { return "recording"; }
     Device device() const override { return m_ref.device(); }
@@ -177,11 +193,16 @@ public:
         });
     }
 
-    bool canCapture() const override { return true; }
+    bool canCapture() const override { return capture; }
     void setStepValues(const StepValues &v) override
     {
         refuse("setting step values");
         m_values = v;
+        ++valuesSet;
+        if (v.optimizerStep > m_newestStep) {
+            m_newestStep = v.optimizerStep;
+            if (onNewStep) onNewStep(v.optimizerStep);
+        }
     }
     void beginCapture() override
     {
@@ -201,6 +222,31 @@ public:
         m_ops.clear();
     }
     LossResult latestLoss() override { return m_ref.latestLoss(); }
+    // As a GPU's: the result is the step's (the copy is queued right after it), and waiting for
+    // it may come after the next step was queued.
+    std::unique_ptr<PendingLoss> readLatestLoss() override
+    {
+        class Later final : public PendingLoss {
+        public:
+            Later(RecordingBackend &b, LossResult r)
+                : m_b(b)
+                , m_r(r)
+                , m_asked(b.valuesSet)
+            {}
+            LossResult wait() override
+            {
+                if (m_b.valuesSet > m_asked) ++m_b.overlappedReads;
+                return m_r;
+            }
+
+        private:
+            RecordingBackend &m_b;
+            LossResult m_r;
+            int64_t m_asked;
+        };
+        refuse("downloading");
+        return std::make_unique<Later>(*this, m_ref.latestLoss());
+    }
 
 private:
     // As the CUDA backend: a captured op must be called with the values set for the step.
@@ -216,6 +262,7 @@ private:
     bool m_recording = false;
     std::vector<std::function<void()>> m_ops;
     StepValues m_values;
+    int64_t m_newestStep = 0;
 };
 
 // Convolutions and linear layers share one calling convention (backend.h).
@@ -435,6 +482,77 @@ bool same(const Trajectory &a, const Trajectory &b)
            a.optimizerSteps == b.optimizerSteps;
 }
 
+// What a whole run said and wrote, to compare two runs.
+struct RunRecord : exec::RunObserver {
+    std::vector<std::string> events;     // epochs, checkpoints and command answers, in order
+    std::map<QString, QByteArray> files; // every .safetensors written, by path under the output
+    std::string error;
+    int64_t overlappedReads = 0;
+
+    void epochFinished(const exec::EpochResult &e) override
+    {
+        char text[200];
+        std::snprintf(text, sizeof text, "epoch %lld: train %a %a, test %a %a", (long long)e.epoch,
+                      double(e.trainLoss), double(e.trainAccuracy),
+                      double(e.evaluations.at(0).loss), double(e.evaluations.at(0).accuracy));
+        events.emplace_back(text);
+    }
+    void checkpointWritten(const exec::CheckpointInfo &c) override
+    {
+        events.push_back("checkpoint (" + c.reason + ") epoch " + std::to_string(c.epoch) +
+                         " step " + std::to_string(c.step));
+    }
+    void commandHandled(const exec::CommandAck &a) override
+    {
+        events.push_back(a.command + (a.ok ? " ok: " : " failed: ") + a.message);
+    }
+};
+
+// The MLP example on 600 samples (10 steps an epoch: 9 of 64, one of 24) for two epochs, a cosine
+// schedule (a new learning rate every step), a checkpoint every 4 steps, and commands that arrive
+// while steps 6, 9 and 13 are being submitted: a checkpoint, a pause and resume, a new learning
+// rate. On a backend that records steps, replayed steps stay in flight in the runner.
+void runWithCommands(bool capture, const QString &out, RunRecord &rec)
+{
+    auto doc =
+        graph::loadPipeline(FLOWBENCH_SOURCE_DIR "/resources/examples/fashion_mnist_mlp.json");
+    if (!doc.ok()) qFatal("%s", doc.error().str().c_str());
+    for (const char *setting :
+         {"train_data.limit=600", "test_data.limit=200", "train.batch_size=64", "train.epochs=2",
+          "train.checkpoint_steps=4", "train.checkpoint_every=1", "train.keep_checkpoints=0",
+          "optimizer.schedule=cosine"})
+        if (const Status st = graph::applySetting(doc.value(), setting); !st.ok())
+            qFatal("%s: %s", setting, st.error().str().c_str());
+    RecordingBackend backend;
+    backend.capture = capture;
+    exec::RunControl control;
+    backend.onNewStep = [&control](int64_t step) {
+        using K = exec::Command::Kind;
+        if (step == 6) control.post({K::Checkpoint, 0, "c"});
+        if (step == 9) {
+            control.post({K::Pause, 0, "p"});
+            control.post({K::Resume, 0, "r"});
+        }
+        if (step == 13) control.post({K::SetLr, 0.02, "lr"});
+    };
+    exec::RunOptions options;
+    options.device = "cpu";
+    options.threads = 2;
+    options.outDir = out.toStdString();
+    options.control = &control;
+    options.backend = &backend;
+    auto result = exec::runPipeline(doc.value(), options, rec);
+    if (!result.ok()) rec.error = result.error().str();
+    rec.overlappedReads = backend.overlappedReads;
+    QDirIterator it(out, {"*.safetensors"}, QDir::Files, QDirIterator::Subdirectories);
+    while (it.hasNext()) {
+        const QString path = it.next();
+        QFile f(path);
+        if (!f.open(QIODevice::ReadOnly)) qFatal("cannot read %s", qPrintable(path));
+        rec.files[QDir(out).relativeFilePath(path)] = f.readAll();
+    }
+}
+
 } // namespace
 
 class TestStepCapture : public QObject {
@@ -520,6 +638,45 @@ private slots:
         QVERIFY2(b.note.find("mse loss reads the model's output on the host") != std::string::npos,
                  b.note.c_str());
         QVERIFY(same(a, b));
+    }
+
+    // The runner reads a replayed step's loss while the next step is queued. Its accounting,
+    // learning rates, checkpoints and commands must come out exactly as when every step is
+    // waited for: the same events and the same bytes in every checkpoint and the final model.
+    void runnerKeepsReplayedStepsInFlight()
+    {
+        QTemporaryDir dir;
+        RunRecord waited, pipelined;
+        runWithCommands(false, dir.path() + "/waited", waited);
+        runWithCommands(true, dir.path() + "/pipelined", pipelined);
+        QVERIFY2(waited.error.empty(), waited.error.c_str());
+        QVERIFY2(pipelined.error.empty(), pipelined.error.c_str());
+        QCOMPARE(waited.overlappedReads, 0);
+        // Most replayed steps were still in flight when the next was queued (not those before a
+        // checkpoint, a command or the end of an epoch).
+        QVERIFY2(pipelined.overlappedReads >= 8,
+                 qPrintable(QString::number(pipelined.overlappedReads)));
+        // The commands acted where they were meant to.
+        auto has = [&](const std::string &e) {
+            return std::find(waited.events.begin(), waited.events.end(), e) != waited.events.end();
+        };
+        QVERIFY(has("checkpoint (command) epoch 0 step 6"));
+        QVERIFY(has("pause ok: paused after step 9"));
+        QVERIFY(has("set_lr ok: learning rate 0.02 from step 14"));
+        QVERIFY(has("checkpoint (steps) epoch 1 step 12"));
+        for (size_t i = 0; i < std::max(waited.events.size(), pipelined.events.size()); ++i) {
+            const std::string a = i < waited.events.size() ? waited.events[i] : "(none)";
+            const std::string b = i < pipelined.events.size() ? pipelined.events[i] : "(none)";
+            QVERIFY2(a == b, qPrintable(QString("event %1: waited \"%2\", pipelined \"%3\"")
+                                            .arg(i)
+                                            .arg(a.c_str(), b.c_str())));
+        }
+        QCOMPARE(pipelined.files.size(), waited.files.size());
+        QCOMPARE(waited.files.size(), size_t(8)); // 7 checkpoints and the model
+        for (const auto &[path, bytes] : waited.files) {
+            QVERIFY2(pipelined.files.count(path), qPrintable(path));
+            QVERIFY2(pipelined.files.at(path) == bytes, qPrintable(path + " differs"));
+        }
     }
 };
 

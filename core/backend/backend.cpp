@@ -65,4 +65,30 @@ std::unique_ptr<CapturedWork> Backend::endCapture()
     throw DeviceError("the " + name() + " backend cannot capture steps");
 }
 
+void Backend::uploadAhead(std::span<const HostCopy> copies)
+{
+    for (const HostCopy &c : copies)
+        upload(c.dst, c.host, c.bytes);
+}
+
+namespace {
+
+class KnownLoss final : public PendingLoss {
+public:
+    explicit KnownLoss(LossResult r)
+        : m_r(r)
+    {}
+    LossResult wait() override { return m_r; }
+
+private:
+    LossResult m_r;
+};
+
+} // namespace
+
+std::unique_ptr<PendingLoss> Backend::readLatestLoss()
+{
+    return std::make_unique<KnownLoss>(latestLoss());
+}
+
 } // namespace fb

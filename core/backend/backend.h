@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -190,6 +191,21 @@ struct StepValues {
     bool operator==(const StepValues &) const = default;
 };
 
+// One host-to-device copy of Backend::uploadAhead.
+struct HostCopy {
+    void *dst = nullptr;        // device memory
+    const void *host = nullptr; // host memory, free to reuse when uploadAhead returns
+    size_t bytes = 0;
+};
+
+// A loss result on its way back from the device (Backend::readLatestLoss).
+class PendingLoss {
+public:
+    virtual ~PendingLoss() = default;
+    // Waits for the step it was asked after, then gives its result. Call once.
+    virtual LossResult wait() = 0;
+};
+
 // Work recorded once by a backend that can capture (see Backend::beginCapture).
 class CapturedWork {
 public:
@@ -238,6 +254,13 @@ public:
     virtual void upload(void *dst, const void *host, size_t bytes) = 0;
     // Device to host, after the work queued before it.
     virtual void download(void *host, const void *src, size_t bytes) = 0;
+    // Host to device alongside the work already queued: a GPU's copy engine moves the bytes on a
+    // second stream while the steps before compute, and work queued after this call waits for
+    // them. For double-buffered batches: no destination may be used by work queued after the
+    // previous uploadAhead() call (each call writes the buffers the one before did not), and
+    // memory allocated since work still queued freed it needs synchronize() first (the copy does
+    // not wait for that work). The default uploads in order.
+    virtual void uploadAhead(std::span<const HostCopy> copies);
     virtual void fill(float *y, float value, int64_t count) = 0;
     virtual void zero(void *dst, size_t bytes) = 0;
     // Waits until the device has done all the work queued so far.
@@ -316,6 +339,10 @@ public:
     virtual void abortCapture() noexcept {}
     // The result of the latest softmaxCrossEntropy, after the work queued before this call.
     virtual LossResult latestLoss() = 0;
+    // The same result without waiting for it now: a GPU queues its copy to the host and returns,
+    // so the host can queue the next step while this one runs. At most two may be outstanding
+    // (older ones must have been waited for). The default reads latestLoss() at once.
+    virtual std::unique_ptr<PendingLoss> readLatestLoss();
 };
 
 // A compute device as people see it in the device picker and `flowbench-cli devices`.

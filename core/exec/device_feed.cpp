@@ -83,15 +83,17 @@ void DeviceFeed::startEpoch(int64_t epoch, int64_t firstBatch)
     }
 }
 
-data::Batch &DeviceFeed::nextSlot(int64_t n)
+data::Batch &DeviceFeed::nextSlot(int64_t n, bool *fresh)
 {
     data::Batch &slot = m_slots[m_next];
     m_next = (m_next + 1) % 2;
     const Shape xs = m_flow.sampleShape().prepend(n);
-    if (!slot.x.defined() || slot.x.shape() != xs) {
+    const bool remade = !slot.x.defined() || slot.x.shape() != xs;
+    if (remade) {
         slot.x = m_backend.empty(xs);
         slot.y = m_backend.empty(Shape{n}, DType::I32);
     }
+    if (fresh) *fresh = remade;
     return slot;
 }
 
@@ -99,9 +101,16 @@ const data::Batch &DeviceFeed::put(const data::Batch &host)
 {
     if (m_onHost) return host;
     const int64_t n = host.x.shape()[0];
-    data::Batch &slot = nextSlot(n);
-    m_backend.upload(slot.x.raw(), host.x.raw(), host.x.bytes());
-    m_backend.upload(slot.y.raw(), host.y.raw(), host.y.bytes());
+    bool fresh = false;
+    data::Batch &slot = nextSlot(n, &fresh);
+    const HostCopy copies[] = {{slot.x.raw(), host.x.raw(), host.x.bytes()},
+                               {slot.y.raw(), host.y.raw(), host.y.bytes()}};
+    // The slot was last read by the step queued before the previous put(), so the copy can
+    // overlap the steps queued since (Backend::uploadAhead). Memory just allocated may have been
+    // freed by work still queued, which the copy would not wait for: that happens about twice an
+    // epoch (the remainder batch), and waits for the device first.
+    if (fresh) m_backend.synchronize();
+    m_backend.uploadAhead(copies);
     slot.epoch = host.epoch;
     slot.index = host.index;
     if (recording() && m_recordEpoch == host.epoch) {

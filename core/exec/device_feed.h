@@ -12,7 +12,8 @@ namespace fb::exec {
 // On a CPU backend a batch is already where the model reads it: put() hands it back unchanged.
 // On a GPU it is uploaded (through the backend's pinned staging, so the host goes on while the
 // copy engine works) into one of two device batches used in turn: the step that still reads the
-// previous batch is never written under.
+// previous batch is never written under. The upload goes on the backend's copy stream
+// (Backend::uploadAhead), so it overlaps the step the device is computing.
 //
 // A data set that fits in device memory and whose chain has no random stage (its samples are
 // the same every epoch) is kept resident: during the first whole epoch every sample is also
@@ -35,7 +36,8 @@ public:
     int64_t residentBytes() const;
 
 private:
-    data::Batch &nextSlot(int64_t n);
+    // The next of the two device batches, (re)allocated for n samples when need be (*fresh).
+    data::Batch &nextSlot(int64_t n, bool *fresh = nullptr);
     // A table waits to be filled (residency possible and not complete yet).
     bool recording() const { return m_tableX.defined() && !m_complete; }
 

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -447,7 +448,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     if (devName == "auto") devName = defaultDevice().str();
     auto device = Device::parse(devName);
     if (!device.ok()) return nodeError(job.trainNode + ".device", device.error().message);
-    auto backendResult = backendFor(device.value());
+    auto backendResult =
+        options.backend ? Result<Backend *>(options.backend) : backendFor(device.value());
     if (!backendResult.ok())
         return nodeError(job.trainNode + ".device", backendResult.error().message);
     Backend &backend = *backendResult.value();
@@ -604,6 +606,96 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     auto ack = [&](const Command &c, bool ok, std::string message) {
         observer.commandHandled({c.name(), c.id, std::move(message), ok});
     };
+    // Steps submitted to the device and not yet accounted for: a replayed step's loss is read back
+    // while the next step is fetched and queued (TrainStep), so the device never waits for the
+    // host between steps. Commands, checkpoints and the end of an epoch first finish every step
+    // in flight, so they see the state after exactly st.step steps.
+    struct Submitted {
+        int64_t n = 0;
+        float lr = 0;
+    };
+    std::deque<Submitted> submitted;
+    double epochSeconds = 0;
+    int64_t epochSamples = 0; // trained in this epoch by this process (not before a resume)
+    auto busySince = Clock::now();
+    // Accounts for the oldest step in flight.
+    auto finishStep = [&]() -> Status {
+        const Submitted q = submitted.front();
+        submitted.pop_front();
+        const LossResult r = trainStep.finish();
+        if (!std::isfinite(r.loss)) {
+            return nodeError(job.lossNode,
+                             "the loss became " +
+                                 std::string(std::isnan(r.loss) ? "NaN" : "infinite") +
+                                 " at step " + std::to_string(st.step + 1) + " (epoch " +
+                                 std::to_string(st.epoch + 1) +
+                                 "); last whole checkpoint: " + lastCheckpointText(outDir) +
+                                 ". Try a lower learning rate on '" + job.optimizer.node + "'");
+        }
+        const int64_t n = q.n;
+        ++st.step;
+        ++st.batch;
+        st.lossSum += double(r.loss) * double(n);
+        st.correct += r.correct;
+        st.seen += n;
+        st.lastLoss = r.loss;
+        epochSamples += n;
+        recentLossSum += double(r.loss);
+        ++recentSteps;
+        recentCorrect += r.correct;
+        recentSeen += n;
+        const auto now = Clock::now();
+        const double stepSeconds = std::chrono::duration<double>(now - busySince).count();
+        busySince = now;
+        epochSeconds += stepSeconds;
+        trainSeconds += stepSeconds;
+        trainSamples += n;
+
+        const bool epochEnd = st.batch == stepsPerEpoch;
+        if (epochEnd || now - lastProgress >= std::chrono::milliseconds(100)) {
+            lastProgress = now;
+            Progress p;
+            p.epoch = st.epoch;
+            p.epochs = job.epochs;
+            p.step = st.step;
+            p.stepInEpoch = st.batch;
+            p.stepsPerEpoch = stepsPerEpoch;
+            p.totalSteps = totalSteps;
+            p.loss = float(st.lossSum / double(std::max<int64_t>(st.seen, 1)));
+            p.accuracy = float(double(st.correct) / double(std::max<int64_t>(st.seen, 1)));
+            p.recentLoss = float(recentLossSum / double(std::max<int64_t>(recentSteps, 1)));
+            p.recentAccuracy =
+                float(double(recentCorrect) / double(std::max<int64_t>(recentSeen, 1)));
+            recentLossSum = 0;
+            recentSteps = 0;
+            recentCorrect = recentSeen = 0;
+            p.lr = q.lr;
+            p.elapsedSeconds = trainSeconds;
+            p.samples = trainSamples;
+            p.samplesPerSecond = double(trainSamples) / std::max(trainSeconds, 1e-9);
+            p.etaSeconds = trainSeconds / double(std::max<int64_t>(st.step - firstStep, 1)) *
+                           double(totalSteps - st.step);
+            p.dataWaitShare = std::clamp(
+                flow.stats().consumerWaitSeconds / std::max(trainSeconds, 1e-9), 0.0, 1.0);
+            observer.progress(p);
+        }
+        if (now - lastFlowReport >= std::chrono::milliseconds(500)) {
+            lastFlowReport = now;
+            observer.dataflow(flowReporter.report(trainSeconds));
+        }
+        // A checkpoint every N steps; one that falls on the epoch's last step is written after
+        // the epoch's evaluation instead, as the start of the next epoch.
+        if (!outDir.empty() && job.checkpointSteps > 0 && !epochEnd &&
+            st.step % job.checkpointSteps == 0)
+            FB_TRY(checkpoint("steps"));
+        return {};
+    };
+    auto finishAll = [&]() -> Status {
+        while (!submitted.empty())
+            FB_TRY(finishStep());
+        return {};
+    };
+
     // Takes the commands that arrived; while paused, waits for more.
     auto handleCommands = [&]() -> Status {
         if (!options.control) return {};
@@ -619,6 +711,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                 if (paused && !stopping) continue;
                 return {};
             }
+            // A command acts on the state after the steps already submitted.
+            FB_TRY(finishAll());
             if (!entry->command) {
                 observer.commandHandled(entry->rejection);
                 continue;
@@ -670,9 +764,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     // node; the checkpoints written so far stay whole.
     try {
         for (; st.epoch < job.epochs && !stopping; ++st.epoch, st.batch = 0) {
-            const auto epochStart = Clock::now();
-            double epochSeconds = 0;
-            int64_t epochSamples = 0; // trained in this epoch by this process (not before a resume)
+            epochSeconds = 0;
+            epochSamples = 0;
             feed.startEpoch(st.epoch, st.batch);
             const bool resident = feed.resident();
             if (resident && !residentAnnounced) {
@@ -686,12 +779,16 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
             while (true) {
                 FB_TRY(handleCommands());
                 if (stopping) break;
-                const auto stepStart = Clock::now();
+                busySince = Clock::now(); // a pause is not training time
+                // The step about to be submitted, counting the ones still in flight.
+                const int64_t inFlight = int64_t(submitted.size());
+                const int64_t batchIndex = st.batch + inFlight;
+                const int64_t stepIndex = st.step + inFlight;
                 const data::Batch *source = nullptr;
                 std::optional<data::Batch> hostBatch;
                 if (resident) {
-                    if (st.batch >= stepsPerEpoch) break;
-                    source = &feed.residentBatch(st.epoch, st.batch);
+                    if (batchIndex >= stepsPerEpoch) break;
+                    source = &feed.residentBatch(st.epoch, batchIndex);
                 } else {
                     auto next = flow.next();
                     if (!next.ok()) return next.error();
@@ -700,83 +797,27 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                     source = &feed.put(*hostBatch);
                 }
                 const data::Batch &batch = *source;
-                const int64_t n = batch.x.shape()[0];
-                const float lr = st.lrOverride > 0 ? float(st.lrOverride) : schedule.at(st.step);
-                const uint64_t seed = mix64(job.seed ^ mix64(uint64_t(st.step) + 0x5eed));
-                const LossResult r = trainStep.run(batch, lr, seed);
+                const float lr = st.lrOverride > 0 ? float(st.lrOverride) : schedule.at(stepIndex);
+                const uint64_t seed = mix64(job.seed ^ mix64(uint64_t(stepIndex) + 0x5eed));
+                trainStep.submit(batch, lr, seed);
+                submitted.push_back({batch.x.shape()[0], lr});
                 if (std::string why = trainStep.takeFallback(); !why.empty())
                     observer.message(LogLevel::Warning, why);
-                if (!std::isfinite(r.loss)) {
-                    return nodeError(
-                        job.lossNode,
-                        "the loss became " + std::string(std::isnan(r.loss) ? "NaN" : "infinite") +
-                            " at step " + std::to_string(st.step + 1) + " (epoch " +
-                            std::to_string(st.epoch + 1) +
-                            "); last whole checkpoint: " + lastCheckpointText(outDir) +
-                            ". Try a lower learning rate on '" + job.optimizer.node + "'");
-                }
-                ++st.step;
-                ++st.batch;
-                st.lossSum += double(r.loss) * double(n);
-                st.correct += r.correct;
-                st.seen += n;
-                st.lastLoss = r.loss;
-                epochSamples += n;
-                recentLossSum += double(r.loss);
-                ++recentSteps;
-                recentCorrect += r.correct;
-                recentSeen += n;
-                const double stepSeconds = secondsSince(stepStart);
-                epochSeconds += stepSeconds;
-                trainSeconds += stepSeconds;
-                trainSamples += n;
-
-                const auto now = Clock::now();
-                const bool epochEnd = st.batch == stepsPerEpoch;
-                if (epochEnd || now - lastProgress >= std::chrono::milliseconds(100)) {
-                    lastProgress = now;
-                    Progress p;
-                    p.epoch = st.epoch;
-                    p.epochs = job.epochs;
-                    p.step = st.step;
-                    p.stepInEpoch = st.batch;
-                    p.stepsPerEpoch = stepsPerEpoch;
-                    p.totalSteps = totalSteps;
-                    p.loss = float(st.lossSum / double(std::max<int64_t>(st.seen, 1)));
-                    p.accuracy = float(double(st.correct) / double(std::max<int64_t>(st.seen, 1)));
-                    p.recentLoss = float(recentLossSum / double(std::max<int64_t>(recentSteps, 1)));
-                    p.recentAccuracy =
-                        float(double(recentCorrect) / double(std::max<int64_t>(recentSeen, 1)));
-                    recentLossSum = 0;
-                    recentSteps = 0;
-                    recentCorrect = recentSeen = 0;
-                    p.lr = lr;
-                    p.elapsedSeconds = trainSeconds;
-                    p.samples = trainSamples;
-                    p.samplesPerSecond = double(trainSamples) / std::max(trainSeconds, 1e-9);
-                    p.etaSeconds = trainSeconds /
-                                   double(std::max<int64_t>(st.step - firstStep, 1)) *
-                                   double(totalSteps - st.step);
-                    p.dataWaitShare = std::clamp(
-                        flow.stats().consumerWaitSeconds / std::max(trainSeconds, 1e-9), 0.0, 1.0);
-                    observer.progress(p);
-                }
-                if (now - lastFlowReport >= std::chrono::milliseconds(500)) {
-                    lastFlowReport = now;
-                    observer.dataflow(flowReporter.report(trainSeconds));
-                }
-                // A checkpoint every N steps; one that falls on the epoch's last step is written
-                // after the epoch's evaluation instead, as the start of the next epoch.
-                if (!outDir.empty() && job.checkpointSteps > 0 && !epochEnd &&
-                    st.step % job.checkpointSteps == 0)
-                    FB_TRY(checkpoint("steps"));
+                // The previous step's result, read while this one computes.
+                if (submitted.size() > 1) FB_TRY(finishStep());
+                // This step stays in flight unless its result is already known, or a checkpoint
+                // or the epoch's end follows it.
+                const bool boundary =
+                    batchIndex + 1 == stepsPerEpoch ||
+                    (job.checkpointSteps > 0 && (stepIndex + 1) % job.checkpointSteps == 0);
+                if (trainStep.ready() || boundary) FB_TRY(finishAll());
             }
+            FB_TRY(finishAll());
             if (stopping) {
                 flow.cancel();
                 if (!outDir.empty()) FB_TRY(checkpoint("stop"));
                 break;
             }
-            (void)epochStart;
 
             EpochResult er;
             er.epoch = st.epoch;

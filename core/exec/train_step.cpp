@@ -1,6 +1,7 @@
 #include "core/exec/train_step.h"
 
 #include <cmath>
+#include <stdexcept>
 
 namespace fb::exec {
 
@@ -37,6 +38,21 @@ TrainStep::~TrainStep() = default;
 
 LossResult TrainStep::run(const data::Batch &batch, float lr, uint64_t seed)
 {
+    submit(batch, lr, seed);
+    return finish();
+}
+
+LossResult TrainStep::finish()
+{
+    Pending p = std::move(m_pending.front());
+    m_pending.pop_front();
+    return p.later ? p.later->wait() : p.known;
+}
+
+void TrainStep::submit(const data::Batch &batch, float lr, uint64_t seed)
+{
+    if (m_pending.size() >= 2)
+        throw std::logic_error("TrainStep::submit with two steps unfinished");
     const int64_t n = batch.x.shape()[0];
     nn::Plan &plan = m_model.plan(m_backend, n, true);
     const StepValues values{lr, m_optimizer.steps() + 1, seed};
@@ -47,13 +63,18 @@ LossResult TrainStep::run(const data::Batch &batch, float lr, uint64_t seed)
             m_recordings.erase(found);
             found = m_recordings.end();
         }
-        if (found != m_recordings.end()) return replay(found->second, batch, values);
-        if (m_warm.count(n) && m_recordings.size() < kMaxRecordings)
-            if (Recording *r = record(plan, batch, values)) return replay(*r, batch, values);
+        Recording *r = found != m_recordings.end() ? &found->second : nullptr;
+        if (!r && m_warm.count(n) && m_recordings.size() < kMaxRecordings)
+            r = record(plan, batch, values);
+        if (r) {
+            replay(*r, batch, values);
+            m_pending.push_back({{}, m_backend.readLatestLoss()});
+            return;
+        }
         m_warm.insert(n);
     }
     m_backend.setStepValues(values);
-    return queue(plan, batch.x, batch.y, values, true);
+    m_pending.push_back({queue(plan, batch.x, batch.y, values, true), nullptr});
 }
 
 LossResult TrainStep::queue(nn::Plan &plan, const Tensor &x, const Tensor &y, const StepValues &v,
@@ -102,7 +123,7 @@ TrainStep::Recording *TrainStep::record(nn::Plan &plan, const data::Batch &batch
     return &(m_recordings[batch.x.shape()[0]] = std::move(r));
 }
 
-LossResult TrainStep::replay(Recording &r, const data::Batch &batch, const StepValues &v)
+void TrainStep::replay(Recording &r, const data::Batch &batch, const StepValues &v)
 {
     m_backend.copy(r.x.raw(), batch.x.raw(), batch.x.bytes());
     m_backend.copy(r.y.raw(), batch.y.raw(), batch.y.bytes());
@@ -110,7 +131,6 @@ LossResult TrainStep::replay(Recording &r, const data::Batch &batch, const StepV
     r.work->replay();
     m_optimizer.setSteps(v.optimizerStep);
     ++m_replays;
-    return m_backend.latestLoss();
 }
 
 } // namespace fb::exec

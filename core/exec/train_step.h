@@ -4,6 +4,7 @@
 #include "core/nn/loss.h"
 #include "core/nn/optimizer.h"
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -22,6 +23,11 @@ namespace fb::exec {
 // optimizer's tables, so nothing inside the recording allocates or copies from the host. A
 // capture that fails (a library call that cannot be captured) leaves every later step uncaptured,
 // with the reason in note(); the run goes on.
+//
+// A replayed step's loss is read back without waiting (Backend::readLatestLoss): submit() queues
+// the step and returns, so the host can fetch and queue the next batch while the device computes,
+// and finish() gives the results in order. An uncaptured step waits for its loss as it runs (it
+// must stop before the update on a loss that is not finite), so its result is ready().
 class TrainStep {
 public:
     // allowCapture false keeps every step uncaptured (profiling times each layer on the host).
@@ -31,10 +37,19 @@ public:
     TrainStep(const TrainStep &) = delete;
     TrainStep &operator=(const TrainStep &) = delete;
 
-    // Trains on one batch in the backend's memory at learning rate lr, with the step's dropout
-    // seed. An uncaptured step stops after the loss when the loss is not finite, leaving the
-    // weights as they were; a replayed step has updated them by the time its loss is known (the
-    // run ends on such a loss either way). Throws DeviceError as the ops do.
+    // Queues training on one batch in the backend's memory at learning rate lr, with the step's
+    // dropout seed. An uncaptured step stops after the loss when the loss is not finite, leaving
+    // the weights as they were; a replayed step has updated them by the time its loss is known
+    // (the run ends on such a loss either way). At most two steps may be submitted and not
+    // finished. Throws DeviceError as the ops do.
+    void submit(const data::Batch &batch, float lr, uint64_t seed);
+    // Submitted steps whose results finish() has not given yet.
+    int inFlight() const { return int(m_pending.size()); }
+    // Whether the oldest submitted step's result is known without waiting for the device.
+    bool ready() const { return !m_pending.empty() && !m_pending.front().later; }
+    // The oldest submitted step's result, waiting for the device if need be.
+    LossResult finish();
+    // submit() then finish(): one step, waited for.
     LossResult run(const data::Batch &batch, float lr, uint64_t seed);
 
     // For the run log: whether steps are captured, or why not.
@@ -57,7 +72,11 @@ private:
                      bool stopOnBadLoss);
     // Records the step for this batch size; null (and capture off) when the backend refuses.
     Recording *record(nn::Plan &plan, const data::Batch &batch, const StepValues &v);
-    LossResult replay(Recording &r, const data::Batch &batch, const StepValues &v);
+    void replay(Recording &r, const data::Batch &batch, const StepValues &v);
+    struct Pending {
+        LossResult known;                   // an uncaptured step's result
+        std::unique_ptr<PendingLoss> later; // a replayed step's, still on its way
+    };
 
     Backend &m_backend;
     nn::Model &m_model;
@@ -69,6 +88,7 @@ private:
     std::set<int64_t> m_warm; // batch sizes that have run uncaptured once
     std::map<int64_t, Recording> m_recordings;
     int64_t m_replays = 0;
+    std::deque<Pending> m_pending;
 };
 
 } // namespace fb::exec

@@ -19,6 +19,37 @@ constexpr size_t kStagingBytes = size_t(16) << 20;
 // into a CUDA graph never ask for memory.
 constexpr size_t kCublasWorkspaceBytes = size_t(32) << 20;
 
+// The loss and the correct count as softmaxCrossEntropy leaves them: a float, then an int64_t.
+constexpr size_t kLossBytes = 2 * sizeof(int64_t);
+
+LossResult decodeLoss(const void *host)
+{
+    LossResult r;
+    std::memcpy(&r.loss, host, sizeof(float));
+    std::memcpy(&r.correct, static_cast<const char *>(host) + sizeof(int64_t), sizeof(int64_t));
+    return r;
+}
+
+class CudaPendingLoss final : public PendingLoss {
+public:
+    CudaPendingLoss(const Event &arrived, const void *host, int device)
+        : m_arrived(arrived)
+        , m_host(host)
+        , m_device(device)
+    {}
+    LossResult wait() override
+    {
+        DeviceScope scope(m_device);
+        m_arrived.synchronize();
+        return decodeLoss(m_host);
+    }
+
+private:
+    const Event &m_arrived;
+    const void *m_host;
+    int m_device;
+};
+
 class CudaCapturedStep final : public CapturedWork {
 public:
     CudaCapturedStep(cudaGraph_t graph, cudaStream_t stream, int device)
@@ -62,8 +93,11 @@ CudaBackend::CudaBackend(int device)
     FB_CUDNN_CHECK(cudnnSetStream(m_ctx.cudnn, m_ctx.stream));
     for (Staging &s : m_staging)
         s.done = std::make_unique<Event>();
-    m_lossOut = DeviceBuffer(*m_allocator, 2 * sizeof(int64_t));
-    m_lossHost = PinnedBuffer(2 * sizeof(int64_t));
+    m_lossOut = DeviceBuffer(*m_allocator, kLossBytes);
+    m_lossHost = PinnedBuffer(kLossBytes);
+    m_lossRing = PinnedBuffer(kLossReads * kLossBytes);
+    for (auto &e : m_lossArrived)
+        e = std::make_unique<Event>();
     m_stepDevice = DeviceBuffer(*m_allocator, sizeof(StepValues));
     m_cublasWorkspace = DeviceBuffer(*m_allocator, kCublasWorkspaceBytes);
     FB_CUBLAS_CHECK(
@@ -75,6 +109,7 @@ CudaBackend::~CudaBackend()
     // Work still queued may use the handles and buffers below.
     abortCapture();
     if (m_stream) cudaStreamSynchronize(m_stream->get());
+    if (m_copyStream) cudaStreamSynchronize(m_copyStream->get());
     if (m_ctx.cudnn) cudnnDestroy(m_ctx.cudnn);
     if (m_ctx.cublas) cublasDestroy(m_ctx.cublas);
 }
@@ -98,10 +133,37 @@ void CudaBackend::copy(void *dst, const void *src, size_t bytes)
 
 void CudaBackend::upload(void *dst, const void *host, size_t bytes)
 {
-    // From pageable memory a copy would wait for the host; through the pinned slots the host
-    // only waits when both slots are still being copied from.
     refuseWhileCapturing("an upload");
     DeviceScope scope(m_ctx.device);
+    stage(dst, host, bytes, m_ctx.stream);
+}
+
+void CudaBackend::uploadAhead(std::span<const HostCopy> copies)
+{
+    refuseWhileCapturing("an upload");
+    DeviceScope scope(m_ctx.device);
+    if (!m_copyStream) {
+        m_copyStream = std::make_unique<Stream>();
+        m_consumed = std::make_unique<Event>();
+        m_copied = std::make_unique<Event>();
+    }
+    const cudaStream_t copyStream = m_copyStream->get();
+    // The destinations were last used by work queued before the previous call (the caller's
+    // double buffering): wait for that work only, not for the steps queued since, which the
+    // copies overlap.
+    if (m_consumedRecorded) m_consumed->waitOn(copyStream);
+    m_consumed->record(m_ctx.stream);
+    m_consumedRecorded = true;
+    for (const HostCopy &c : copies)
+        stage(c.dst, c.host, c.bytes, copyStream);
+    m_copied->record(copyStream);
+    m_copied->waitOn(m_ctx.stream);
+}
+
+void CudaBackend::stage(void *dst, const void *host, size_t bytes, cudaStream_t stream)
+{
+    // From pageable memory a copy would wait for the host; through the pinned slots the host
+    // only waits when both slots are still being copied from.
     const char *from = static_cast<const char *>(host);
     char *to = static_cast<char *>(dst);
     while (bytes > 0) {
@@ -112,9 +174,8 @@ void CudaBackend::upload(void *dst, const void *host, size_t bytes)
         if (s.buffer.bytes() < piece)
             s.buffer = PinnedBuffer(std::min(kStagingBytes, std::max(piece, size_t(1) << 20)));
         std::memcpy(s.buffer.data(), from, piece);
-        FB_CUDA_CHECK(
-            cudaMemcpyAsync(to, s.buffer.data(), piece, cudaMemcpyHostToDevice, m_ctx.stream));
-        s.done->record(m_ctx.stream);
+        FB_CUDA_CHECK(cudaMemcpyAsync(to, s.buffer.data(), piece, cudaMemcpyHostToDevice, stream));
+        s.done->record(stream);
         s.used = true;
         from += piece;
         to += piece;
@@ -215,12 +276,21 @@ LossResult CudaBackend::softmaxCrossEntropy(const float *logits, const int32_t *
 
 LossResult CudaBackend::latestLoss()
 {
-    download(m_lossHost.data(), m_lossOut.data(), 2 * sizeof(int64_t));
-    LossResult r;
-    std::memcpy(&r.loss, m_lossHost.data(), sizeof(float));
-    std::memcpy(&r.correct, static_cast<char *>(m_lossHost.data()) + sizeof(int64_t),
-                sizeof(int64_t));
-    return r;
+    download(m_lossHost.data(), m_lossOut.data(), kLossBytes);
+    return decodeLoss(m_lossHost.data());
+}
+
+std::unique_ptr<PendingLoss> CudaBackend::readLatestLoss()
+{
+    refuseWhileCapturing("a download");
+    DeviceScope scope(m_ctx.device);
+    const int slot = m_nextLossRead;
+    m_nextLossRead = (m_nextLossRead + 1) % kLossReads;
+    void *host = static_cast<char *>(m_lossRing.data()) + size_t(slot) * kLossBytes;
+    FB_CUDA_CHECK(
+        cudaMemcpyAsync(host, m_lossOut.data(), kLossBytes, cudaMemcpyDeviceToHost, m_ctx.stream));
+    m_lossArrived[slot]->record(m_ctx.stream);
+    return std::make_unique<CudaPendingLoss>(*m_lossArrived[slot], host, m_ctx.device);
 }
 
 float CudaBackend::mse(const float *pred, const float *target, int64_t count, float *dpred)

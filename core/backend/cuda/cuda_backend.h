@@ -34,6 +34,7 @@ public:
     void copy(void *dst, const void *src, size_t bytes) override;
     void upload(void *dst, const void *host, size_t bytes) override;
     void download(void *host, const void *src, size_t bytes) override;
+    void uploadAhead(std::span<const HostCopy> copies) override;
     void fill(float *y, float value, int64_t count) override;
     void zero(void *dst, size_t bytes) override;
     void synchronize() override;
@@ -72,8 +73,11 @@ public:
     std::unique_ptr<CapturedWork> endCapture() override;
     void abortCapture() noexcept override;
     LossResult latestLoss() override;
+    std::unique_ptr<PendingLoss> readLatestLoss() override;
 
 private:
+    // Copies host bytes into the pinned staging slots and queues their upload on `stream`.
+    void stage(void *dst, const void *host, size_t bytes, cudaStream_t stream);
     // The device block holding `wanted`, for a kernel to read. Outside a capture it is written
     // when it differs; inside one it must already hold them (a replay reads what
     // setStepValues set), else DeviceError.
@@ -108,9 +112,20 @@ private:
     };
     Staging m_staging[2];
     int m_nextStaging = 0;
-    // Loss results: written by the kernels, read back with one small copy.
+    // uploadAhead's copy stream. `m_consumed` marks, on the compute stream, the work queued
+    // before the latest uploadAhead (what may still read the buffers the next one writes);
+    // `m_copied` marks the end of the latest copies, for the compute stream to wait on.
+    std::unique_ptr<Stream> m_copyStream;
+    std::unique_ptr<Event> m_consumed, m_copied;
+    bool m_consumedRecorded = false;
+    // Loss results: written by the kernels, read back with one small copy. Pipelined reads
+    // (readLatestLoss) go to a ring of pinned slots, each with the event that says it arrived.
     DeviceBuffer m_lossOut;
     PinnedBuffer m_lossHost;
+    static constexpr int kLossReads = 4;
+    PinnedBuffer m_lossRing;
+    std::unique_ptr<Event> m_lossArrived[kLossReads];
+    int m_nextLossRead = 0;
     struct SlotTable {
         std::vector<ParamSlot> host;
         DeviceBuffer device;
