@@ -779,7 +779,10 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
             while (true) {
                 FB_TRY(handleCommands());
                 if (stopping) break;
-                busySince = Clock::now(); // a pause is not training time
+                // With nothing in flight (the run's start, after a command, a checkpoint or an
+                // epoch's end), time counts from here: a pause is not training time. Otherwise
+                // it runs on from the previous step's finish.
+                if (submitted.empty()) busySince = Clock::now();
                 // The step about to be submitted, counting the ones still in flight.
                 const int64_t inFlight = int64_t(submitted.size());
                 const int64_t batchIndex = st.batch + inFlight;

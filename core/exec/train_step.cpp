@@ -1,5 +1,7 @@
 #include "core/exec/train_step.h"
 
+#include "core/base/check.h"
+
 #include <cmath>
 #include <stdexcept>
 
@@ -44,6 +46,7 @@ LossResult TrainStep::run(const data::Batch &batch, float lr, uint64_t seed)
 
 LossResult TrainStep::finish()
 {
+    FB_ASSERT(!m_pending.empty(), "TrainStep::finish with no step submitted");
     Pending p = std::move(m_pending.front());
     m_pending.pop_front();
     return p.later ? p.later->wait() : p.known;

@@ -7,8 +7,12 @@
 // is large enough and not more than twice the size. When cudaMalloc fails, every cached block
 // is released and the request tried once more before it is reported.
 //
-// All work runs on one stream per backend, so a block freed while kernels still use it is only
-// reused by work queued after them on that stream: stream order keeps it safe.
+// Kernels run on one compute stream per backend, so a block freed while kernels still use it is
+// only reused by work queued after them on that stream: stream order keeps it safe. The one
+// other stream, uploadAhead's copy stream, writes only into the feed's batch slots, and keeps
+// this safe by two rules (CudaBackend::uploadAhead, DeviceFeed::put): every call ends with the
+// compute stream waiting for its copies, even when it throws, and a slot whose memory is fresh
+// from this allocator is written only after synchronize().
 
 #include <cstddef>
 #include <cstdint>

@@ -154,10 +154,21 @@ void CudaBackend::uploadAhead(std::span<const HostCopy> copies)
     if (m_consumedRecorded) m_consumed->waitOn(copyStream);
     m_consumed->record(m_ctx.stream);
     m_consumedRecorded = true;
+    // Whatever happens to the copies, later compute work is ordered after those queued, so
+    // memory freed by an unwinding run is never reused while the copy engine still writes it.
+    struct Join {
+        CudaBackend &b;
+        cudaStream_t copyStream;
+        ~Join()
+        {
+            if (cudaEventRecord(b.m_copied->get(), copyStream) == cudaSuccess)
+                cudaStreamWaitEvent(b.m_ctx.stream, b.m_copied->get(), 0);
+            else
+                cudaStreamSynchronize(copyStream);
+        }
+    } join{*this, copyStream};
     for (const HostCopy &c : copies)
         stage(c.dst, c.host, c.bytes, copyStream);
-    m_copied->record(copyStream);
-    m_copied->waitOn(m_ctx.stream);
 }
 
 void CudaBackend::stage(void *dst, const void *host, size_t bytes, cudaStream_t stream)
@@ -203,6 +214,7 @@ void CudaBackend::zero(void *dst, size_t bytes)
 
 void CudaBackend::synchronize()
 {
+    if (m_copyStream) m_copyStream->synchronize();
     m_stream->synchronize();
 }
 
