@@ -222,9 +222,9 @@ void DataFlow::updateStarvation()
     const size_t capacity = size_t(m_options.queueCapacity);
     for (size_t j = 1; j < m_lanes.size(); ++j) {
         Lane &lane = m_lanes[j];
-        const bool starving = m_active && lane.inflight == 0 &&
-                              lane.nextIn < std::min(m_nBatches, m_failedIndex) && lane.queue.size() < capacity &&
-                              !m_lanes[j - 1].queue.count(lane.nextIn);
+        const bool starving =
+            m_active && lane.inflight == 0 && lane.nextIn < std::min(m_nBatches, m_failedIndex) &&
+            lane.queue.size() < capacity && !m_lanes[j - 1].queue.count(lane.nextIn);
         if (starving == lane.starving) continue;
         if (starving) {
             lane.starvingSince = now;
@@ -372,8 +372,7 @@ Result<std::optional<Batch>> DataFlow::next()
     std::unique_lock lock(m_mutex);
     if (!m_active || m_lanes.empty() || m_nextOut >= m_nBatches) return std::optional<Batch>();
     auto ready = [&] {
-        return m_nextOut >= m_failedIndex || !m_active ||
-               m_lanes.back().queue.count(m_nextOut) > 0;
+        return m_nextOut >= m_failedIndex || !m_active || m_lanes.back().queue.count(m_nextOut) > 0;
     };
     if (!ready()) {
         const auto start = Clock::now();

@@ -8,6 +8,11 @@
 
 namespace fb::data {
 
+// A file a source could not read as a sample, and why.
+struct SkippedFile {
+    std::string path, reason;
+};
+
 // A labelled image data set held in memory as it came from disk (uint8 pixels); conversion to
 // float and normalization happen per batch in the Loader, which keeps the resident set 4x smaller.
 struct ImageDataset {
@@ -19,6 +24,9 @@ struct ImageDataset {
     std::vector<std::string> classNames;
     std::vector<uint8_t> pixels; // count * channels * height * width, NCHW per sample
     std::vector<int32_t> labels; // count
+    // Files of the source that were not readable images (image folders and lists): left out of
+    // `count`, reported by the run as a warning naming the node.
+    std::vector<SkippedFile> skipped;
 
     int64_t sampleSize() const { return channels * height * width; }
     const uint8_t *sample(int64_t i) const { return pixels.data() + i * sampleSize(); }

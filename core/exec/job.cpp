@@ -63,6 +63,18 @@ Result<DataSpec> readData(const PipelineDocument &doc, const std::string &consum
         } else if (n->type == "idx_dataset") {
             spec.images = p.s("images");
             spec.labels = p.s("labels");
+        } else if (n->type == "image_folder" || n->type == "image_list") {
+            spec.path = p.s("path");
+            data::ImageFilesOptions &o = spec.imageFiles;
+            o.subset = p.s("subset");
+            o.validationFraction = p.f("validation_fraction");
+            o.splitSeed = uint64_t(p.i("split_seed"));
+            o.colour = p.s("color") == "rgb";
+            o.height = p.i("height");
+            o.width = p.i("width");
+            o.resize = p.s("resize") == "pad" ? data::ImageFilesOptions::Resize::Pad
+                                              : data::ImageFilesOptions::Resize::Stretch;
+            o.limit = spec.limit;
         } else {
             return nodeError(id,
                              "a '" + n->type + "' node cannot feed samples to '" + consumer + "'");

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/data/dataflow.h"
+#include "core/data/image_files.h"
 #include "core/graph/graph.h"
 #include "core/nn/loss.h"
 #include "core/nn/model.h"
@@ -15,9 +16,10 @@ namespace fb::exec {
 // A data chain: one source node and the transforms after it, in order.
 struct DataSpec {
     std::string sourceNode;
-    std::string sourceType; // "fashion_mnist" | "idx_dataset"
+    std::string sourceType; // "fashion_mnist" | "idx_dataset" | "image_folder" | "image_list"
     std::string path, split, images, labels;
     int64_t limit = 0;
+    data::ImageFilesOptions imageFiles; // image_folder and image_list
     struct TransformStep {
         std::string node, type; // normalize | random_hflip | random_affine | random_crop
         nlohmann::json params;  // every parameter, defaults filled in

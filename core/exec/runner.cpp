@@ -58,6 +58,10 @@ Result<std::shared_ptr<const data::ImageDataset>> loadData(const DataSpec &spec)
 {
     Result<data::ImageDataset> ds = spec.sourceType == "fashion_mnist"
                                         ? data::loadFashionMnist(spec.path, spec.split, spec.limit)
+                                    : spec.sourceType == "image_folder"
+                                        ? data::loadImageFolder(spec.path, spec.imageFiles)
+                                    : spec.sourceType == "image_list"
+                                        ? data::loadImageList(spec.path, spec.imageFiles)
                                         : data::loadIdxImages(spec.images, spec.labels, spec.limit);
     if (!ds.ok()) {
         Error e = ds.error();
@@ -66,6 +70,27 @@ Result<std::shared_ptr<const data::ImageDataset>> loadData(const DataSpec &spec)
     }
     if (ds->count == 0) return nodeError(spec.sourceNode, "the data set is empty");
     return std::make_shared<const data::ImageDataset>(std::move(ds).value());
+}
+
+// "node 'train_data' skipped 2 of 120 files, ...: cat/a.png (why), ..." or "" when none was.
+std::string skippedFilesWarning(const DataSpec &spec, const data::ImageDataset &ds)
+{
+    if (ds.skipped.empty()) return {};
+    constexpr size_t kNamed = 5;
+    const size_t total = size_t(ds.count) + ds.skipped.size();
+    std::string w = "node '" + spec.sourceNode + "' skipped " + std::to_string(ds.skipped.size()) +
+                    " of " + std::to_string(total) + " files that are not readable images: ";
+    // Folder paths are named from the folder, list paths as the list gave them.
+    const std::string prefix =
+        spec.sourceType == "image_folder" ? (fs::path(spec.path) / "").string() : std::string();
+    for (size_t i = 0; i < std::min(kNamed, ds.skipped.size()); ++i) {
+        std::string path = ds.skipped[i].path;
+        if (!prefix.empty() && path.rfind(prefix, 0) == 0) path.erase(0, prefix.size());
+        w.append(i ? "; " : "").append(path).append(" (").append(ds.skipped[i].reason).append(")");
+    }
+    if (ds.skipped.size() > kNamed)
+        w.append("; and ").append(std::to_string(ds.skipped.size() - kNamed)).append(" more");
+    return w;
 }
 
 Result<std::unique_ptr<data::DataFlow>> makeFlow(const DataSpec &spec, const std::string &consumer,
@@ -476,6 +501,9 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     data::DataFlow &flow = *trainFlowResult.value();
     const Shape sampleShape = flow.sampleShape();
     const int32_t classes = flow.dataset().classes;
+    std::vector<std::string> dataWarnings;
+    if (std::string w = skippedFilesWarning(job.trainData, flow.dataset()); !w.empty())
+        dataWarnings.push_back(std::move(w));
     std::vector<std::unique_ptr<data::DataFlow>> evalFlows;
     for (const auto &e : job.evaluations) {
         auto f = makeFlow(e.data, e.node, e.batchSize, false, job.seed, workers);
@@ -489,6 +517,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                 e.data.sourceNode,
                 "has labels up to " + std::to_string(f.value()->dataset().classes - 1) +
                     " but the training data only has classes 0.." + std::to_string(classes - 1));
+        if (std::string w = skippedFilesWarning(e.data, f.value()->dataset()); !w.empty())
+            dataWarnings.push_back(std::move(w));
         evalFlows.push_back(std::move(f).value());
     }
 
@@ -560,6 +590,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     info.libraries.emplace_back("opencv", data::openCvVersion());
     observer.runStarted(info);
     if (!precisionNote.empty()) observer.message(LogLevel::Warning, precisionNote);
+    for (const std::string &w : dataWarnings)
+        observer.message(LogLevel::Warning, w);
     metrics::HardwareMonitor monitor(
         std::chrono::milliseconds(500),
         [&observer](const metrics::HardwareSample &s) { observer.hardware(s); });

@@ -210,6 +210,53 @@ NodeTypeRegistry makeBuiltin()
         r.add(std::move(t));
     }
 
+    // Folders and lists of image files share how files become samples (data::ImageFilesOptions).
+    auto imageFileParams = [](ParamSpec path) {
+        return std::vector<ParamSpec>{
+            std::move(path),
+            enumParam("subset", {"train", "validation", "all"}, "train",
+                      "Which part of the seeded split to read: each class's files are divided "
+                      "into train and validation by validation_fraction; all = every file."),
+            floatParam("validation_fraction", 0.2, closed(0, 0.9),
+                       "Share of each class's files held out for validation."),
+            intParam("split_seed", 0, atLeast(0),
+                     "Seed of the split: the same seed gives the same validation files."),
+            enumParam("color", {"grey", "rgb"}, "grey",
+                      "grey: 1 channel; rgb: 3 channels (red, green, blue)."),
+            intParam("height", 32, closed(1, 4096), "Sample height in pixels."),
+            intParam("width", 32, closed(1, 4096), "Sample width in pixels."),
+            enumParam("resize", {"stretch", "pad"}, "stretch",
+                      "stretch: scaled to height x width (aspect ratio lost); pad: scaled to fit "
+                      "inside, aspect ratio kept, the rest black."),
+            intParam("limit", 0, atLeast(0),
+                     "Read at most N files of the subset (classes interleaved); 0 = all."),
+        };
+    };
+    {
+        NodeTypeSpec t;
+        t.type = "image_folder";
+        t.category = "Data";
+        t.title = "Image folder";
+        t.help = "Your own pictures: a folder with one subfolder per class (cat/, dog/, ...) of "
+                 "PNG, JPEG or BMP files, decoded with OpenCV and sized for the model. Files that "
+                 "are not readable images are skipped and named in a warning.";
+        t.outputs = {samplesOut};
+        t.params =
+            imageFileParams(pathParam("path", "", "The folder; each subfolder's name is a class."));
+        r.add(std::move(t));
+    }
+    {
+        NodeTypeSpec t;
+        t.type = "image_list";
+        t.category = "Data";
+        t.title = "Image list (CSV)";
+        t.help = "Images listed in a CSV file of path,label lines (paths relative to the CSV's "
+                 "folder; labels are class names or numbers).";
+        t.outputs = {samplesOut};
+        t.params = imageFileParams(pathParam("path", "", "The CSV file."));
+        r.add(std::move(t));
+    }
+
     // --- Preprocess
     {
         NodeTypeSpec t;

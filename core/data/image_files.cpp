@@ -1,0 +1,366 @@
+#include "core/data/image_files.h"
+
+#include "core/base/rng.h"
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <set>
+#include <thread>
+
+namespace fb::data {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool hidden(const fs::path &p)
+{
+    const std::string name = p.filename().string();
+    return !name.empty() && name[0] == '.';
+}
+
+// Whether `tail` (the file's last bytes) holds `marker`.
+bool endsWith(const std::vector<uint8_t> &bytes, const std::vector<uint8_t> &marker, size_t within)
+{
+    const size_t from = bytes.size() > within ? bytes.size() - within : 0;
+    return std::search(bytes.begin() + std::ptrdiff_t(from), bytes.end(), marker.begin(),
+                       marker.end()) != bytes.end();
+}
+
+// Why a file that OpenCV might still decode is cut short, or "" when it looks whole. libjpeg
+// decodes a truncated JPEG with the missing rows grey and only a warning on stderr, so a damaged
+// photo would silently train as a half-grey one: its end-of-image marker (FF D9) must be there.
+std::string truncation(const std::vector<uint8_t> &bytes)
+{
+    if (bytes.size() >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF &&
+        !endsWith(bytes, {0xFF, 0xD9}, 64))
+        return "truncated JPEG (no end-of-image marker)";
+    static const std::vector<uint8_t> png{0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+    if (bytes.size() >= png.size() && std::equal(png.begin(), png.end(), bytes.begin()) &&
+        !endsWith(bytes, {'I', 'E', 'N', 'D'}, 64))
+        return "truncated PNG (no IEND chunk)";
+    return {};
+}
+
+// To height x width, by the options' resize rule. Shrinking averages the pixels it merges
+// (INTER_AREA), so small models do not see aliasing; enlarging interpolates bilinearly.
+cv::Mat fit(const cv::Mat &img, const ImageFilesOptions &o)
+{
+    const int w = int(o.width), h = int(o.height);
+    auto resized = [](const cv::Mat &src, int tw, int th) {
+        if (src.cols == tw && src.rows == th) return src;
+        cv::Mat out;
+        const bool shrink = tw < src.cols || th < src.rows;
+        cv::resize(src, out, cv::Size(tw, th), 0, 0, shrink ? cv::INTER_AREA : cv::INTER_LINEAR);
+        return out;
+    };
+    if (o.resize == ImageFilesOptions::Resize::Stretch) return resized(img, w, h);
+    const double scale = std::min(double(w) / img.cols, double(h) / img.rows);
+    const int tw = std::clamp(int(std::lround(img.cols * scale)), 1, w);
+    const int th = std::clamp(int(std::lround(img.rows * scale)), 1, h);
+    cv::Mat canvas = cv::Mat::zeros(h, w, img.type());
+    resized(img, tw, th).copyTo(canvas(cv::Rect((w - tw) / 2, (h - th) / 2, tw, th)));
+    return canvas;
+}
+
+Result<std::vector<uint8_t>> readFile(const std::string &path)
+{
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) return fileError(path, "no such file");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return fileError(path, "cannot be opened");
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                               std::istreambuf_iterator<char>());
+    if (in.bad()) return fileError(path, "could not be read");
+    return bytes;
+}
+
+// Files of each class, split by the options' subset, classes interleaved (so that a limit keeps
+// them balanced), limited.
+std::vector<std::pair<std::string, int32_t>>
+selectFiles(std::vector<std::vector<std::string>> byClass, const ImageFilesOptions &o)
+{
+    for (size_t c = 0; c < byClass.size(); ++c) {
+        std::vector<std::string> &files = byClass[c];
+        std::sort(files.begin(), files.end());
+        if (o.subset == "all") continue;
+        const int64_t n = int64_t(files.size());
+        const int64_t nVal =
+            n < 2 ? 0
+                  : std::clamp<int64_t>(std::llround(o.validationFraction * double(n)), 0, n - 1);
+        // The split is drawn per class from the split seed alone (not the training seed), so the
+        // validation files stay the same when the training seed changes.
+        std::vector<size_t> perm(files.size());
+        for (size_t i = 0; i < perm.size(); ++i)
+            perm[i] = i;
+        Rng rng(mix64(o.splitSeed ^ mix64(uint64_t(c) + 1)));
+        for (size_t i = perm.size(); i > 1; --i)
+            std::swap(perm[i - 1], perm[size_t(rng.below(i))]);
+        std::vector<size_t> keep(perm.begin() + (o.subset == "validation" ? 0 : nVal),
+                                 o.subset == "validation" ? perm.begin() + nVal : perm.end());
+        std::sort(keep.begin(), keep.end());
+        std::vector<std::string> part;
+        for (size_t i : keep)
+            part.push_back(files[i]);
+        files = std::move(part);
+    }
+    std::vector<std::pair<std::string, int32_t>> out;
+    for (size_t i = 0;; ++i) {
+        bool any = false;
+        for (size_t c = 0; c < byClass.size(); ++c)
+            if (i < byClass[c].size()) {
+                out.emplace_back(byClass[c][i], int32_t(c));
+                any = true;
+            }
+        if (!any) break;
+    }
+    if (o.limit > 0 && int64_t(out.size()) > o.limit) out.resize(size_t(o.limit));
+    return out;
+}
+
+// Decodes the files on all cores (decoding dominates loading a folder of photos) and keeps the
+// readable ones, in order.
+ImageDataset decodeAll(const std::vector<std::pair<std::string, int32_t>> &files,
+                       const ImageFilesOptions &o, std::string name,
+                       std::vector<std::string> classNames)
+{
+    std::vector<std::optional<std::vector<uint8_t>>> samples(files.size());
+    std::vector<std::string> reasons(files.size());
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+        for (size_t i = next++; i < files.size(); i = next++) {
+            auto s = decodeImageFile(files[i].first, o);
+            if (s.ok())
+                samples[i] = std::move(s).value();
+            else
+                reasons[i] = s.error().message;
+        }
+    };
+    const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1,
+                                              std::min<size_t>(16, files.size()));
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t)
+        pool.emplace_back(work);
+    work();
+    for (auto &t : pool)
+        t.join();
+
+    ImageDataset ds;
+    ds.name = std::move(name);
+    ds.channels = o.colour ? 3 : 1;
+    ds.height = o.height;
+    ds.width = o.width;
+    ds.classes = int32_t(classNames.size());
+    ds.classNames = std::move(classNames);
+    for (size_t i = 0; i < files.size(); ++i) {
+        if (!samples[i]) {
+            ds.skipped.push_back({files[i].first, reasons[i]});
+            continue;
+        }
+        ds.pixels.insert(ds.pixels.end(), samples[i]->begin(), samples[i]->end());
+        ds.labels.push_back(files[i].second);
+    }
+    ds.count = int64_t(ds.labels.size());
+    return ds;
+}
+
+Status checkOptions(const ImageFilesOptions &o)
+{
+    if (o.height < 1 || o.width < 1 || o.height > 4096 || o.width > 4096)
+        return makeError("the image size must be 1 to 4096 pixels a side, not " +
+                         std::to_string(o.height) + " x " + std::to_string(o.width));
+    if (o.subset != "all" && o.subset != "train" && o.subset != "validation")
+        return makeError("subset must be all, train or validation, not '" + o.subset + "'");
+    if (!(o.validationFraction >= 0 && o.validationFraction < 1))
+        return makeError("the validation fraction must be in [0, 1)");
+    return {};
+}
+
+// One CSV field at `pos` (RFC 4180: quoted fields may hold commas and doubled quotes). Two
+// columns need no CSV library; none is among our dependencies.
+std::string csvField(const std::string &line, size_t &pos)
+{
+    std::string out;
+    if (pos < line.size() && line[pos] == '"') {
+        for (++pos; pos < line.size(); ++pos) {
+            if (line[pos] == '"') {
+                if (pos + 1 < line.size() && line[pos + 1] == '"') {
+                    out += '"';
+                    ++pos;
+                } else {
+                    ++pos;
+                    break;
+                }
+            } else {
+                out += line[pos];
+            }
+        }
+        while (pos < line.size() && line[pos] != ',')
+            ++pos;
+    } else {
+        const size_t end = std::min(line.find(',', pos), line.size());
+        out = line.substr(pos, end - pos);
+        pos = end;
+    }
+    if (pos < line.size()) ++pos; // the comma
+    // Spaces around an unquoted field are not part of it.
+    const size_t a = out.find_first_not_of(" \t"), b = out.find_last_not_of(" \t");
+    return a == std::string::npos ? std::string() : out.substr(a, b - a + 1);
+}
+
+} // namespace
+
+Result<std::vector<uint8_t>> decodeImageBytes(const std::vector<uint8_t> &bytes,
+                                              const std::string &name, const ImageFilesOptions &o)
+{
+    if (bytes.empty()) return fileError(name, "empty file");
+    if (std::string why = truncation(bytes); !why.empty()) return fileError(name, why);
+    cv::Mat img;
+    try {
+        const cv::Mat raw(1, int(bytes.size()), CV_8U, const_cast<uint8_t *>(bytes.data()));
+        img = cv::imdecode(raw, o.colour ? cv::IMREAD_COLOR : cv::IMREAD_GRAYSCALE);
+    } catch (const cv::Exception &) {
+        img.release();
+    }
+    if (img.empty())
+        return fileError(name, "not an image OpenCV can read (PNG, JPEG, BMP, ...), or damaged");
+    cv::Mat sized = fit(img, o);
+    std::vector<uint8_t> out(size_t(sized.channels()) * size_t(o.height) * size_t(o.width));
+    const size_t plane = size_t(o.height) * size_t(o.width);
+    if (sized.channels() == 1) {
+        for (int y = 0; y < sized.rows; ++y)
+            std::memcpy(out.data() + size_t(y) * size_t(o.width), sized.ptr<uint8_t>(y),
+                        size_t(o.width));
+    } else {
+        // OpenCV decodes colour as BGR; samples are planar RGB.
+        std::vector<cv::Mat> bgr;
+        cv::split(sized, bgr);
+        for (int c = 0; c < 3; ++c)
+            for (int y = 0; y < sized.rows; ++y)
+                std::memcpy(out.data() + size_t(c) * plane + size_t(y) * size_t(o.width),
+                            bgr[size_t(2 - c)].ptr<uint8_t>(y), size_t(o.width));
+    }
+    return out;
+}
+
+Result<std::vector<uint8_t>> decodeImageFile(const std::string &path, const ImageFilesOptions &o)
+{
+    auto bytes = readFile(path);
+    if (!bytes.ok()) return bytes.error();
+    return decodeImageBytes(bytes.value(), path, o);
+}
+
+Result<ImageDataset> loadImageFolder(const std::string &dir, const ImageFilesOptions &o)
+{
+    FB_TRY(checkOptions(o));
+    std::error_code ec;
+    if (!fs::exists(dir, ec)) return fileError(dir, "no such folder");
+    if (!fs::is_directory(dir, ec)) return fileError(dir, "is not a folder");
+    std::vector<std::string> classes;
+    for (const auto &e : fs::directory_iterator(dir, ec))
+        if (e.is_directory() && !hidden(e.path())) classes.push_back(e.path().filename().string());
+    if (ec) return fileError(dir, "cannot be listed: " + ec.message());
+    std::sort(classes.begin(), classes.end());
+    if (classes.empty())
+        return fileError(dir, "has no class folders: put each class's images in a folder of its "
+                              "own, e.g. " +
+                                  (fs::path(dir) / "cat" / "1.png").string());
+    std::vector<std::vector<std::string>> byClass(classes.size());
+    for (size_t c = 0; c < classes.size(); ++c) {
+        const fs::path classDir = fs::path(dir) / classes[c];
+        for (auto it = fs::recursive_directory_iterator(classDir, ec);
+             !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+            if (hidden(it->path())) {
+                if (it->is_directory()) it.disable_recursion_pending();
+                continue;
+            }
+            if (it->is_regular_file()) byClass[c].push_back(it->path().string());
+        }
+        if (ec) return fileError(classDir.string(), "cannot be listed: " + ec.message());
+    }
+    const auto files = selectFiles(std::move(byClass), o);
+    std::string name = fs::path(dir).filename().string();
+    if (name.empty()) name = fs::path(dir).parent_path().filename().string();
+    if (files.empty())
+        return fileError(dir, "has no files in its class folders" +
+                                  std::string(o.subset == "all" ? "" : " for subset " + o.subset));
+    ImageDataset ds = decodeAll(files, o, name, classes);
+    if (ds.count == 0)
+        return fileError(dir, "none of its " + std::to_string(files.size()) +
+                                  " files is a readable image (the first, " +
+                                  ds.skipped.front().path + ": " + ds.skipped.front().reason + ")");
+    return ds;
+}
+
+Result<ImageDataset> loadImageList(const std::string &csvPath, const ImageFilesOptions &o)
+{
+    FB_TRY(checkOptions(o));
+    std::error_code ec;
+    if (!fs::is_regular_file(csvPath, ec)) return fileError(csvPath, "no such file");
+    std::ifstream in(csvPath);
+    if (!in) return fileError(csvPath, "cannot be opened");
+    const fs::path base = fs::path(csvPath).parent_path();
+    std::vector<std::pair<std::string, std::string>> rows; // (path, label)
+    std::string line;
+    for (int lineNo = 1; std::getline(in, line); ++lineNo) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.find_first_not_of(" \t") == std::string::npos) continue;
+        size_t pos = 0;
+        std::string path = csvField(line, pos);
+        std::string label = csvField(line, pos);
+        if (rows.empty() && lineNo == 1 && path == "path" && label == "label") continue;
+        if (path.empty() || label.empty() || pos < line.size())
+            return fileError(csvPath, "expected two fields, path,label, not '" + line + "'",
+                             lineNo);
+        if (fs::path(path).is_relative()) path = (base / path).string();
+        rows.emplace_back(std::move(path), std::move(label));
+    }
+    if (rows.empty()) return fileError(csvPath, "lists no images");
+    const bool numeric = std::all_of(rows.begin(), rows.end(), [](const auto &r) {
+        return r.second.size() <= 6 && std::all_of(r.second.begin(), r.second.end(),
+                                                   [](char ch) { return ch >= '0' && ch <= '9'; });
+    });
+    std::vector<std::string> classes;
+    std::map<std::string, int32_t> index;
+    if (numeric) {
+        int32_t top = 0;
+        for (const auto &r : rows)
+            top = std::max(top, int32_t(std::stoi(r.second)));
+        for (int32_t c = 0; c <= top; ++c)
+            classes.push_back(std::to_string(c));
+    } else {
+        std::set<std::string> names;
+        for (const auto &r : rows)
+            names.insert(r.second);
+        classes.assign(names.begin(), names.end());
+    }
+    for (size_t c = 0; c < classes.size(); ++c)
+        index[classes[c]] = int32_t(c);
+    std::vector<std::vector<std::string>> byClass(classes.size());
+    for (const auto &r : rows) {
+        const int32_t c = numeric ? int32_t(std::stoi(r.second)) : index.at(r.second);
+        byClass[size_t(c)].push_back(r.first);
+    }
+    const auto files = selectFiles(std::move(byClass), o);
+    if (files.empty()) return fileError(csvPath, "lists no files for subset " + o.subset);
+    ImageDataset ds = decodeAll(files, o, fs::path(csvPath).stem().string(), classes);
+    if (ds.count == 0)
+        return fileError(csvPath, "none of its " + std::to_string(files.size()) +
+                                      " files is a readable image (the first, " +
+                                      ds.skipped.front().path + ": " + ds.skipped.front().reason +
+                                      ")");
+    return ds;
+}
+
+} // namespace fb::data

@@ -1,0 +1,330 @@
+// Image folders and CSV lists as data sources (core/data/image_files.h): classes from folder
+// names or labels, pixels decoded in RGB or grey and sized by stretching or padding, the seeded
+// train/validation split, damaged files skipped and named, and a whole colour run that learns a
+// distinction only colour can make. The images are written with Qt's encoders, independent of
+// the OpenCV decoders under test.
+
+#include "core/data/image_files.h"
+#include "core/exec/runner.h"
+#include "core/graph/pipeline_file.h"
+
+#include <QtTest>
+
+#include <QDir>
+#include <QFile>
+#include <QImage>
+#include <QTemporaryDir>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+
+using namespace fb;
+using namespace fb::data;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+QImage solid(int w, int h, QColor c)
+{
+    QImage img(w, h, QImage::Format_RGB32);
+    img.fill(c);
+    return img;
+}
+
+void save(const QImage &img, const QString &path)
+{
+    QDir().mkpath(QFileInfo(path).path());
+    if (!img.save(path)) qFatal("cannot write %s", qPrintable(path));
+}
+
+void writeBytes(const QString &path, const QByteArray &bytes)
+{
+    QDir().mkpath(QFileInfo(path).path());
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size())
+        qFatal("cannot write %s", qPrintable(path));
+}
+
+QByteArray readBytes(const QString &path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot read %s", qPrintable(path));
+    return f.readAll();
+}
+
+ImageFilesOptions options(int64_t h, int64_t w, bool colour, const char *subset = "all")
+{
+    ImageFilesOptions o;
+    o.height = h;
+    o.width = w;
+    o.colour = colour;
+    o.subset = subset;
+    return o;
+}
+
+// The grey value of each sample's first pixel: the split tests give every file its own.
+std::multiset<int> firstPixels(const ImageDataset &ds)
+{
+    std::multiset<int> out;
+    for (int64_t i = 0; i < ds.count; ++i)
+        out.insert(ds.sample(i)[0]);
+    return out;
+}
+
+// Noisy images of two colours with (nearly) the same brightness: told apart by colour only.
+void writeColourClasses(const QString &dir, int perClass)
+{
+    uint32_t state = 12345;
+    auto noise = [&state] {
+        state = state * 1664525u + 1013904223u;
+        return int((state >> 24) % 41) - 20;
+    };
+    const QColor colours[2] = {QColor(180, 60, 60), QColor(60, 100, 165)}; // luma 95.8, 95.4
+    const char *names[2] = {"rust", "steel"};
+    for (int c = 0; c < 2; ++c)
+        for (int i = 0; i < perClass; ++i) {
+            QImage img(20, 20, QImage::Format_RGB32);
+            for (int y = 0; y < 20; ++y)
+                for (int x = 0; x < 20; ++x) {
+                    const int d = noise();
+                    img.setPixelColor(x, y,
+                                      QColor(std::clamp(colours[c].red() + d, 0, 255),
+                                             std::clamp(colours[c].green() + d, 0, 255),
+                                             std::clamp(colours[c].blue() + d, 0, 255)));
+                }
+            save(img, QString("%1/%2/%3.png").arg(dir, names[c]).arg(i));
+        }
+}
+
+struct Collect : exec::RunObserver {
+    std::vector<std::string> warnings;
+    float lastAccuracy = -1;
+    void message(LogLevel level, const std::string &text) override
+    {
+        if (level == LogLevel::Warning) warnings.push_back(text);
+    }
+    void epochFinished(const exec::EpochResult &e) override
+    {
+        lastAccuracy = e.evaluations.at(0).accuracy;
+    }
+};
+
+} // namespace
+
+class TestImageFiles : public QObject {
+    Q_OBJECT
+
+private slots:
+    void folderClassesAndPixels()
+    {
+        QTemporaryDir dir;
+        for (int i = 0; i < 3; ++i) {
+            save(solid(20, 10, Qt::red), dir.filePath(QString("red/%1.png").arg(i)));
+            save(solid(10, 20, Qt::blue), dir.filePath(QString("blue/%1.bmp").arg(i)));
+        }
+        save(solid(4, 4, Qt::green), dir.filePath(".thumbs/x.png")); // hidden: not a class
+        save(solid(4, 4, Qt::green), dir.filePath("red/.hidden.png"));
+        auto rgb = loadImageFolder(dir.path().toStdString(), options(8, 8, true));
+        QVERIFY2(rgb.ok(), rgb.ok() ? "" : rgb.error().str().c_str());
+        QCOMPARE(rgb->classNames, (std::vector<std::string>{"blue", "red"}));
+        QCOMPARE(rgb->classes, 2);
+        QCOMPARE(rgb->count, int64_t(6));
+        QCOMPARE(rgb->channels, int64_t(3));
+        QVERIFY(rgb->skipped.empty());
+        // Classes interleaved, so that a limit keeps them balanced.
+        QCOMPARE(rgb->labels, (std::vector<int32_t>{0, 1, 0, 1, 0, 1}));
+        const uint8_t *blue = rgb->sample(0), *red = rgb->sample(1);
+        for (int p = 0; p < 64; ++p) {
+            QCOMPARE(int(red[p]), 255);        // R plane
+            QCOMPARE(int(red[64 + p]), 0);     // G
+            QCOMPARE(int(red[128 + p]), 0);    // B
+            QCOMPARE(int(blue[p]), 0);         // R
+            QCOMPARE(int(blue[128 + p]), 255); // B
+        }
+
+        auto grey = loadImageFolder(dir.path().toStdString(), options(8, 8, false));
+        QVERIFY(grey.ok());
+        QCOMPARE(grey->channels, int64_t(1));
+        QVERIFY(std::abs(int(grey->sample(1)[0]) - 76) <= 1); // 0.299 * 255
+        QVERIFY(std::abs(int(grey->sample(0)[0]) - 29) <= 1); // 0.114 * 255
+
+        // Padding keeps the aspect: 20x10 red into 8x8 is 8x4 in rows 2..5, black above and below.
+        ImageFilesOptions pad = options(8, 8, true);
+        pad.resize = ImageFilesOptions::Resize::Pad;
+        auto padded = loadImageFolder(dir.path().toStdString(), pad);
+        QVERIFY(padded.ok());
+        const uint8_t *r = padded->sample(1);
+        for (int y = 0; y < 8; ++y)
+            for (int x = 0; x < 8; ++x)
+                QCOMPARE(int(r[y * 8 + x]), y >= 2 && y < 6 ? 255 : 0);
+        // And the 10x20 blue is 4x8 in columns 2..5.
+        const uint8_t *b = padded->sample(0) + 128;
+        for (int y = 0; y < 8; ++y)
+            for (int x = 0; x < 8; ++x)
+                QCOMPARE(int(b[y * 8 + x]), x >= 2 && x < 6 ? 255 : 0);
+    }
+
+    void splitIsSeededDisjointAndWhole()
+    {
+        QTemporaryDir dir;
+        // Every file its own grey level: 10 per class.
+        for (int c = 0; c < 2; ++c)
+            for (int i = 0; i < 10; ++i) {
+                const int v = 20 + 10 * i + c;
+                save(solid(6, 6, QColor(v, v, v)),
+                     dir.filePath(QString("c%1/%2.png").arg(c).arg(i)));
+            }
+        auto load = [&](const char *subset, uint64_t seed) {
+            ImageFilesOptions o = options(6, 6, false, subset);
+            o.validationFraction = 0.3;
+            o.splitSeed = seed;
+            auto r = loadImageFolder(dir.path().toStdString(), o);
+            if (!r.ok()) qFatal("%s", r.error().str().c_str());
+            return std::move(r).value();
+        };
+        const ImageDataset all = load("all", 1), train = load("train", 1),
+                           val = load("validation", 1);
+        QCOMPARE(all.count, int64_t(20));
+        QCOMPARE(val.count, int64_t(6)); // 3 of each class
+        QCOMPARE(train.count, int64_t(14));
+        QCOMPARE(std::count(val.labels.begin(), val.labels.end(), 0), 3);
+        std::multiset<int> both = firstPixels(train);
+        for (int v : firstPixels(val)) {
+            QVERIFY2(!both.count(v), "a file is in both parts");
+            both.insert(v);
+        }
+        QCOMPARE(both, firstPixels(all));
+        QCOMPARE(firstPixels(load("validation", 1)), firstPixels(val));  // the same seed
+        QVERIFY(firstPixels(load("validation", 2)) != firstPixels(val)); // another seed
+    }
+
+    void damagedFilesAreSkippedAndNamed()
+    {
+        QTemporaryDir dir;
+        for (int i = 0; i < 3; ++i)
+            save(solid(8, 8, Qt::white), dir.filePath(QString("a/%1.png").arg(i)));
+        save(solid(8, 8, Qt::black), dir.filePath("b/ok.jpg"));
+        const QByteArray jpeg = readBytes(dir.filePath("b/ok.jpg"));
+        const QByteArray png = readBytes(dir.filePath("a/0.png"));
+        writeBytes(dir.filePath("a/notes.png"), "these are my notes, not a picture\n");
+        writeBytes(dir.filePath("b/cut.jpg"), jpeg.left(jpeg.size() / 2));
+        writeBytes(dir.filePath("b/cut.png"), png.left(png.size() - 20));
+        writeBytes(dir.filePath("b/empty.bmp"), QByteArray());
+        auto ds = loadImageFolder(dir.path().toStdString(), options(8, 8, false));
+        QVERIFY2(ds.ok(), ds.ok() ? "" : ds.error().str().c_str());
+        QCOMPARE(ds->count, int64_t(4));
+        QCOMPARE(ds->skipped.size(), size_t(4));
+        std::map<std::string, std::string> why;
+        for (const SkippedFile &s : ds->skipped)
+            why[QFileInfo(QString::fromStdString(s.path)).fileName().toStdString()] = s.reason;
+        QVERIFY2(why["notes.png"].find("not an image") != std::string::npos,
+                 why["notes.png"].c_str());
+        QVERIFY2(why["cut.jpg"].find("truncated JPEG") != std::string::npos,
+                 why["cut.jpg"].c_str());
+        QVERIFY2(why["cut.png"].find("truncated PNG") != std::string::npos, why["cut.png"].c_str());
+        QCOMPARE(why["empty.bmp"], std::string("empty file"));
+
+        // A folder with nothing readable is an error naming it, as is one without class folders.
+        QTemporaryDir bad;
+        writeBytes(bad.filePath("x/1.png"), "no");
+        auto none = loadImageFolder(bad.path().toStdString(), options(8, 8, false));
+        QVERIFY(!none.ok());
+        QVERIFY(none.error().str().find("none of its 1 files is a readable image") !=
+                std::string::npos);
+        QTemporaryDir flat;
+        save(solid(8, 8, Qt::white), flat.filePath("1.png"));
+        auto noClasses = loadImageFolder(flat.path().toStdString(), options(8, 8, false));
+        QVERIFY(!noClasses.ok());
+        QVERIFY(noClasses.error().str().find("has no class folders") != std::string::npos);
+    }
+
+    void listReadsCsv()
+    {
+        QTemporaryDir dir;
+        save(solid(8, 8, Qt::white), dir.filePath("img/white, bright.png"));
+        save(solid(8, 8, Qt::black), dir.filePath("img/black.png"));
+        save(solid(8, 8, Qt::gray), dir.filePath("elsewhere/grey.png"));
+        writeBytes(dir.filePath("list.csv"),
+                   "path,label\n\"img/white, bright.png\",light\nimg/black.png, dark\n" +
+                       dir.filePath("elsewhere/grey.png").toUtf8() +
+                       ",light\r\n\nimg/missing.png,dark\n");
+        auto ds = loadImageList(dir.filePath("list.csv").toStdString(), options(8, 8, false));
+        QVERIFY2(ds.ok(), ds.ok() ? "" : ds.error().str().c_str());
+        QCOMPARE(ds->classNames, (std::vector<std::string>{"dark", "light"}));
+        QCOMPARE(ds->count, int64_t(3));
+        QCOMPARE(ds->skipped.size(), size_t(1));
+        QVERIFY(ds->skipped[0].reason.find("no such file") != std::string::npos);
+        // dark: black (and the missing file); light: grey, white (each class in path order).
+        // Interleaved by class.
+        QCOMPARE(ds->labels, (std::vector<int32_t>{0, 1, 1}));
+        QCOMPARE(int(ds->sample(0)[0]), 0);
+        QCOMPARE(int(ds->sample(1)[0]), 160);
+        QCOMPARE(int(ds->sample(2)[0]), 255);
+
+        // Whole numbers are class numbers.
+        writeBytes(dir.filePath("numbers.csv"), "img/black.png,0\nimg/black.png,3\n");
+        auto numbered =
+            loadImageList(dir.filePath("numbers.csv").toStdString(), options(8, 8, false));
+        QVERIFY(numbered.ok());
+        QCOMPARE(numbered->classes, 4);
+        QCOMPARE(numbered->labels, (std::vector<int32_t>{0, 3}));
+
+        writeBytes(dir.filePath("broken.csv"), "img/black.png,0\njust-a-path\n");
+        auto broken = loadImageList(dir.filePath("broken.csv").toStdString(), options(8, 8, false));
+        QVERIFY(!broken.ok());
+        QCOMPARE(broken.error().line, 2);
+        QVERIFY(broken.error().str().find("expected two fields") != std::string::npos);
+    }
+
+    // A whole run on colour images: 3-channel convolutions learn two classes that differ only in
+    // hue (their brightness is the same), a damaged file is named in a warning and the run goes on.
+    void colourRunLearnsAndWarns()
+    {
+        QTemporaryDir dir;
+        writeColourClasses(dir.path(), 40);
+        writeBytes(dir.filePath("rust/broken.png"), "not a png");
+        auto file =
+            graph::loadPipeline(FLOWBENCH_SOURCE_DIR "/resources/examples/fashion_mnist_cnn.json");
+        QVERIFY(file.ok());
+        json doc = graph::pipelineJson(file.value());
+        for (auto &n : doc["nodes"]) {
+            if (n["id"] == "train_data" || n["id"] == "test_data") {
+                n["type"] = "image_folder";
+                n["params"] = {{"path", dir.path().toStdString()},
+                               {"subset", n["id"] == "train_data" ? "train" : "validation"},
+                               {"validation_fraction", 0.25},
+                               {"color", "rgb"},
+                               {"height", 16},
+                               {"width", 16}};
+            }
+            if (n["id"] == "normalize" || n["id"] == "normalize_test")
+                n["params"] = {{"mean", 0.4}, {"std", 0.25}};
+            if (n["id"] == "train") {
+                n["params"]["epochs"] = 6;
+                n["params"]["batch_size"] = 8;
+                n["params"]["device"] = "cpu";
+            }
+            if (n["id"] == "optimizer") n["params"]["lr"] = 0.02;
+            if (n["id"] == "fc2") n["params"]["out_features"] = 2;
+        }
+        auto pipeline = graph::parsePipeline(doc.dump(), "colour.json");
+        QVERIFY2(pipeline.ok(), pipeline.ok() ? "" : pipeline.error().str().c_str());
+        exec::RunOptions o;
+        o.threads = 2;
+        o.dataWorkers = 1;
+        Collect c;
+        auto r = exec::runPipeline(pipeline.value(), o, c);
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().str().c_str());
+        bool named = false;
+        for (const std::string &w : c.warnings)
+            named = named || (w.find("skipped 1 of") != std::string::npos &&
+                              w.find("rust/broken.png (not an image") != std::string::npos);
+        // The split puts the broken file in train_data's or test_data's part; either names it.
+        QVERIFY2(named, c.warnings.empty() ? "no warning" : c.warnings.front().c_str());
+        QVERIFY2(c.lastAccuracy >= 0.9f, qPrintable(QString::number(c.lastAccuracy)));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestImageFiles)
+#include "test_image_files.moc"
