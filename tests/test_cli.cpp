@@ -466,6 +466,62 @@ private slots:
                  qPrintable(r.out));
     }
 
+    // An image folder with a file that is not an image: the run goes on, and the event stream's
+    // warning carries the node (the window's log shows it in its Node column). The images are
+    // PGM, written here byte by byte.
+    void skippedImagesAreNamedInTheStream()
+    {
+        QTemporaryDir dir;
+        for (int c = 0; c < 2; ++c) {
+            QVERIFY(QDir().mkpath(dir.filePath(QString("pics/c%1").arg(c))));
+            for (int i = 0; i < 6; ++i) {
+                QFile f(dir.filePath(QString("pics/c%1/%2.pgm").arg(c).arg(i)));
+                QVERIFY(f.open(QIODevice::WriteOnly));
+                f.write("P5\n4 4\n255\n");
+                f.write(QByteArray(16, char(c ? 200 : 40 + i)));
+            }
+        }
+        QFile broken(dir.filePath("pics/c1/broken.pgm"));
+        QVERIFY(broken.open(QIODevice::WriteOnly));
+        broken.write("P5\n4 4\n255\n"); // the header, then nothing
+        broken.close();
+        QJsonObject doc = readJson(example("fashion_mnist_mlp.json"));
+        QJsonArray nodes = doc["nodes"].toArray();
+        for (auto &&ref : nodes) {
+            QJsonObject n = ref.toObject();
+            const QString id = n["id"].toString();
+            if (id == "train_data" || id == "test_data") {
+                n["type"] = "image_folder";
+                n["params"] = QJsonObject{
+                    {"path", dir.filePath("pics")}, {"subset", "all"}, {"height", 4}, {"width", 4}};
+            }
+            if (id == "fc3") {
+                QJsonObject params = n["params"].toObject();
+                params["out_features"] = 2;
+                n["params"] = params;
+            }
+            ref = n;
+        }
+        doc["nodes"] = nodes;
+        writeJson(dir.filePath("pics.json"), doc);
+        const CliResult r = cli({"run", dir.filePath("pics.json"), "--device", "cpu", "--set",
+                                 "train.epochs=1", "--events", dir.filePath("events.jsonl")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(r.err.contains("warning: node 'train_data': skipped 1 of 13 files that are not "
+                                "readable images: c1/broken.pgm ("),
+                 qPrintable(r.err));
+        QFile f(dir.filePath("events.jsonl"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QStringList nodesWarned;
+        for (const QByteArray &line : f.readAll().split('\n')) {
+            const QJsonObject e = QJsonDocument::fromJson(line).object();
+            if (e["type"].toString() == "log" && e["level"].toString() == "warning" &&
+                e["message"].toString().contains("c1/broken.pgm"))
+                nodesWarned << e["node"].toString();
+        }
+        QCOMPARE(nodesWarned, (QStringList{"train_data", "test_data"}));
+    }
+
     // Every precision trains on the CPU, which computes float32 and says so for the GPU-only
     // ones.
     void precisionOnTheCpu_data()

@@ -98,11 +98,15 @@ void writeColourClasses(const QString &dir, int perClass)
 }
 
 struct Collect : exec::RunObserver {
-    std::vector<std::string> warnings;
+    std::vector<std::string> warnings; // "node: text"
     float lastAccuracy = -1;
     void message(LogLevel level, const std::string &text) override
     {
-        if (level == LogLevel::Warning) warnings.push_back(text);
+        if (level == LogLevel::Warning) warnings.push_back(": " + text);
+    }
+    void nodeMessage(LogLevel level, const std::string &node, const std::string &text) override
+    {
+        if (level == LogLevel::Warning) warnings.push_back(node + ": " + text);
     }
     void epochFinished(const exec::EpochResult &e) override
     {
@@ -318,7 +322,8 @@ private slots:
         QVERIFY2(r.ok(), r.ok() ? "" : r.error().str().c_str());
         bool named = false;
         for (const std::string &w : c.warnings)
-            named = named || (w.find("skipped 1 of") != std::string::npos &&
+            named = named || ((w.rfind("train_data: skipped 1 of", 0) == 0 ||
+                               w.rfind("test_data: skipped 1 of", 0) == 0) &&
                               w.find("rust/broken.png (not an image") != std::string::npos);
         // The split puts the broken file in train_data's or test_data's part; either names it.
         QVERIFY2(named, c.warnings.empty() ? "no warning" : c.warnings.front().c_str());

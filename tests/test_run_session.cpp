@@ -383,6 +383,8 @@ printf '{"type":"run_start","version":2,"t":0}\n{"type":"log","lev'
 sleep 0.3
 printf 'el":"warning","message":"split line"}\nnot json at all\n'
 echo 'warning: split line' >&2
+printf '{"type":"log","level":"warning","message":"skipped 1 of 3 files","node":"train_data"}\n'
+echo "warning: node 'train_data': skipped 1 of 3 files" >&2
 echo 'epoch 1/1  step 3/8  loss 2.0' >&2
 echo 'something broke' >&2
 exit 3)");
@@ -395,8 +397,17 @@ exit 3)");
         QVERIFY2(session.start(r, &error), qPrintable(error));
         QTRY_COMPARE_WITH_TIMEOUT(w.finished, 1, 20000);
         QCOMPARE(w.count["run_start"], 1);
-        QCOMPARE(w.count["log"], 1);
+        QCOMPARE(w.count["log"], 2);
         QVERIFY(w.logged("warning", "split line"));
+        // A message about a node: shown once, with its node, not again from stderr (the crash
+        // report quotes stderr's tail, so only warnings count).
+        int skipped = 0;
+        for (const QStringList &l : w.logs)
+            if (l[0] != "error" && l[1].contains("skipped 1 of 3 files")) {
+                ++skipped;
+                QCOMPARE(l, (QStringList{"warning", "skipped 1 of 3 files", "train_data"}));
+            }
+        QCOMPARE(skipped, 1);
         QVERIFY(w.logged("info", "not json at all"));
         QVERIFY(w.logged("info", "something broke"));
         int splitLines = 0;

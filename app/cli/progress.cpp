@@ -266,6 +266,14 @@ void RunReporter::message(LogLevel level, const std::string &text)
     event({{"type", "log"}, {"level", names[int(level)]}, {"message", text}});
 }
 
+void RunReporter::nodeMessage(LogLevel level, const std::string &node, const std::string &text)
+{
+    clearBar();
+    log(level, "node '" + node + "': " + text);
+    static const char *names[] = {"debug", "info", "warning", "error"};
+    event({{"type", "log"}, {"level", names[int(level)]}, {"message", text}, {"node", node}});
+}
+
 void RunReporter::error(const Error &e)
 {
     clearBar();

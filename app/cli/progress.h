@@ -28,6 +28,7 @@ public:
     void dataflow(const exec::DataFlowReport &r) override;
     void commandHandled(const exec::CommandAck &a) override;
     void message(LogLevel level, const std::string &text) override;
+    void nodeMessage(LogLevel level, const std::string &node, const std::string &text) override;
     void error(const Error &e);
     void summary(const nlohmann::json &s);
     void hardware(const metrics::HardwareSample &s) override;

@@ -72,14 +72,14 @@ Result<std::shared_ptr<const data::ImageDataset>> loadData(const DataSpec &spec)
     return std::make_shared<const data::ImageDataset>(std::move(ds).value());
 }
 
-// "node 'train_data' skipped 2 of 120 files, ...: cat/a.png (why), ..." or "" when none was.
+// "skipped 2 of 120 files ...: cat/a.png (why); ..." for the source node, or "" when none was.
 std::string skippedFilesWarning(const DataSpec &spec, const data::ImageDataset &ds)
 {
     if (ds.skipped.empty()) return {};
     constexpr size_t kNamed = 5;
     const size_t total = size_t(ds.count) + ds.skipped.size();
-    std::string w = "node '" + spec.sourceNode + "' skipped " + std::to_string(ds.skipped.size()) +
-                    " of " + std::to_string(total) + " files that are not readable images: ";
+    std::string w = "skipped " + std::to_string(ds.skipped.size()) + " of " +
+                    std::to_string(total) + " files that are not readable images: ";
     // Folder paths are named from the folder, list paths as the list gave them.
     const std::string prefix =
         spec.sourceType == "image_folder" ? (fs::path(spec.path) / "").string() : std::string();
@@ -501,9 +501,9 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     data::DataFlow &flow = *trainFlowResult.value();
     const Shape sampleShape = flow.sampleShape();
     const int32_t classes = flow.dataset().classes;
-    std::vector<std::string> dataWarnings;
+    std::vector<std::pair<std::string, std::string>> dataWarnings; // (node, text)
     if (std::string w = skippedFilesWarning(job.trainData, flow.dataset()); !w.empty())
-        dataWarnings.push_back(std::move(w));
+        dataWarnings.emplace_back(job.trainData.sourceNode, std::move(w));
     std::vector<std::unique_ptr<data::DataFlow>> evalFlows;
     for (const auto &e : job.evaluations) {
         auto f = makeFlow(e.data, e.node, e.batchSize, false, job.seed, workers);
@@ -518,7 +518,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                 "has labels up to " + std::to_string(f.value()->dataset().classes - 1) +
                     " but the training data only has classes 0.." + std::to_string(classes - 1));
         if (std::string w = skippedFilesWarning(e.data, f.value()->dataset()); !w.empty())
-            dataWarnings.push_back(std::move(w));
+            dataWarnings.emplace_back(e.data.sourceNode, std::move(w));
         evalFlows.push_back(std::move(f).value());
     }
 
@@ -590,8 +590,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     info.libraries.emplace_back("opencv", data::openCvVersion());
     observer.runStarted(info);
     if (!precisionNote.empty()) observer.message(LogLevel::Warning, precisionNote);
-    for (const std::string &w : dataWarnings)
-        observer.message(LogLevel::Warning, w);
+    for (const auto &[node, text] : dataWarnings)
+        observer.nodeMessage(LogLevel::Warning, node, text);
     metrics::HardwareMonitor monitor(
         std::chrono::milliseconds(500),
         [&observer](const metrics::HardwareSample &s) { observer.hardware(s); });

@@ -108,6 +108,12 @@ public:
     virtual void dataflow(const DataFlowReport &) {}
     virtual void commandHandled(const CommandAck &) {}
     virtual void message(LogLevel, const std::string &) {}
+    // A message about one node (a data source's skipped files): the event stream carries the
+    // node, so the window can point at it. By default a message that names the node.
+    virtual void nodeMessage(LogLevel level, const std::string &node, const std::string &text)
+    {
+        message(level, "node '" + node + "': " + text);
+    }
     // About twice a second while training, from the monitor's own thread.
     virtual void hardware(const metrics::HardwareSample &) {}
 };

@@ -312,9 +312,11 @@ void RunSession::handleEvent(json e)
     } else if (kind == "log") {
         QString level = str(e, "level");
         if (level.isEmpty()) level = "info";
-        const QString message = str(e, "message");
+        const QString message = str(e, "message"), node = str(e, "node");
         rememberEventText(message);
-        emit logLine(level, message, {});
+        // The CLI's stderr twin of a message about a node names it first.
+        if (!node.isEmpty()) rememberEventText(QString("node '%1': ").arg(node) + message);
+        emit logLine(level, message, node);
     } else if (kind == "error") {
         const QString message = str(e, "message"), node = str(e, "node"), file = str(e, "file");
         // The CLI prints the same error on stderr as Error::str(): "node 'n': file: message".
