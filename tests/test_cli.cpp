@@ -55,6 +55,30 @@ void writeJson(const QString &path, const QJsonObject &o)
     f.write(QJsonDocument(o).toJson());
 }
 
+// The MLP example reading an image folder (train and test from the same folder) with `classes`
+// outputs: `source` holds the image_folder parameters.
+void writeImageFolderPipeline(const QString &path, const QJsonObject &source, int classes)
+{
+    QJsonObject doc = readJson(example("fashion_mnist_mlp.json"));
+    QJsonArray nodes = doc["nodes"].toArray();
+    for (auto &&ref : nodes) {
+        QJsonObject n = ref.toObject();
+        const QString id = n["id"].toString();
+        if (id == "train_data" || id == "test_data") {
+            n["type"] = "image_folder";
+            n["params"] = source;
+        }
+        if (id == "fc3") {
+            QJsonObject params = n["params"].toObject();
+            params["out_features"] = classes;
+            n["params"] = params;
+        }
+        ref = n;
+    }
+    doc["nodes"] = nodes;
+    writeJson(path, doc);
+}
+
 // A small, fast MLP run: 3000 training and 1000 test samples.
 QStringList smallRun(const QString &outDir, int epochs = 2)
 {
@@ -485,25 +509,11 @@ private slots:
         QVERIFY(broken.open(QIODevice::WriteOnly));
         broken.write("P5\n4 4\n255\n"); // the header, then nothing
         broken.close();
-        QJsonObject doc = readJson(example("fashion_mnist_mlp.json"));
-        QJsonArray nodes = doc["nodes"].toArray();
-        for (auto &&ref : nodes) {
-            QJsonObject n = ref.toObject();
-            const QString id = n["id"].toString();
-            if (id == "train_data" || id == "test_data") {
-                n["type"] = "image_folder";
-                n["params"] = QJsonObject{
-                    {"path", dir.filePath("pics")}, {"subset", "all"}, {"height", 4}, {"width", 4}};
-            }
-            if (id == "fc3") {
-                QJsonObject params = n["params"].toObject();
-                params["out_features"] = 2;
-                n["params"] = params;
-            }
-            ref = n;
-        }
-        doc["nodes"] = nodes;
-        writeJson(dir.filePath("pics.json"), doc);
+        writeImageFolderPipeline(
+            dir.filePath("pics.json"),
+            QJsonObject{
+                {"path", dir.filePath("pics")}, {"subset", "all"}, {"height", 4}, {"width", 4}},
+            2);
         const CliResult r = cli({"run", dir.filePath("pics.json"), "--device", "cpu", "--set",
                                  "train.epochs=1", "--events", dir.filePath("events.jsonl")});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
@@ -520,6 +530,102 @@ private slots:
                 nodesWarned << e["node"].toString();
         }
         QCOMPARE(nodesWarned, (QStringList{"train_data", "test_data"}));
+    }
+
+    // A trained model tried through `infer` on the files it was evaluated on gives exactly the
+    // evaluation's predictions: the preprocessing saved with the model (decode, resize with
+    // padding, normalize) is the one the run applied. Grey PGM images, written here, of three
+    // classes that overlap, so that the model makes mistakes to reproduce too.
+    void inferReproducesTheEvaluation()
+    {
+        QTemporaryDir dir;
+        QStringList files;
+        QList<int> truth;
+        uint32_t state = 7;
+        auto noise = [&state] {
+            state = state * 1664525u + 1013904223u;
+            return int((state >> 24) % 121) - 60;
+        };
+        for (int c = 0; c < 3; ++c) {
+            QVERIFY(QDir().mkpath(dir.filePath(QString("pics/c%1").arg(c))));
+            for (int i = 0; i < 30; ++i) {
+                const int w = i % 2 ? 10 : 8, h = 8; // some wider: padded, not stretched
+                const QString path =
+                    dir.filePath(QString("pics/c%1/%2.pgm").arg(c).arg(i, 2, 10, QChar('0')));
+                QFile f(path);
+                QVERIFY(f.open(QIODevice::WriteOnly));
+                f.write(QString("P5\n%1 %2\n255\n").arg(w).arg(h).toLatin1());
+                QByteArray px(w * h, 0);
+                for (auto &v : px)
+                    v = char(std::clamp(118 + 10 * c + noise(), 0, 255));
+                f.write(px);
+                files << path;
+                truth << c;
+            }
+        }
+        writeImageFolderPipeline(dir.filePath("pics.json"),
+                                 QJsonObject{{"path", dir.filePath("pics")},
+                                             {"subset", "all"},
+                                             {"height", 8},
+                                             {"width", 8},
+                                             {"resize", "pad"}},
+                                 3);
+        const QString out = dir.filePath("run");
+        const CliResult run = cli({"run", dir.filePath("pics.json"), "--device", "cpu", "--set",
+                                   "train.epochs=3", "--set", "train.batch_size=16", "--out", out});
+        QVERIFY2(run.exitCode == 0, qPrintable(run.err));
+        const QJsonObject eval = readJson(out + "/evaluation.json")["evaluations"][0].toObject();
+        int evaluated[3][3] = {};
+        const QJsonArray rows = eval["confusion"].toArray();
+        for (int t = 0; t < 3; ++t)
+            for (int p = 0; p < 3; ++p)
+                evaluated[t][p] = rows[t].toArray()[p].toInt();
+
+        for (const QString &model : {out, out + "/checkpoints/step-00000018"}) {
+            const CliResult r = cli(QStringList{"infer", model, "--top", "3"} + files);
+            QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+            const QStringList lines = r.out.trimmed().split('\n');
+            QCOMPARE(lines.size(), files.size());
+            int inferred[3][3] = {};
+            for (int i = 0; i < lines.size(); ++i) {
+                const QJsonObject line = QJsonDocument::fromJson(lines[i].toUtf8()).object();
+                QCOMPARE(line["input"].toString(), files[i]);
+                const QJsonArray top = line["top"].toArray();
+                QCOMPARE(top.size(), 3);
+                QVERIFY(top[0].toObject()["probability"].toDouble() >=
+                        top[1].toObject()["probability"].toDouble());
+                QCOMPARE(top[0].toObject()["class"].toString(),
+                         QString("c%1").arg(top[0].toObject()["index"].toInt()));
+                ++inferred[truth[i]][top[0].toObject()["index"].toInt()];
+            }
+            int wrong = 0;
+            for (int t = 0; t < 3; ++t)
+                for (int p = 0; p < 3; ++p) {
+                    QVERIFY2(
+                        inferred[t][p] == evaluated[t][p],
+                        qPrintable(QString("%1: true c%2 predicted c%3: infer %4, evaluation %5")
+                                       .arg(model)
+                                       .arg(t)
+                                       .arg(p)
+                                       .arg(inferred[t][p])
+                                       .arg(evaluated[t][p])));
+                    wrong += t != p ? inferred[t][p] : 0;
+                }
+            QVERIFY2(wrong > 0, "every prediction right: the comparison would show little");
+        }
+
+        // A file that is not an image is answered with its error; the others still are.
+        const CliResult mixed = cli({"infer", out, files[0], dir.filePath("pics.json")});
+        QCOMPARE(mixed.exitCode, 1);
+        const QStringList lines = mixed.out.trimmed().split('\n');
+        QCOMPARE(lines.size(), 2);
+        QVERIFY(QJsonDocument::fromJson(lines[0].toUtf8()).object().contains("top"));
+        QVERIFY(QJsonDocument::fromJson(lines[1].toUtf8())
+                    .object()["error"]
+                    .toString()
+                    .contains("not an image"));
+        // A folder that holds no model is refused with exit 2.
+        QCOMPARE(cli({"infer", dir.path(), files[0]}).exitCode, 2);
     }
 
     // Every precision trains on the CPU, which computes float32 and says so for the GPU-only

@@ -4,6 +4,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/progress.h"
 #include "core/backend/backend.h"
+#include "core/exec/inference.h"
 #include "core/exec/runner.h"
 #include "core/graph/graph.h"
 
@@ -41,6 +42,12 @@ commands:
                               commands as JSON lines on stdin (pause, resume, stop, ...)
       --resume DIR            continue from the newest checkpoint under DIR
       --profile               report the forward and backward time of every layer
+  infer MODEL INPUT...    try a trained model on image files: one JSON line per input on stdout,
+                          {"input", "top": [{"class", "index", "probability"}, ...], "ms"}
+                          or {"input", "error"}; MODEL is a run folder, its model.safetensors
+                          or a checkpoint (the preprocessing it was trained with is applied)
+      --top K                 classes per input (default 3)
+      --device cpu|cuda[:N]   (default cpu)
   validate PIPELINE.json  check a pipeline; exit 2 with one line per problem
   nodes [--json]          list every node type with its ports and parameters
   devices [--json]        list the compute devices (CPU, GPUs with memory and compute
@@ -48,7 +55,8 @@ commands:
   --version               print the version
 
 Ctrl-C stops a run after its current step and writes a checkpoint; a second Ctrl-C kills it.
-exit codes: 0 success (also a stopped run), 1 the run failed, 2 bad input or usage
+exit codes: 0 success (also a stopped run), 1 the run failed (infer: an input could not be
+read), 2 bad input or usage (infer: the model cannot be opened)
 )";
 
 json errorJson(const Error &e)
@@ -105,6 +113,75 @@ int cmdValidate(int argc, char **argv)
     std::fprintf(stderr, "%s: valid (%zu nodes, %zu edges)\n", argv[0], doc->nodes().size(),
                  doc->edges().size());
     return kExitOk;
+}
+
+int cmdInfer(int argc, char **argv)
+{
+    std::string model, device = "cpu";
+    int top = 3;
+    std::vector<std::string> inputs;
+    for (int i = 0; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--top" || a == "--device") {
+            if (i + 1 >= argc) return usageError(a + " needs a value");
+            const std::string v = argv[++i];
+            if (a == "--device") {
+                device = v;
+                continue;
+            }
+            char *end = nullptr;
+            const long k = std::strtol(v.c_str(), &end, 10);
+            if (*end || k < 1 || k > 1000) return usageError("--top needs a whole number from 1");
+            top = int(k);
+        } else if (a.starts_with("--")) {
+            return usageError("unknown option " + a);
+        } else if (model.empty()) {
+            model = a;
+        } else {
+            inputs.push_back(a);
+        }
+    }
+    if (model.empty() || inputs.empty())
+        return usageError("infer needs a model (a run folder or .safetensors) and input files");
+    auto predictor = exec::Predictor::open(model, device);
+    if (!predictor.ok()) {
+        std::fprintf(stderr, "error: %s\n", predictor.error().str().c_str());
+        std::cout << json{{"status", "error"}, {"error", errorJson(predictor.error())}}.dump()
+                  << std::endl;
+        return kExitBadInput;
+    }
+    exec::Predictor &p = *predictor.value();
+    std::fprintf(stderr, "model: %s (%zu classes, input %s)\n", p.modelFile().c_str(),
+                 p.classNames().size(), p.sampleShape().str().c_str());
+    const auto results = p.predictFiles(inputs, top);
+    bool allRead = true;
+    for (size_t i = 0; i < results.size(); ++i) {
+        json line{{"input", inputs[i]}};
+        if (!results[i].ok()) {
+            allRead = false;
+            line["error"] = results[i].error().str();
+            std::fprintf(stderr, "%s: %s\n", inputs[i].c_str(), results[i].error().message.c_str());
+        } else {
+            const exec::Prediction &pred = results[i].value();
+            json classes = json::array();
+            std::string text;
+            for (const exec::ClassScore &c : pred.top) {
+                classes.push_back({{"class", c.name},
+                                   {"index", c.index},
+                                   {"probability", std::round(double(c.probability) * 1e6) / 1e6}});
+                char buf[64];
+                std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * c.probability);
+                text.append(text.empty() ? "" : ", ").append(c.name).append(" ").append(buf);
+            }
+            line["top"] = classes;
+            line["ms"] = std::round(pred.milliseconds * 1000.0) / 1000.0;
+            std::fprintf(stderr, "%s: %s (%.2f ms)\n", inputs[i].c_str(), text.c_str(),
+                         pred.milliseconds);
+        }
+        std::cout << line.dump() << "\n";
+    }
+    std::cout.flush();
+    return allRead ? kExitOk : kExitRunFailed;
 }
 
 int cmdNodes(int argc, char **argv)
@@ -307,6 +384,7 @@ int main(int argc, char **argv)
     try {
         if (cmd == "run") return cmdRun(argc - 2, argv + 2);
         if (cmd == "validate") return cmdValidate(argc - 2, argv + 2);
+        if (cmd == "infer") return cmdInfer(argc - 2, argv + 2);
         if (cmd == "nodes") return cmdNodes(argc - 2, argv + 2);
         if (cmd == "devices") return cmdDevices(argc - 2, argv + 2);
         if (cmd == "--version" || cmd == "version") {

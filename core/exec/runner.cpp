@@ -1,6 +1,7 @@
 #include "core/exec/runner.h"
 
 #include "core/exec/device_feed.h"
+#include "core/exec/inference.h"
 #include "core/exec/train_step.h"
 
 #include "core/backend/backend.h"
@@ -273,7 +274,8 @@ Status writeFileAtomically(const fs::path &path, const std::string &text)
 
 Status writeCheckpoint(Backend &backend, const std::string &outDir, const TrainState &st,
                        const std::string &hash, uint64_t seed, nn::Model &model,
-                       const nn::Optimizer &opt, int64_t keep, std::string &writtenDir)
+                       const nn::Optimizer &opt, int64_t keep,
+                       const std::map<std::string, std::string> &inference, std::string &writtenDir)
 {
     char name[32];
     std::snprintf(name, sizeof name, "step-%08lld", (long long)st.step);
@@ -299,6 +301,7 @@ Status writeCheckpoint(Backend &backend, const std::string &outDir, const TrainS
                                             {"optimizer_steps", std::to_string(opt.steps())},
                                             {"optimizer", opt.type()},
                                             {"pipeline_hash", hash}};
+    meta.insert(inference.begin(), inference.end()); // what `flowbench-cli infer` reads
     // writeSafetensors flushes the file; the folder is renamed into place only after that, and
     // the parent is flushed so the rename survives a crash: a kill at any moment leaves the
     // previous checkpoint whole and this one either whole or absent.
@@ -628,10 +631,16 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     int64_t recentSteps = 0;
     bool paused = false, stopping = false;
 
+    // The preprocessing and class names a model file carries, so that it can be tried alone.
+    const data::ImageDataset &evaluated =
+        evalFlows.empty() ? flow.dataset() : evalFlows.front()->dataset();
+    const std::map<std::string, std::string> inference =
+        inferenceMetadata(doc, job, Shape{evaluated.channels, evaluated.height, evaluated.width},
+                          data::classNames(flow.dataset(), classes));
     auto checkpoint = [&](const char *reason) -> Status {
         std::string dir;
         FB_TRY(writeCheckpoint(backend, outDir, st, hash, job.seed, model, *optimizer,
-                               job.keepCheckpoints, dir));
+                               job.keepCheckpoints, inference, dir));
         observer.checkpointWritten({dir, reason, st.epoch, st.step});
         return {};
     };
@@ -945,8 +954,11 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
             weights.emplace_back(p.name, backend.toHost(p.param->value));
         for (auto &[name, b] : model.buffers())
             weights.emplace_back(name, backend.toHost(b));
-        FB_TRY(io::writeSafetensors((fs::path(outDir) / "model.safetensors").string(), weights,
-                                    {{"format", "flowbench.model"}, {"pipeline_hash", hash}}));
+        std::map<std::string, std::string> meta{{"format", "flowbench.model"},
+                                                {"pipeline_hash", hash}};
+        meta.insert(inference.begin(), inference.end());
+        FB_TRY(
+            io::writeSafetensors((fs::path(outDir) / "model.safetensors").string(), weights, meta));
     }
 
     const double waitShare =

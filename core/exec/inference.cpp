@@ -1,0 +1,295 @@
+#include "core/exec/inference.h"
+
+#include "core/backend/backend.h"
+#include "core/data/image_files.h"
+#include "core/graph/pipeline_file.h"
+#include "core/io/safetensors.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+
+namespace fb::exec {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Inputs go through the model this many at a time.
+constexpr size_t kChunk = 256;
+
+double msSince(Clock::time_point t)
+{
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+// The .safetensors file a path names: a run folder's model (else its newest checkpoint), a
+// checkpoint folder's file, or the file itself.
+Result<std::string> modelFileOf(const std::string &path)
+{
+    std::error_code ec;
+    if (fs::is_regular_file(path, ec)) return path;
+    if (!fs::is_directory(path, ec)) return fileError(path, "no such file or folder");
+    for (const char *name : {"model.safetensors", "checkpoint.safetensors"})
+        if (fs::is_regular_file(fs::path(path) / name, ec)) return (fs::path(path) / name).string();
+    // Checkpoint folders are step-NNNNNNNN: the greatest name is the newest.
+    std::string newest;
+    for (const auto &e : fs::directory_iterator(fs::path(path) / "checkpoints", ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.starts_with("step-") && fs::exists(e.path() / "checkpoint.safetensors"))
+            newest = std::max(newest, name);
+    }
+    if (!newest.empty())
+        return (fs::path(path) / "checkpoints" / newest / "checkpoint.safetensors").string();
+    return fileError(path, "holds no model.safetensors and no checkpoint");
+}
+
+data::ImageFilesOptions decodeOptions(const json &pre)
+{
+    data::ImageFilesOptions o;
+    o.height = pre.at("height").get<int64_t>();
+    o.width = pre.at("width").get<int64_t>();
+    o.colour = pre.at("color").get<std::string>() == "rgb";
+    o.resize = pre.at("resize").get<std::string>() == "pad"
+                   ? data::ImageFilesOptions::Resize::Pad
+                   : data::ImageFilesOptions::Resize::Stretch;
+    return o;
+}
+
+} // namespace
+
+json savedPreprocessing(const TrainingJob &job, const Shape &sourceSample)
+{
+    const DataSpec &spec = job.evaluations.empty() ? job.trainData : job.evaluations[0].data;
+    const bool files = spec.sourceType == "image_folder" || spec.sourceType == "image_list";
+    json pre{{"kind", "image"},
+             {"channels", sourceSample[0]},
+             {"height", sourceSample[1]},
+             {"width", sourceSample[2]},
+             {"color", sourceSample[0] == 3 ? "rgb" : "grey"},
+             {"resize", files && spec.imageFiles.resize == data::ImageFilesOptions::Resize::Pad
+                            ? "pad"
+                            : "stretch"},
+             {"transforms", json::array()}};
+    const std::vector<data::Stage> stages = buildStages(spec);
+    for (size_t i = 0; i < stages.size(); ++i)
+        if (!stages[i].transform->random())
+            pre["transforms"].push_back({{"node", spec.transforms[i].node},
+                                         {"type", spec.transforms[i].type},
+                                         {"params", spec.transforms[i].params}});
+    return pre;
+}
+
+std::map<std::string, std::string> inferenceMetadata(const graph::PipelineDocument &doc,
+                                                     const TrainingJob &job,
+                                                     const Shape &sourceSample,
+                                                     const std::vector<std::string> &classNames)
+{
+    return {{"pipeline", graph::serializePipeline(doc)},
+            {"preprocessing", savedPreprocessing(job, sourceSample).dump()},
+            {"class_names", json(classNames).dump()}};
+}
+
+struct Predictor::State {
+    std::string file;
+    json preprocessing;
+    std::vector<std::string> classNames;
+    data::ImageFilesOptions decode;
+    std::vector<data::Stage> stages;
+    std::vector<Shape> shapes; // shapes[i]: the sample entering stage i; back(): the model's input
+    nn::Model model;
+    Backend *backend = nullptr;
+};
+
+Predictor::Predictor(std::unique_ptr<State> s)
+    : m_s(std::move(s))
+{}
+
+Predictor::~Predictor() = default;
+
+const std::vector<std::string> &Predictor::classNames() const
+{
+    return m_s->classNames;
+}
+const Shape &Predictor::sampleShape() const
+{
+    return m_s->shapes.back();
+}
+const json &Predictor::preprocessing() const
+{
+    return m_s->preprocessing;
+}
+const std::string &Predictor::modelFile() const
+{
+    return m_s->file;
+}
+
+Result<std::unique_ptr<Predictor>> Predictor::open(const std::string &path,
+                                                   const std::string &deviceName)
+{
+    auto fileResult = modelFileOf(path);
+    if (!fileResult.ok()) return fileResult.error();
+    auto s = std::make_unique<State>();
+    s->file = fileResult.value();
+    auto file = io::readSafetensors(s->file);
+    if (!file.ok()) return file.error();
+    const auto &meta = file->metadata;
+    const auto format = meta.find("format");
+    const bool checkpoint = format != meta.end() && format->second == "flowbench.checkpoint";
+    if (format == meta.end() || (!checkpoint && format->second != "flowbench.model"))
+        return fileError(s->file, "not a Flowbench model or checkpoint");
+    for (const char *key : {"pipeline", "preprocessing", "class_names"})
+        if (!meta.count(key))
+            return fileError(s->file, std::string("has no saved '") + key +
+                                          "' (written by an older Flowbench): train it again");
+    try {
+        s->preprocessing = json::parse(meta.at("preprocessing"));
+        s->classNames = json::parse(meta.at("class_names")).get<std::vector<std::string>>();
+        if (s->preprocessing.value("kind", "") != "image")
+            return fileError(s->file, "its input is not images; this build tries images only");
+        s->decode = decodeOptions(s->preprocessing);
+    } catch (const json::exception &e) {
+        return fileError(s->file, std::string("its saved preprocessing is damaged: ") + e.what());
+    }
+    auto doc = graph::parsePipeline(meta.at("pipeline"), s->file + " (saved pipeline)");
+    if (!doc.ok()) return doc.error();
+    auto job = readTrainingJob(doc.value());
+    if (!job.ok()) return job.error();
+
+    // The saved chain, as the run built it.
+    DataSpec spec;
+    for (const json &t : s->preprocessing["transforms"])
+        spec.transforms.push_back(
+            {t["node"].get<std::string>(), t["type"].get<std::string>(), t["params"]});
+    s->stages = buildStages(spec);
+    s->shapes.push_back(Shape{s->decode.colour ? 3 : 1, s->decode.height, s->decode.width});
+    for (const data::Stage &st : s->stages) {
+        auto out = st.transform->outputShape(s->shapes.back());
+        if (!out.ok()) return nodeError(st.node, out.error().message);
+        s->shapes.push_back(out.value());
+    }
+    auto model = buildModel(job.value(), s->shapes.back());
+    if (!model.ok()) return model.error();
+    s->model = std::move(model).value();
+    s->model.initialize(0);
+    auto load = [&](const std::string &name, Tensor &t) -> Status {
+        const Tensor *src = file->find(checkpoint ? "model." + name : name);
+        if (!src) return fileError(s->file, "tensor '" + name + "' is missing");
+        if (src->shape() != t.shape())
+            return fileError(s->file, "tensor '" + name + "' has shape " + src->shape().str() +
+                                          ", the model needs " + t.shape().str());
+        t.copyFrom(*src);
+        return {};
+    };
+    for (auto &p : s->model.parameters())
+        FB_TRY(load(p.name, p.param->value));
+    for (auto &[name, b] : s->model.buffers())
+        FB_TRY(load(name, b));
+    const int32_t outputs = int32_t(s->model.outputSample()[0]);
+    if (int32_t(s->classNames.size()) != outputs)
+        return fileError(s->file, "names " + std::to_string(s->classNames.size()) +
+                                      " classes but the model has " + std::to_string(outputs) +
+                                      " outputs");
+
+    auto device = Device::parse(deviceName);
+    if (!device.ok()) return makeError(device.error().message);
+    auto backend = backendFor(device.value());
+    if (!backend.ok()) return backend.error();
+    s->backend = backend.value();
+    try {
+        s->model.moveTo(*s->backend);
+    } catch (const DeviceError &e) {
+        return makeError(e.what());
+    }
+    return std::unique_ptr<Predictor>(new Predictor(std::move(s)));
+}
+
+std::vector<Result<Prediction>> Predictor::predictFiles(const std::vector<std::string> &paths,
+                                                        int topK)
+{
+    std::vector<Result<Prediction>> out;
+    out.reserve(paths.size());
+    const Shape &sample = m_s->shapes.back();
+    const int64_t classes = int64_t(m_s->classNames.size());
+    const size_t k = size_t(std::clamp<int64_t>(topK, 1, classes));
+    for (size_t first = 0; first < paths.size(); first += kChunk) {
+        const size_t count = std::min(kChunk, paths.size() - first);
+        std::vector<Prediction> preds(count);
+        std::vector<std::optional<Error>> errors(count);
+        std::vector<size_t> rows; // inputs of this chunk that decoded, in order
+        std::vector<float> x(count * size_t(sample.numel()));
+        for (size_t i = 0; i < count; ++i) {
+            const auto start = Clock::now();
+            auto pixels = data::decodeImageFile(paths[first + i], m_s->decode);
+            if (!pixels.ok()) {
+                errors[i] = pixels.error();
+                continue;
+            }
+            // As the data flow does: bytes to [0, 1], then each stage in turn.
+            std::vector<float> a(pixels->size()), b;
+            for (size_t j = 0; j < a.size(); ++j)
+                a[j] = float(pixels.value()[j]) / 255.0f;
+            const uint64_t seed = 0;
+            for (size_t st = 0; st < m_s->stages.size(); ++st) {
+                const data::Transform &t = *m_s->stages[st].transform;
+                if (t.inPlace()) {
+                    t.apply(a.data(), a.data(), 1, m_s->shapes[st], &seed);
+                } else {
+                    b.resize(size_t(m_s->shapes[st + 1].numel()));
+                    t.apply(a.data(), b.data(), 1, m_s->shapes[st], &seed);
+                    std::swap(a, b);
+                }
+            }
+            std::copy(a.begin(), a.end(),
+                      x.begin() + std::ptrdiff_t(rows.size() * size_t(sample.numel())));
+            preds[i].sample = std::move(a);
+            preds[i].milliseconds = msSince(start);
+            rows.push_back(i);
+        }
+        if (!rows.empty()) {
+            const auto start = Clock::now();
+            const int64_t n = int64_t(rows.size());
+            Tensor batch = Tensor::empty(sample.prepend(n));
+            std::copy_n(x.begin(), n * sample.numel(), batch.f32());
+            nn::StepContext ctx;
+            ctx.training = false;
+            nn::Plan &plan = m_s->model.plan(*m_s->backend, n, false);
+            const Tensor scores =
+                m_s->backend->toHost(plan.forward(m_s->backend->toDevice(batch), ctx));
+            const double share = msSince(start) / double(n);
+            for (int64_t r = 0; r < n; ++r) {
+                const float *row = scores.f32() + r * classes;
+                const float top = *std::max_element(row, row + classes);
+                std::vector<double> p(static_cast<size_t>(classes));
+                double sum = 0;
+                for (int64_t c = 0; c < classes; ++c)
+                    sum += p[size_t(c)] = std::exp(double(row[c]) - double(top));
+                std::vector<int32_t> order(static_cast<size_t>(classes));
+                for (int32_t c = 0; c < int32_t(classes); ++c)
+                    order[size_t(c)] = c;
+                // Most probable first; ties keep the lower class first, as the evaluation's
+                // arg-max does.
+                std::stable_sort(order.begin(), order.end(),
+                                 [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+                Prediction &pred = preds[rows[size_t(r)]];
+                for (size_t j = 0; j < k; ++j)
+                    pred.top.push_back({order[j], m_s->classNames[size_t(order[j])],
+                                        float(p[size_t(order[j])] / sum)});
+                pred.milliseconds += share;
+            }
+        }
+        for (size_t i = 0; i < count; ++i) {
+            if (errors[i])
+                out.emplace_back(*errors[i]);
+            else
+                out.emplace_back(std::move(preds[i]));
+        }
+    }
+    return out;
+}
+
+} // namespace fb::exec

@@ -1,0 +1,68 @@
+#pragma once
+
+#include "core/base/result.h"
+#include "core/exec/job.h"
+#include "core/tensor/shape.h"
+
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fb::exec {
+
+// What a trained model needs to be tried on new input: saved in the metadata of every
+// model.safetensors and checkpoint a run writes ("pipeline", "preprocessing", "class_names"),
+// so a model file alone is enough (docs/inference.md).
+//
+// preprocessing: {"kind": "image", "height", "width", "color": "grey"|"rgb",
+// "resize": "stretch"|"pad", "transforms": [{"node", "type", "params"}, ...]}: how a file
+// becomes the sample the model reads. The chain is the evaluate node's (what the reported
+// accuracy was measured on) or else the training chain, without its random stages.
+nlohmann::json savedPreprocessing(const TrainingJob &job, const Shape &sampleShape);
+// The metadata entries above, for a run of `doc` with those class names.
+std::map<std::string, std::string> inferenceMetadata(const graph::PipelineDocument &doc,
+                                                     const TrainingJob &job,
+                                                     const Shape &sampleShape,
+                                                     const std::vector<std::string> &classNames);
+
+struct ClassScore {
+    int32_t index = 0;
+    std::string name;
+    float probability = 0;
+};
+
+struct Prediction {
+    std::vector<ClassScore> top; // most probable first
+    double milliseconds = 0;     // decoding, preprocessing and this input's share of the forward
+    std::vector<float> sample;   // the input as the model saw it, [c, h, w] after preprocessing
+};
+
+// A trained model opened for predictions on the CPU or a GPU.
+class Predictor {
+public:
+    // path: a run folder (its model.safetensors, else its newest checkpoint), a model or
+    // checkpoint .safetensors file, or a checkpoint folder. Errors name the file.
+    static Result<std::unique_ptr<Predictor>> open(const std::string &path,
+                                                   const std::string &device = "cpu");
+    ~Predictor();
+    Predictor(const Predictor &) = delete;
+    Predictor &operator=(const Predictor &) = delete;
+
+    // One prediction per file, in order, computed together; a file that cannot be read gets its
+    // error instead (naming it), and the others are still predicted.
+    std::vector<Result<Prediction>> predictFiles(const std::vector<std::string> &paths, int topK);
+
+    const std::vector<std::string> &classNames() const;
+    const Shape &sampleShape() const;
+    const nlohmann::json &preprocessing() const;
+    const std::string &modelFile() const; // the .safetensors file it was read from
+
+private:
+    struct State;
+    explicit Predictor(std::unique_ptr<State> s);
+    std::unique_ptr<State> m_s;
+};
+
+} // namespace fb::exec
