@@ -15,8 +15,9 @@ set -euo pipefail
 # window (and its offscreen screenshots) a font on machines that have none.
 BUILD_PKGS=(build-essential cmake ninja-build pkg-config qt6-base-dev qt6-qpa-plugins
             libqcustomplot-dev fonts-dejavu-core libdnnl-dev nlohmann-json3-dev zlib1g-dev
-            libopencv-dev)
-DATA_PKGS=(dataset-fashion-mnist)
+            libopencv-dev libsndfile1-dev libsamplerate0-dev)
+# espeak-ng and sox make the spoken-digits data set (scripts/make_spoken_digits.sh).
+DATA_PKGS=(dataset-fashion-mnist espeak-ng sox)
 BENCH_PKGS=(python3-torch python3-numpy)
 
 usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; }

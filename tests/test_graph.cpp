@@ -151,12 +151,15 @@ private slots:
 void TestGraph::builtinTypes()
 {
     const std::set<std::string> expected = {
-        "fashion_mnist", "idx_dataset",  "image_folder",  "image_list", "normalize",
-        "input",         "linear",       "conv2d",        "maxpool2d",  "avgpool2d",
-        "relu",          "sigmoid",      "tanh",          "gelu",       "flatten",
-        "leaky_relu",    "dropout",      "batchnorm2d",   "add",        "cross_entropy",
-        "mse",           "sgd",          "adam",          "adamw",      "train",
-        "evaluate",      "random_hflip", "random_affine", "random_crop"};
+        "fashion_mnist", "idx_dataset",  "image_folder", "image_list",
+        "normalize",     "input",        "linear",       "conv2d",
+        "maxpool2d",     "avgpool2d",    "relu",         "sigmoid",
+        "tanh",          "gelu",         "flatten",      "leaky_relu",
+        "dropout",       "batchnorm2d",  "add",          "cross_entropy",
+        "mse",           "sgd",          "adam",         "adamw",
+        "train",         "evaluate",     "random_hflip", "random_affine",
+        "random_crop",   "audio_folder", "stft",         "mel_spectrogram",
+        "mfcc",          "add_noise",    "time_shift",   "spec_augment"};
     const auto &reg = NodeTypeRegistry::builtin();
     std::set<std::string> actual;
     for (const NodeTypeSpec &t : reg.all()) {

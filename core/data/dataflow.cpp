@@ -39,7 +39,8 @@ Result<std::unique_ptr<DataFlow>> DataFlow::create(std::shared_ptr<const ImageDa
 {
     FB_ASSERT(dataset, "DataFlow needs a data set");
     FB_ASSERT(options.batchSize >= 1, "batch size must be at least 1");
-    FB_ASSERT(dataset->pixels.size() == size_t(dataset->count * dataset->sampleSize()) &&
+    FB_ASSERT((dataset->floatSamples() ? dataset->values.size() : dataset->pixels.size()) ==
+                      size_t(dataset->count * dataset->sampleSize()) &&
                   dataset->labels.size() == size_t(dataset->count),
               "data set buffers do not match its count and sample shape");
     std::vector<Shape> shapes{Shape{dataset->channels, dataset->height, dataset->width}};
@@ -259,6 +260,8 @@ DataFlow::Item DataFlow::gather(int64_t index, const std::vector<int64_t> &order
         float *dst = x + i * sampleSize;
         if (fromCache) {
             std::memcpy(dst, m_cache.data() + s * sampleSize, size_t(sampleSize) * sizeof(float));
+        } else if (ds.floatSamples()) {
+            std::memcpy(dst, ds.values.data() + s * sampleSize, size_t(sampleSize) * sizeof(float));
         } else {
             const uint8_t *src = ds.sample(s);
             for (int64_t k = 0; k < sampleSize; ++k)

@@ -23,6 +23,9 @@ struct ImageDataset {
     // readers fall back to the label numbers (classNames()).
     std::vector<std::string> classNames;
     std::vector<uint8_t> pixels; // count * channels * height * width, NCHW per sample
+    // Sources whose samples are not bytes (audio waveforms) hold them here as float instead,
+    // with `pixels` empty: the data flow takes them as they are, without the scaling to [0, 1].
+    std::vector<float> values;
     std::vector<int32_t> labels; // count
     // Files of the source that were not readable images (image folders and lists): left out of
     // `count`, reported by the run as a warning naming the node.
@@ -30,6 +33,7 @@ struct ImageDataset {
 
     int64_t sampleSize() const { return channels * height * width; }
     const uint8_t *sample(int64_t i) const { return pixels.data() + i * sampleSize(); }
+    bool floatSamples() const { return !values.empty(); }
 };
 
 // Images from an IDX file of uint8 with dimensions [N, H, W] (one channel) or [N, C, H, W],

@@ -1,13 +1,12 @@
 #include "core/data/image_files.h"
 
-#include "core/base/rng.h"
+#include "core/data/file_split.h"
 
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -16,7 +15,6 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <thread>
 
 namespace fb::data {
 
@@ -26,8 +24,7 @@ namespace {
 
 bool hidden(const fs::path &p)
 {
-    const std::string name = p.filename().string();
-    return !name.empty() && name[0] == '.';
+    return isHidden(p.filename().string());
 }
 
 // Whether `tail` (the file's last bytes) holds `marker`.
@@ -86,75 +83,32 @@ Result<std::vector<uint8_t>> readFile(const std::string &path)
     return bytes;
 }
 
-// Files of each class, split by the options' subset, classes interleaved (so that a limit keeps
-// them balanced), limited.
-std::vector<std::pair<std::string, int32_t>>
-selectFiles(std::vector<std::vector<std::string>> byClass, const ImageFilesOptions &o)
+// The options' split of files grouped by class.
+std::vector<LabelledFile> selectByClass(const std::vector<std::vector<std::string>> &byClass,
+                                        const ImageFilesOptions &o)
 {
-    for (size_t c = 0; c < byClass.size(); ++c) {
-        std::vector<std::string> &files = byClass[c];
-        std::sort(files.begin(), files.end());
-        if (o.subset == "all") continue;
-        const int64_t n = int64_t(files.size());
-        const int64_t nVal =
-            n < 2 ? 0
-                  : std::clamp<int64_t>(std::llround(o.validationFraction * double(n)), 0, n - 1);
-        // The split is drawn per class from the split seed alone (not the training seed), so the
-        // validation files stay the same when the training seed changes.
-        std::vector<size_t> perm(files.size());
-        for (size_t i = 0; i < perm.size(); ++i)
-            perm[i] = i;
-        Rng rng(mix64(o.splitSeed ^ mix64(uint64_t(c) + 1)));
-        for (size_t i = perm.size(); i > 1; --i)
-            std::swap(perm[i - 1], perm[size_t(rng.below(i))]);
-        std::vector<size_t> keep(perm.begin() + (o.subset == "validation" ? 0 : nVal),
-                                 o.subset == "validation" ? perm.begin() + nVal : perm.end());
-        std::sort(keep.begin(), keep.end());
-        std::vector<std::string> part;
-        for (size_t i : keep)
-            part.push_back(files[i]);
-        files = std::move(part);
-    }
-    std::vector<std::pair<std::string, int32_t>> out;
-    for (size_t i = 0;; ++i) {
-        bool any = false;
-        for (size_t c = 0; c < byClass.size(); ++c)
-            if (i < byClass[c].size()) {
-                out.emplace_back(byClass[c][i], int32_t(c));
-                any = true;
-            }
-        if (!any) break;
-    }
-    if (o.limit > 0 && int64_t(out.size()) > o.limit) out.resize(size_t(o.limit));
-    return out;
+    std::vector<LabelledFile> files;
+    for (size_t c = 0; c < byClass.size(); ++c)
+        for (const std::string &path : byClass[c])
+            files.push_back({path, int32_t(c), {}});
+    return selectFiles(std::move(files), int32_t(byClass.size()),
+                       SplitOptions{o.subset, o.validationFraction, o.splitSeed, false, o.limit});
 }
 
 // Decodes the files on all cores (decoding dominates loading a folder of photos) and keeps the
 // readable ones, in order.
-ImageDataset decodeAll(const std::vector<std::pair<std::string, int32_t>> &files,
-                       const ImageFilesOptions &o, std::string name,
-                       std::vector<std::string> classNames)
+ImageDataset decodeAll(const std::vector<LabelledFile> &files, const ImageFilesOptions &o,
+                       std::string name, std::vector<std::string> classNames)
 {
     std::vector<std::optional<std::vector<uint8_t>>> samples(files.size());
     std::vector<std::string> reasons(files.size());
-    std::atomic<size_t> next{0};
-    auto work = [&] {
-        for (size_t i = next++; i < files.size(); i = next++) {
-            auto s = decodeImageFile(files[i].first, o);
-            if (s.ok())
-                samples[i] = std::move(s).value();
-            else
-                reasons[i] = s.error().message;
-        }
-    };
-    const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1,
-                                              std::min<size_t>(16, files.size()));
-    std::vector<std::thread> pool;
-    for (size_t t = 1; t < threads; ++t)
-        pool.emplace_back(work);
-    work();
-    for (auto &t : pool)
-        t.join();
+    forEachInParallel(files.size(), [&](size_t i) {
+        auto s = decodeImageFile(files[i].path, o);
+        if (s.ok())
+            samples[i] = std::move(s).value();
+        else
+            reasons[i] = s.error().message;
+    });
 
     ImageDataset ds;
     ds.name = std::move(name);
@@ -165,11 +119,11 @@ ImageDataset decodeAll(const std::vector<std::pair<std::string, int32_t>> &files
     ds.classNames = std::move(classNames);
     for (size_t i = 0; i < files.size(); ++i) {
         if (!samples[i]) {
-            ds.skipped.push_back({files[i].first, reasons[i]});
+            ds.skipped.push_back({files[i].path, reasons[i]});
             continue;
         }
         ds.pixels.insert(ds.pixels.end(), samples[i]->begin(), samples[i]->end());
-        ds.labels.push_back(files[i].second);
+        ds.labels.push_back(files[i].label);
     }
     ds.count = int64_t(ds.labels.size());
     return ds;
@@ -289,7 +243,7 @@ Result<ImageDataset> loadImageFolder(const std::string &dir, const ImageFilesOpt
         }
         if (ec) return fileError(classDir.string(), "cannot be listed: " + ec.message());
     }
-    const auto files = selectFiles(std::move(byClass), o);
+    const auto files = selectByClass(byClass, o);
     std::string name = fs::path(dir).filename().string();
     if (name.empty()) name = fs::path(dir).parent_path().filename().string();
     if (files.empty())
@@ -327,34 +281,16 @@ Result<ImageDataset> loadImageList(const std::string &csvPath, const ImageFilesO
         rows.emplace_back(std::move(path), std::move(label));
     }
     if (rows.empty()) return fileError(csvPath, "lists no images");
-    const bool numeric = std::all_of(rows.begin(), rows.end(), [](const auto &r) {
-        return r.second.size() <= 6 && std::all_of(r.second.begin(), r.second.end(),
-                                                   [](char ch) { return ch >= '0' && ch <= '9'; });
-    });
-    std::vector<std::string> classes;
-    std::map<std::string, int32_t> index;
-    if (numeric) {
-        int32_t top = 0;
-        for (const auto &r : rows)
-            top = std::max(top, int32_t(std::stoi(r.second)));
-        for (int32_t c = 0; c <= top; ++c)
-            classes.push_back(std::to_string(c));
-    } else {
-        std::set<std::string> names;
-        for (const auto &r : rows)
-            names.insert(r.second);
-        classes.assign(names.begin(), names.end());
-    }
-    for (size_t c = 0; c < classes.size(); ++c)
-        index[classes[c]] = int32_t(c);
-    std::vector<std::vector<std::string>> byClass(classes.size());
-    for (const auto &r : rows) {
-        const int32_t c = numeric ? int32_t(std::stoi(r.second)) : index.at(r.second);
-        byClass[size_t(c)].push_back(r.first);
-    }
-    const auto files = selectFiles(std::move(byClass), o);
+    std::vector<std::string> labels;
+    for (const auto &r : rows)
+        labels.push_back(r.second);
+    const LabelClasses classes = classesOf(labels);
+    std::vector<std::vector<std::string>> byClass(classes.names.size());
+    for (const auto &r : rows)
+        byClass[size_t(classes.index.at(r.second))].push_back(r.first);
+    const auto files = selectByClass(byClass, o);
     if (files.empty()) return fileError(csvPath, "lists no files for subset " + o.subset);
-    ImageDataset ds = decodeAll(files, o, fs::path(csvPath).stem().string(), classes);
+    ImageDataset ds = decodeAll(files, o, fs::path(csvPath).stem().string(), classes.names);
     if (ds.count == 0)
         return fileError(csvPath, "none of its " + std::to_string(files.size()) +
                                       " files is a readable image (the first, " +

@@ -1,6 +1,7 @@
 #include "core/exec/inference.h"
 
 #include "core/backend/backend.h"
+#include "core/data/audio_files.h"
 #include "core/data/image_files.h"
 #include "core/graph/pipeline_file.h"
 #include "core/io/safetensors.h"
@@ -66,15 +67,23 @@ json savedPreprocessing(const TrainingJob &job, const Shape &sourceSample)
 {
     const DataSpec &spec = job.evaluations.empty() ? job.trainData : job.evaluations[0].data;
     const bool files = spec.sourceType == "image_folder" || spec.sourceType == "image_list";
-    json pre{{"kind", "image"},
-             {"channels", sourceSample[0]},
-             {"height", sourceSample[1]},
-             {"width", sourceSample[2]},
-             {"color", sourceSample[0] == 3 ? "rgb" : "grey"},
-             {"resize", files && spec.imageFiles.resize == data::ImageFilesOptions::Resize::Pad
-                            ? "pad"
-                            : "stretch"},
-             {"transforms", json::array()}};
+    json pre;
+    if (spec.sourceType == "audio_folder")
+        pre = {{"kind", "audio"},
+               {"sample_rate", spec.audioFiles.sampleRate},
+               {"seconds", spec.audioFiles.seconds},
+               {"trim_db", spec.audioFiles.trimDb},
+               {"transforms", json::array()}};
+    else
+        pre = {{"kind", "image"},
+               {"channels", sourceSample[0]},
+               {"height", sourceSample[1]},
+               {"width", sourceSample[2]},
+               {"color", sourceSample[0] == 3 ? "rgb" : "grey"},
+               {"resize", files && spec.imageFiles.resize == data::ImageFilesOptions::Resize::Pad
+                              ? "pad"
+                              : "stretch"},
+               {"transforms", json::array()}};
     const std::vector<data::Stage> stages = buildStages(spec);
     for (size_t i = 0; i < stages.size(); ++i)
         if (!stages[i].transform->random())
@@ -98,7 +107,9 @@ struct Predictor::State {
     std::string file;
     json preprocessing;
     std::vector<std::string> classNames;
-    data::ImageFilesOptions decode;
+    bool audio = false;
+    data::ImageFilesOptions decode;      // images
+    data::AudioFilesOptions decodeAudio; // recordings
     std::vector<data::Stage> stages;
     std::vector<Shape> shapes; // shapes[i]: the sample entering stage i; back(): the model's input
     nn::Model model;
@@ -149,9 +160,17 @@ Result<std::unique_ptr<Predictor>> Predictor::open(const std::string &path,
     try {
         s->preprocessing = json::parse(meta.at("preprocessing"));
         s->classNames = json::parse(meta.at("class_names")).get<std::vector<std::string>>();
-        if (s->preprocessing.value("kind", "") != "image")
-            return fileError(s->file, "its input is not images; this build tries images only");
-        s->decode = decodeOptions(s->preprocessing);
+        const std::string kind = s->preprocessing.value("kind", "");
+        s->audio = kind == "audio";
+        if (s->audio) {
+            s->decodeAudio.sampleRate = s->preprocessing.at("sample_rate").get<int64_t>();
+            s->decodeAudio.seconds = s->preprocessing.at("seconds").get<double>();
+            s->decodeAudio.trimDb = s->preprocessing.at("trim_db").get<double>();
+        } else if (kind == "image") {
+            s->decode = decodeOptions(s->preprocessing);
+        } else {
+            return fileError(s->file, "its input kind '" + kind + "' is not one this build reads");
+        }
     } catch (const json::exception &e) {
         return fileError(s->file, std::string("its saved preprocessing is damaged: ") + e.what());
     }
@@ -162,11 +181,16 @@ Result<std::unique_ptr<Predictor>> Predictor::open(const std::string &path,
 
     // The saved chain, as the run built it.
     DataSpec spec;
+    spec.audioFiles.sampleRate = s->decodeAudio.sampleRate; // what the spectrograms assume
     for (const json &t : s->preprocessing["transforms"])
         spec.transforms.push_back(
             {t["node"].get<std::string>(), t["type"].get<std::string>(), t["params"]});
     s->stages = buildStages(spec);
-    s->shapes.push_back(Shape{s->decode.colour ? 3 : 1, s->decode.height, s->decode.width});
+    s->shapes.push_back(s->audio
+                            ? Shape{1, 1,
+                                    int64_t(std::llround(s->decodeAudio.seconds *
+                                                         double(s->decodeAudio.sampleRate)))}
+                            : Shape{s->decode.colour ? 3 : 1, s->decode.height, s->decode.width});
     for (const data::Stage &st : s->stages) {
         auto out = st.transform->outputShape(s->shapes.back());
         if (!out.ok()) return nodeError(st.node, out.error().message);
@@ -224,15 +248,26 @@ std::vector<Result<Prediction>> Predictor::predictFiles(const std::vector<std::s
         std::vector<float> x(count * size_t(sample.numel()));
         for (size_t i = 0; i < count; ++i) {
             const auto start = Clock::now();
-            auto pixels = data::decodeImageFile(paths[first + i], m_s->decode);
-            if (!pixels.ok()) {
-                errors[i] = pixels.error();
-                continue;
+            // As the data flow does: a recording's samples as they are, an image's bytes to
+            // [0, 1]; then each stage in turn.
+            std::vector<float> a, b;
+            if (m_s->audio) {
+                auto wave = data::decodeAudioFile(paths[first + i], m_s->decodeAudio);
+                if (!wave.ok()) {
+                    errors[i] = wave.error();
+                    continue;
+                }
+                a = std::move(wave).value();
+            } else {
+                auto pixels = data::decodeImageFile(paths[first + i], m_s->decode);
+                if (!pixels.ok()) {
+                    errors[i] = pixels.error();
+                    continue;
+                }
+                a.resize(pixels->size());
+                for (size_t j = 0; j < a.size(); ++j)
+                    a[j] = float(pixels.value()[j]) / 255.0f;
             }
-            // As the data flow does: bytes to [0, 1], then each stage in turn.
-            std::vector<float> a(pixels->size()), b;
-            for (size_t j = 0; j < a.size(); ++j)
-                a[j] = float(pixels.value()[j]) / 255.0f;
             const uint64_t seed = 0;
             for (size_t st = 0; st < m_s->stages.size(); ++st) {
                 const data::Transform &t = *m_s->stages[st].transform;

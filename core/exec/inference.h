@@ -17,8 +17,9 @@ namespace fb::exec {
 // so a model file alone is enough (docs/inference.md).
 //
 // preprocessing: {"kind": "image", "height", "width", "color": "grey"|"rgb",
-// "resize": "stretch"|"pad", "transforms": [{"node", "type", "params"}, ...]}: how a file
-// becomes the sample the model reads. The chain is the evaluate node's (what the reported
+// "resize": "stretch"|"pad", "transforms": [{"node", "type", "params"}, ...]} or {"kind":
+// "audio", "sample_rate", "seconds", "trim_db", "transforms"}: how a file becomes the sample the
+// model reads. The chain is the evaluate node's (what the reported
 // accuracy was measured on) or else the training chain, without its random stages.
 nlohmann::json savedPreprocessing(const TrainingJob &job, const Shape &sampleShape);
 // The metadata entries above, for a run of `doc` with those class names.

@@ -1,9 +1,12 @@
 #include "core/exec/job.h"
 
+#include "core/data/audio_transforms.h"
+
 #include "core/base/check.h"
 #include "core/nn/layers.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -29,6 +32,15 @@ const graph::Edge *inputEdge(const PipelineDocument &doc, const std::string &nod
     return doc.edgeInto(node, port);
 }
 
+// "~/x" is the user's home folder, as shells and file dialogs say it (the examples' data made on
+// this machine lives under ~/.local/share/flowbench).
+std::string expandHome(std::string path)
+{
+    const char *home = std::getenv("HOME");
+    if (home && *home && (path == "~" || path.starts_with("~/"))) path = home + path.substr(1);
+    return path;
+}
+
 Result<DataSpec> readData(const PipelineDocument &doc, const std::string &consumer,
                           const char *port)
 {
@@ -42,8 +54,10 @@ Result<DataSpec> readData(const PipelineDocument &doc, const std::string &consum
         const graph::Node *n = doc.node(id);
         if (!n) return nodeError(id, "missing node");
         Params p{doc, id};
-        if (n->type == "normalize" || n->type == "random_hflip" || n->type == "random_affine" ||
-            n->type == "random_crop") {
+        static const std::set<std::string> transforms{
+            "normalize",       "random_hflip", "random_affine", "random_crop", "stft",
+            "mel_spectrogram", "mfcc",         "add_noise",     "time_shift",  "spec_augment"};
+        if (transforms.count(n->type)) {
             json params = json::object();
             if (const graph::NodeTypeSpec *t = graph::NodeTypeRegistry::builtin().find(n->type))
                 for (const auto &ps : t->params)
@@ -58,13 +72,13 @@ Result<DataSpec> readData(const PipelineDocument &doc, const std::string &consum
         spec.sourceType = n->type;
         spec.limit = p.i("limit");
         if (n->type == "fashion_mnist") {
-            spec.path = p.s("path");
+            spec.path = expandHome(p.s("path"));
             spec.split = p.s("split");
         } else if (n->type == "idx_dataset") {
-            spec.images = p.s("images");
-            spec.labels = p.s("labels");
+            spec.images = expandHome(p.s("images"));
+            spec.labels = expandHome(p.s("labels"));
         } else if (n->type == "image_folder" || n->type == "image_list") {
-            spec.path = p.s("path");
+            spec.path = expandHome(p.s("path"));
             data::ImageFilesOptions &o = spec.imageFiles;
             o.subset = p.s("subset");
             o.validationFraction = p.f("validation_fraction");
@@ -74,6 +88,20 @@ Result<DataSpec> readData(const PipelineDocument &doc, const std::string &consum
             o.width = p.i("width");
             o.resize = p.s("resize") == "pad" ? data::ImageFilesOptions::Resize::Pad
                                               : data::ImageFilesOptions::Resize::Stretch;
+            o.limit = spec.limit;
+        } else if (n->type == "audio_folder") {
+            spec.path = expandHome(p.s("path"));
+            data::AudioFilesOptions &o = spec.audioFiles;
+            o.labels = p.s("labels") == "pattern" ? data::AudioFilesOptions::Labels::Pattern
+                                                  : data::AudioFilesOptions::Labels::Folder;
+            o.pattern = p.s("pattern");
+            o.sampleRate = p.i("sample_rate");
+            o.seconds = p.f("seconds");
+            o.trimDb = p.f("trim_db");
+            o.subset = p.s("subset");
+            o.validationFraction = p.f("validation_fraction");
+            o.splitSeed = uint64_t(p.i("split_seed"));
+            o.splitBySpeaker = p.b("split_by_speaker");
             o.limit = spec.limit;
         } else {
             return nodeError(id,
@@ -302,6 +330,32 @@ std::vector<data::Stage> buildStages(const DataSpec &spec)
             tr = std::make_shared<data::RandomCrop>(
                 p["height"].get<int64_t>(), p["width"].get<int64_t>(), p["padding"].get<int64_t>(),
                 p["fill"].get<float>());
+        else if (t.type == "stft" || t.type == "mel_spectrogram" || t.type == "mfcc") {
+            data::SpectrogramOptions o;
+            o.kind = t.type == "stft"              ? data::SpectrogramOptions::Kind::Power
+                     : t.type == "mel_spectrogram" ? data::SpectrogramOptions::Kind::Mel
+                                                   : data::SpectrogramOptions::Kind::Mfcc;
+            o.sampleRate = spec.audioFiles.sampleRate; // the rate the source resampled to
+            o.nFft = p["n_fft"].get<int64_t>();
+            o.hop = p["hop_length"].get<int64_t>();
+            o.topDb = p["top_db"].get<double>();
+            if (p.contains("to_db")) o.toDb = p["to_db"].get<bool>();
+            if (p.contains("n_mels")) {
+                o.nMels = p["n_mels"].get<int64_t>();
+                o.fMin = p["f_min"].get<double>();
+                o.fMax = p["f_max"].get<double>();
+            }
+            if (p.contains("n_mfcc")) o.nMfcc = p["n_mfcc"].get<int64_t>();
+            tr = std::make_shared<data::Spectrogram>(o);
+        } else if (t.type == "add_noise")
+            tr = std::make_shared<data::AddNoise>(p["snr_min"].get<float>(),
+                                                  p["snr_max"].get<float>(), p["p"].get<float>());
+        else if (t.type == "time_shift")
+            tr = std::make_shared<data::TimeShift>(p["max_shift"].get<float>());
+        else if (t.type == "spec_augment")
+            tr = std::make_shared<data::SpecAugment>(
+                p["freq_masks"].get<int64_t>(), p["freq_width"].get<int64_t>(),
+                p["time_masks"].get<int64_t>(), p["time_width"].get<int64_t>());
         FB_ASSERT(tr, "readTrainingJob accepted an unknown transform");
         stages.push_back({t.node, std::move(tr)});
     }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/data/dataflow.h"
+#include "core/data/audio_files.h"
 #include "core/data/image_files.h"
 #include "core/graph/graph.h"
 #include "core/nn/loss.h"
@@ -16,12 +17,14 @@ namespace fb::exec {
 // A data chain: one source node and the transforms after it, in order.
 struct DataSpec {
     std::string sourceNode;
-    std::string sourceType; // "fashion_mnist" | "idx_dataset" | "image_folder" | "image_list"
+    // "fashion_mnist" | "idx_dataset" | "image_folder" | "image_list" | "audio_folder"
+    std::string sourceType;
     std::string path, split, images, labels;
     int64_t limit = 0;
     data::ImageFilesOptions imageFiles; // image_folder and image_list
+    data::AudioFilesOptions audioFiles; // audio_folder
     struct TransformStep {
-        std::string node, type; // normalize | random_hflip | random_affine | random_crop
+        std::string node, type; // a Preprocess, Augment or Audio node type (buildStages)
         nlohmann::json params;  // every parameter, defaults filled in
     };
     std::vector<TransformStep> transforms; // in data-flow order

@@ -57,13 +57,14 @@ double secondsSince(Clock::time_point t)
 
 Result<std::shared_ptr<const data::ImageDataset>> loadData(const DataSpec &spec)
 {
-    Result<data::ImageDataset> ds = spec.sourceType == "fashion_mnist"
-                                        ? data::loadFashionMnist(spec.path, spec.split, spec.limit)
-                                    : spec.sourceType == "image_folder"
-                                        ? data::loadImageFolder(spec.path, spec.imageFiles)
-                                    : spec.sourceType == "image_list"
-                                        ? data::loadImageList(spec.path, spec.imageFiles)
-                                        : data::loadIdxImages(spec.images, spec.labels, spec.limit);
+    Result<data::ImageDataset> ds =
+        spec.sourceType == "fashion_mnist"
+            ? data::loadFashionMnist(spec.path, spec.split, spec.limit)
+        : spec.sourceType == "image_folder" ? data::loadImageFolder(spec.path, spec.imageFiles)
+        : spec.sourceType == "image_list"   ? data::loadImageList(spec.path, spec.imageFiles)
+        : spec.sourceType == "audio_folder"
+            ? data::loadAudioFolder(spec.path, spec.audioFiles)
+            : data::loadIdxImages(spec.images, spec.labels, spec.limit);
     if (!ds.ok()) {
         Error e = ds.error();
         e.node = spec.sourceNode;
@@ -80,10 +81,11 @@ std::string skippedFilesWarning(const DataSpec &spec, const data::ImageDataset &
     constexpr size_t kNamed = 5;
     const size_t total = size_t(ds.count) + ds.skipped.size();
     std::string w = "skipped " + std::to_string(ds.skipped.size()) + " of " +
-                    std::to_string(total) + " files that are not readable images: ";
+                    std::to_string(total) + " files that are not readable " +
+                    (spec.sourceType == "audio_folder" ? "recordings: " : "images: ");
     // Folder paths are named from the folder, list paths as the list gave them.
     const std::string prefix =
-        spec.sourceType == "image_folder" ? (fs::path(spec.path) / "").string() : std::string();
+        spec.sourceType == "image_list" ? std::string() : (fs::path(spec.path) / "").string();
     for (size_t i = 0; i < std::min(kNamed, ds.skipped.size()); ++i) {
         std::string path = ds.skipped[i].path;
         if (!prefix.empty() && path.rfind(prefix, 0) == 0) path.erase(0, prefix.size());

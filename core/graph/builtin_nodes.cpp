@@ -69,6 +69,16 @@ ParamSpec pathParam(std::string name, std::string def, std::string help)
     return p;
 }
 
+ParamSpec stringParam(std::string name, std::string def, std::string help)
+{
+    ParamSpec p;
+    p.name = std::move(name);
+    p.type = ParamType::String;
+    p.defaultValue = std::move(def);
+    p.help = std::move(help);
+    return p;
+}
+
 ParamSpec enumParam(std::string name, std::vector<std::string> choices, std::string def,
                     std::string help)
 {
@@ -122,6 +132,21 @@ NodeTypeSpec augmentation(std::string type, std::string title, std::string help,
     t.help = std::move(help);
     t.inputs = {port("samples", PortType::Samples, "Samples to augment.")};
     t.outputs = {port("samples", PortType::Samples, "The augmented samples.")};
+    t.params = std::move(params);
+    return t;
+}
+
+// A feature stage of an audio chain: waveforms in, an image of features out.
+NodeTypeSpec audioFeature(std::string type, std::string title, std::string help,
+                          std::vector<ParamSpec> params)
+{
+    NodeTypeSpec t;
+    t.type = std::move(type);
+    t.category = "Audio";
+    t.title = std::move(title);
+    t.help = std::move(help);
+    t.inputs = {port("samples", PortType::Samples, "Waveforms from an audio source.")};
+    t.outputs = {port("samples", PortType::Samples, "Features: [1, rows, frames] images.")};
     t.params = std::move(params);
     return t;
 }
@@ -257,6 +282,43 @@ NodeTypeRegistry makeBuiltin()
         r.add(std::move(t));
     }
 
+    {
+        NodeTypeSpec t;
+        t.type = "audio_folder";
+        t.category = "Data";
+        t.title = "Audio folder";
+        t.help = "Your own recordings (WAV, FLAC, OGG via libsndfile): labelled by class "
+                 "subfolders or by the file names. Each is mixed to mono, resampled, trimmed of "
+                 "silence and padded or cropped to a fixed length; samples are waveforms "
+                 "[1, 1, samples]. Files that cannot be read are skipped and named in a warning.";
+        t.outputs = {samplesOut};
+        t.params = {
+            pathParam("path", "", "The folder of recordings."),
+            enumParam("labels", {"folder", "pattern"}, "folder",
+                      "folder: each subfolder's name is a class; pattern: read the class (and "
+                      "speaker) from each file name."),
+            stringParam("pattern", "{label}_{speaker}_{index}",
+                        "File names (without extension) for labels = pattern: {label} and "
+                        "{speaker} are read, other {parts} match anything."),
+            intParam("sample_rate", 16000, closed(1000, 192000), "Resampled to this rate (Hz)."),
+            floatParam("seconds", 1.0, halfOpen(0.01, 60), "Padded or cropped to this length."),
+            floatParam("trim_db", 40, closed(0, 120),
+                       "Cut leading and trailing audio this many dB below the loudest part; "
+                       "0 = no trimming."),
+            enumParam("subset", {"train", "validation", "all"}, "train",
+                      "Which part of the seeded split to read; all = every file."),
+            floatParam("validation_fraction", 0.2, closed(0, 0.9),
+                       "Share of the speakers (or of each class's files) held out."),
+            intParam("split_seed", 0, atLeast(0), "Seed of the split."),
+            boolParam("split_by_speaker", true,
+                      "With {speaker} in the pattern: every recording of a speaker on one side, so "
+                      "validation measures voices the model never heard."),
+            intParam("limit", 0, atLeast(0),
+                     "Read at most N files of the subset (classes interleaved); 0 = all."),
+        };
+        r.add(std::move(t));
+    }
+
     // --- Preprocess
     {
         NodeTypeSpec t;
@@ -298,6 +360,60 @@ NodeTypeRegistry makeBuiltin()
          intParam("width", 0, atLeast(0), "Width of the window; 0 = the input's width."),
          intParam("padding", 4, atLeast(0), "Pixels added on every side before cropping."),
          floatParam("fill", 0, any(), "Value of the padding pixels.")}));
+
+    // --- Audio features (docs/audio.md)
+    const std::vector<ParamSpec> stftParams = {
+        intParam("n_fft", 512, closed(16, 65536), "FFT length and Hann window size (samples)."),
+        intParam("hop_length", 160, atLeast(1), "Samples between frames (160 = 10 ms at 16 kHz)."),
+    };
+    const std::vector<ParamSpec> melParams = {
+        intParam("n_mels", 40, closed(1, 512), "Mel bands (Slaney scale and normalization)."),
+        floatParam("f_min", 20, atLeast(0), "Lowest frequency of the mel bands (Hz)."),
+        floatParam("f_max", 0, atLeast(0), "Highest frequency (Hz); 0 = half the sample rate."),
+    };
+    const ParamSpec topDb = floatParam("top_db", 80, atLeast(0),
+                                       "Floor in dB below the sample's loudest cell; 0 = none.");
+    auto join = [](std::vector<std::vector<ParamSpec>> parts) {
+        std::vector<ParamSpec> out;
+        for (auto &p : parts)
+            out.insert(out.end(), p.begin(), p.end());
+        return out;
+    };
+    r.add(audioFeature(
+        "stft", "Spectrogram (STFT)",
+        "Power spectrogram |STFT|^2 of each waveform: centred frames, Hann window "
+        "(librosa's conventions); n_fft / 2 + 1 rows.",
+        join({stftParams, {boolParam("to_db", true, "In decibels: 10 log10(power)."), topDb}})));
+    r.add(audioFeature("mel_spectrogram", "Mel spectrogram",
+                       "Mel spectrogram of each waveform (librosa's melspectrogram: Slaney mel "
+                       "scale and normalization), in dB for a log-mel spectrogram.",
+                       join({stftParams,
+                             melParams,
+                             {boolParam("to_db", true, "Log-mel: 10 log10(power)."), topDb}})));
+    r.add(audioFeature(
+        "mfcc", "MFCC",
+        "Mel-frequency cepstral coefficients: the orthonormal DCT-II of the "
+        "log-mel spectrogram (librosa's mfcc).",
+        join({stftParams,
+              melParams,
+              {intParam("n_mfcc", 13, closed(1, 512), "Coefficients kept."), topDb}})));
+    r.add(augmentation("add_noise", "Add noise",
+                       "Adds white Gaussian noise to waveforms at a random signal-to-noise ratio.",
+                       {floatParam("snr_min", 10, any(), "Lowest signal-to-noise ratio (dB)."),
+                        floatParam("snr_max", 30, any(), "Highest signal-to-noise ratio (dB)."),
+                        floatParam("p", 0.5, closed(0, 1), "Probability a sample gets noise.")}));
+    r.add(augmentation("time_shift", "Time shift",
+                       "Shifts waveforms earlier or later by a random amount, filling with "
+                       "silence.",
+                       {floatParam("max_shift", 0.1, closed(0, 0.5),
+                                   "Largest shift, as a fraction of the length.")}));
+    r.add(augmentation("spec_augment", "SpecAugment",
+                       "Masks random frequency bands and time spans of spectrogram features "
+                       "(Park et al. 2019), set to the sample's mean.",
+                       {intParam("freq_masks", 2, atLeast(0), "Frequency masks per sample."),
+                        intParam("freq_width", 5, atLeast(0), "Widest frequency mask (rows)."),
+                        intParam("time_masks", 2, atLeast(0), "Time masks per sample."),
+                        intParam("time_width", 10, atLeast(0), "Widest time mask (frames).")}));
 
     // --- Model
     {

@@ -1,0 +1,265 @@
+#include "core/data/audio_files.h"
+
+#include "core/data/file_split.h"
+
+#include <samplerate.h>
+#include <sndfile.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+
+namespace fb::data {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool hidden(const fs::path &p)
+{
+    return isHidden(p.filename().string());
+}
+
+// [first, last) of the samples whose frames are within trimDb of the loudest frame.
+std::pair<size_t, size_t> audibleRange(const std::vector<float> &x, double trimDb)
+{
+    constexpr size_t frame = 512, hop = 128;
+    if (x.size() <= frame) return {0, x.size()};
+    std::vector<double> rms;
+    for (size_t start = 0; start + frame <= x.size(); start += hop) {
+        double sum = 0;
+        for (size_t i = start; i < start + frame; ++i)
+            sum += double(x[i]) * double(x[i]);
+        rms.push_back(std::sqrt(sum / frame));
+    }
+    const double peak = *std::max_element(rms.begin(), rms.end());
+    if (peak <= 0) return {0, x.size()};
+    const double threshold = peak * std::pow(10.0, -trimDb / 20.0);
+    size_t first = 0, last = rms.size();
+    while (first < rms.size() && rms[first] < threshold)
+        ++first;
+    while (last > first && rms[last - 1] < threshold)
+        --last;
+    return {first * hop, std::min(x.size(), (last - 1) * hop + frame)};
+}
+
+} // namespace
+
+bool matchPattern(const std::string &pattern, const std::string &stem, std::string &label,
+                  std::string &speaker)
+{
+    // The pattern as a regular expression: {name} parts capture, the rest is literal.
+    static const std::string special = R"(\^$.|?*+()[]{})";
+    std::string re;
+    std::vector<std::string> names;
+    for (size_t i = 0; i < pattern.size();) {
+        if (pattern[i] == '{') {
+            const size_t end = pattern.find('}', i);
+            if (end != std::string::npos) {
+                names.push_back(pattern.substr(i + 1, end - i - 1));
+                re += "(.+?)";
+                i = end + 1;
+                continue;
+            }
+        }
+        if (special.find(pattern[i]) != std::string::npos) re += '\\';
+        re += pattern[i++];
+    }
+    std::smatch m;
+    if (!std::regex_match(stem, m, std::regex(re))) return false;
+    label.clear();
+    speaker.clear();
+    for (size_t k = 0; k < names.size(); ++k) {
+        if (names[k] == "label") label = m[k + 1].str();
+        if (names[k] == "speaker") speaker = m[k + 1].str();
+    }
+    return !label.empty();
+}
+
+Result<std::vector<float>> prepareAudio(const std::vector<float> &interleaved, int channels,
+                                        int64_t rate, const std::string &name,
+                                        const AudioFilesOptions &o)
+{
+    if (channels < 1 || interleaved.size() < size_t(channels))
+        return fileError(name, "holds no audio");
+    const size_t frames = interleaved.size() / size_t(channels);
+    std::vector<float> mono(frames);
+    for (size_t i = 0; i < frames; ++i) {
+        double sum = 0;
+        for (int c = 0; c < channels; ++c)
+            sum += interleaved[i * size_t(channels) + size_t(c)];
+        mono[i] = float(sum / channels);
+    }
+    if (rate != o.sampleRate) {
+        const double ratio = double(o.sampleRate) / double(rate);
+        std::vector<float> out(size_t(std::ceil(double(frames) * ratio)) + 16);
+        SRC_DATA d{};
+        d.data_in = mono.data();
+        d.input_frames = long(frames);
+        d.data_out = out.data();
+        d.output_frames = long(out.size());
+        d.src_ratio = ratio;
+        if (int err = src_simple(&d, SRC_SINC_MEDIUM_QUALITY, 1))
+            return fileError(name, std::string("cannot be resampled: ") + src_strerror(err));
+        out.resize(size_t(d.output_frames_gen));
+        mono = std::move(out);
+    }
+    if (o.trimDb > 0) {
+        const auto [first, last] = audibleRange(mono, o.trimDb);
+        mono = std::vector<float>(mono.begin() + std::ptrdiff_t(first),
+                                  mono.begin() + std::ptrdiff_t(last));
+    }
+    // Pad or crop around the centre: a short word sits in the middle of its window.
+    const size_t length = size_t(std::llround(o.seconds * double(o.sampleRate)));
+    std::vector<float> out(length, 0.0f);
+    if (mono.size() <= length)
+        std::copy(mono.begin(), mono.end(),
+                  out.begin() + std::ptrdiff_t((length - mono.size()) / 2));
+    else
+        std::copy_n(mono.begin() + std::ptrdiff_t((mono.size() - length) / 2), length, out.begin());
+    return out;
+}
+
+Result<std::vector<float>> decodeAudioFile(const std::string &path, const AudioFilesOptions &o)
+{
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec)) return fileError(path, "no such file");
+    if (fs::file_size(path, ec) == 0) return fileError(path, "empty file");
+    SF_INFO info{};
+    SNDFILE *f = sf_open(path.c_str(), SFM_READ, &info);
+    if (!f)
+        return fileError(path,
+                         std::string("not audio libsndfile can read: ") + sf_strerror(nullptr));
+    struct Close {
+        SNDFILE *f;
+        ~Close() { sf_close(f); }
+    } close{f};
+    if (info.frames <= 0 || info.channels <= 0) return fileError(path, "holds no audio");
+    // libsndfile reads a WAV cut short as far as it goes, and notes the chunk sizes that do not
+    // add up in its log ("data : 32000 (should be 3200)").
+    char log[2048] = {};
+    sf_command(f, SFC_GET_LOG_INFO, log, sizeof log);
+    if (std::strstr(log, "(should be"))
+        return fileError(path, "truncated: its header promises more audio than the file holds");
+    std::vector<float> interleaved(size_t(info.frames) * size_t(info.channels));
+    const sf_count_t got = sf_readf_float(f, interleaved.data(), info.frames);
+    // A file cut short says so in its header's frame count.
+    if (got < info.frames)
+        return fileError(path, "truncated: " + std::to_string(got) + " of " +
+                                   std::to_string(info.frames) + " frames could be read");
+    return prepareAudio(interleaved, info.channels, info.samplerate, path, o);
+}
+
+Result<ImageDataset> loadAudioFolder(const std::string &dir, const AudioFilesOptions &o)
+{
+    if (o.sampleRate < 1000 || o.sampleRate > 192000)
+        return makeError("the sample rate must be 1000 to 192000 Hz");
+    if (!(o.seconds > 0 && o.seconds <= 60)) return makeError("the length must be 0 to 60 seconds");
+    std::error_code ec;
+    if (!fs::exists(dir, ec)) return fileError(dir, "no such folder");
+    if (!fs::is_directory(dir, ec)) return fileError(dir, "is not a folder");
+    const bool byPattern = o.labels == AudioFilesOptions::Labels::Pattern;
+    if (byPattern && o.pattern.find("{label}") == std::string::npos)
+        return makeError("the file-name pattern '" + o.pattern + "' has no {label}");
+
+    // Every file with its label name (and speaker), or the reason it cannot be used.
+    std::vector<std::pair<std::string, std::string>> named; // (path, label name)
+    std::map<std::string, std::string> speakerOf;
+    std::vector<SkippedFile> skipped;
+    auto walk = [&](const fs::path &root, const std::string &folderLabel) -> Status {
+        for (auto it = fs::recursive_directory_iterator(root, ec);
+             !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+            if (hidden(it->path())) {
+                if (it->is_directory()) it.disable_recursion_pending();
+                continue;
+            }
+            if (!it->is_regular_file()) continue;
+            const std::string path = it->path().string();
+            if (!byPattern) {
+                named.emplace_back(path, folderLabel);
+                continue;
+            }
+            std::string label, speaker;
+            if (!matchPattern(o.pattern, it->path().stem().string(), label, speaker)) {
+                skipped.push_back({path, "its name does not match the pattern " + o.pattern});
+                continue;
+            }
+            named.emplace_back(path, label);
+            speakerOf[path] = speaker;
+        }
+        if (ec) return fileError(root.string(), "cannot be listed: " + ec.message());
+        return {};
+    };
+    if (byPattern) {
+        FB_TRY(walk(dir, {}));
+    } else {
+        std::vector<std::string> folders;
+        for (const auto &e : fs::directory_iterator(dir, ec))
+            if (e.is_directory() && !hidden(e.path()))
+                folders.push_back(e.path().filename().string());
+        std::sort(folders.begin(), folders.end());
+        if (folders.empty())
+            return fileError(dir, "has no class folders: put each class's recordings in a folder "
+                                  "of its own, or read the labels from the file names (labels = "
+                                  "pattern)");
+        for (const std::string &c : folders)
+            FB_TRY(walk(fs::path(dir) / c, c));
+    }
+    if (named.empty())
+        return fileError(dir, byPattern ? "has no file whose name matches " + o.pattern
+                                        : std::string("has no files in its class folders"));
+
+    std::vector<std::string> labels;
+    for (const auto &n : named)
+        labels.push_back(n.second);
+    const LabelClasses classes = classesOf(labels);
+    std::vector<LabelledFile> files;
+    for (const auto &[path, label] : named)
+        files.push_back(
+            {path, classes.index.at(label), byPattern ? speakerOf[path] : std::string()});
+    const bool hasSpeakers = byPattern && o.pattern.find("{speaker}") != std::string::npos;
+    files = selectFiles(std::move(files), int32_t(classes.names.size()),
+                        SplitOptions{o.subset, o.validationFraction, o.splitSeed,
+                                     o.splitBySpeaker && hasSpeakers, o.limit});
+    if (files.empty()) return fileError(dir, "has no files for subset " + o.subset);
+
+    std::vector<std::optional<std::vector<float>>> samples(files.size());
+    std::vector<std::string> reasons(files.size());
+    forEachInParallel(files.size(), [&](size_t i) {
+        auto s = decodeAudioFile(files[i].path, o);
+        if (s.ok())
+            samples[i] = std::move(s).value();
+        else
+            reasons[i] = s.error().message;
+    });
+    ImageDataset ds;
+    ds.name = fs::path(dir).filename().string();
+    if (ds.name.empty()) ds.name = fs::path(dir).parent_path().filename().string();
+    ds.channels = 1;
+    ds.height = 1;
+    ds.width = int64_t(std::llround(o.seconds * double(o.sampleRate)));
+    ds.classes = int32_t(classes.names.size());
+    ds.classNames = classes.names;
+    ds.skipped = std::move(skipped);
+    for (size_t i = 0; i < files.size(); ++i) {
+        if (!samples[i]) {
+            ds.skipped.push_back({files[i].path, reasons[i]});
+            continue;
+        }
+        ds.values.insert(ds.values.end(), samples[i]->begin(), samples[i]->end());
+        ds.labels.push_back(files[i].label);
+    }
+    ds.count = int64_t(ds.labels.size());
+    if (ds.count == 0)
+        return fileError(dir, "none of its " + std::to_string(files.size()) +
+                                  " files is a readable recording (the first, " +
+                                  ds.skipped.back().path + ": " + ds.skipped.back().reason + ")");
+    return ds;
+}
+
+} // namespace fb::data

@@ -1,0 +1,52 @@
+#pragma once
+
+#include "core/base/result.h"
+#include "core/data/dataset.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fb::data {
+
+// How recordings become samples of one length (the audio_folder node; docs/data.md). Every file
+// is read once, when the data set is loaded (libsndfile: WAV, FLAC, OGG, ...), mixed to mono,
+// resampled (libsamplerate), trimmed of silence at both ends and padded or cropped around its
+// centre. A sample is the waveform, [1, 1, sampleRate * seconds] floats in [-1, 1]; the feature
+// stages (spectrograms, MFCC) run per batch on those.
+struct AudioFilesOptions {
+    int64_t sampleRate = 16000;
+    double seconds = 1.0;
+    // > 0: leading and trailing frames more than this many dB below the loudest frame are cut
+    // (frames of 512 samples, hop 128, by RMS) before padding; 0: no trimming.
+    double trimDb = 40;
+    // Labels from the class subfolders, or from each file name by `pattern`, where {label}
+    // and {speaker} mark the parts to read ("{label}_{speaker}_{index}" reads 7_alice_03.wav),
+    // any other {name} matches anything and the rest must match literally.
+    enum class Labels { Folder, Pattern } labels = Labels::Folder;
+    std::string pattern = "{label}_{speaker}_{index}";
+    std::string subset = "all"; // all | train | validation (data::SplitOptions)
+    double validationFraction = 0.2;
+    uint64_t splitSeed = 0;
+    bool splitBySpeaker = true; // with a pattern that has {speaker}: hold out whole speakers
+    int64_t limit = 0;
+};
+
+// Samples of one recording: mono, at the options' rate, trimmed, padded or cropped. The error
+// says why a file is not a readable recording (missing, not audio, truncated, empty).
+Result<std::vector<float>> decodeAudioFile(const std::string &path, const AudioFilesOptions &o);
+// The same from interleaved samples in memory (a microphone's), `name` for messages.
+Result<std::vector<float>> prepareAudio(const std::vector<float> &interleaved, int channels,
+                                        int64_t sampleRate, const std::string &name,
+                                        const AudioFilesOptions &o);
+
+// A folder of recordings, labelled by class subfolders or by the file-name pattern (files in
+// any subfolder). Classes are sorted names, or class numbers when every label is a whole number.
+// Unreadable files, and names that do not match the pattern, are skipped and listed.
+Result<ImageDataset> loadAudioFolder(const std::string &dir, const AudioFilesOptions &o);
+
+// What the pattern reads from a file name (without its extension); false when it does not match.
+bool matchPattern(const std::string &pattern, const std::string &stem, std::string &label,
+                  std::string &speaker);
+
+} // namespace fb::data

@@ -1,0 +1,248 @@
+#include "core/data/audio_transforms.h"
+
+#include "core/base/rng.h"
+
+#include <opencv2/core.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+namespace fb::data {
+
+namespace {
+
+// Slaney's mel scale (librosa's htk=False): linear up to 1 kHz, logarithmic above.
+constexpr double kFsp = 200.0 / 3.0, kMinLogHz = 1000.0, kMinLogMel = kMinLogHz / kFsp;
+const double kLogStep = std::log(6.4) / 27.0;
+
+double hzToMel(double hz)
+{
+    return hz < kMinLogHz ? hz / kFsp : kMinLogMel + std::log(hz / kMinLogHz) / kLogStep;
+}
+
+double melToHz(double mel)
+{
+    return mel < kMinLogMel ? mel * kFsp : kMinLogHz * std::exp(kLogStep * (mel - kMinLogMel));
+}
+
+} // namespace
+
+AddNoise::AddNoise(float snrMinDb, float snrMaxDb, float p)
+    : m_min(snrMinDb)
+    , m_max(snrMaxDb)
+    , m_p(p)
+{}
+
+void AddNoise::apply(const float *in, float *out, int64_t n, const Shape &inShape,
+                     const uint64_t *seeds) const
+{
+    const int64_t len = inShape.numel();
+    for (int64_t i = 0; i < n; ++i) {
+        Rng rng(seeds[i]);
+        const float *x = in + i * len;
+        float *y = out + i * len;
+        if (rng.uniform() >= m_p) {
+            std::copy_n(x, len, y);
+            continue;
+        }
+        double power = 0;
+        for (int64_t k = 0; k < len; ++k)
+            power += double(x[k]) * double(x[k]);
+        power /= double(std::max<int64_t>(len, 1));
+        const double snr = rng.uniform(m_min, m_max);
+        // Silence gets the noise of a quiet signal rather than none.
+        const float sigma = float(std::sqrt(std::max(power, 1e-6) / std::pow(10.0, snr / 10.0)));
+        for (int64_t k = 0; k < len; ++k)
+            y[k] = x[k] + sigma * rng.normal();
+    }
+}
+
+TimeShift::TimeShift(float maxFraction)
+    : m_max(maxFraction)
+{}
+
+void TimeShift::apply(const float *in, float *out, int64_t n, const Shape &inShape,
+                      const uint64_t *seeds) const
+{
+    const int64_t len = inShape.numel();
+    const int64_t most = int64_t(std::floor(double(m_max) * double(len)));
+    for (int64_t i = 0; i < n; ++i) {
+        Rng rng(seeds[i]);
+        const int64_t shift = most > 0 ? int64_t(rng.below(uint64_t(2 * most + 1))) - most : 0;
+        const float *x = in + i * len;
+        float *y = out + i * len;
+        std::fill_n(y, len, 0.0f);
+        for (int64_t k = std::max<int64_t>(0, shift); k < std::min(len, len + shift); ++k)
+            y[k] = x[k - shift];
+    }
+}
+
+Spectrogram::Spectrogram(SpectrogramOptions o)
+    : m_o(o)
+{
+    const int64_t nFft = m_o.nFft, bins = nFft / 2 + 1;
+    m_window.resize(size_t(nFft));
+    for (int64_t k = 0; k < nFft; ++k)
+        m_window[size_t(k)] =
+            float(0.5 - 0.5 * std::cos(2.0 * std::numbers::pi * double(k) / double(nFft)));
+    if (m_o.kind == SpectrogramOptions::Kind::Power) return;
+    const double fMax = m_o.fMax > 0 ? m_o.fMax : double(m_o.sampleRate) / 2.0;
+    const int64_t nMels = m_o.nMels;
+    std::vector<double> melF(size_t(nMels + 2));
+    const double lo = hzToMel(m_o.fMin), hi = hzToMel(fMax);
+    for (int64_t m = 0; m < nMels + 2; ++m)
+        melF[size_t(m)] = melToHz(lo + (hi - lo) * double(m) / double(nMels + 1));
+    m_mel.assign(size_t(nMels * bins), 0.0f);
+    for (int64_t m = 0; m < nMels; ++m) {
+        const double left = melF[size_t(m)], centre = melF[size_t(m + 1)],
+                     right = melF[size_t(m + 2)];
+        const double norm = 2.0 / (right - left);
+        for (int64_t b = 0; b < bins; ++b) {
+            const double f = double(b) * double(m_o.sampleRate) / double(nFft);
+            const double w = std::max(
+                0.0, std::min((f - left) / (centre - left), (right - f) / (right - centre)));
+            m_mel[size_t(m * bins + b)] = float(w * norm);
+        }
+    }
+    if (m_o.kind != SpectrogramOptions::Kind::Mfcc) return;
+    // A matrix, not cv::dct: that one takes even lengths only, and nMels may be odd.
+    m_dct.resize(size_t(m_o.nMfcc * nMels));
+    for (int64_t k = 0; k < m_o.nMfcc; ++k)
+        for (int64_t m = 0; m < nMels; ++m)
+            m_dct[size_t(k * nMels + m)] =
+                float(std::sqrt((k == 0 ? 1.0 : 2.0) / double(nMels)) *
+                      std::cos(std::numbers::pi * double(k) * (2.0 * double(m) + 1.0) /
+                               (2.0 * double(nMels))));
+}
+
+Result<Shape> Spectrogram::outputShape(const Shape &in) const
+{
+    if (in.rank() != 3 || in[0] != 1 || in[1] != 1)
+        return makeError("expects waveforms [1, 1, samples] from an audio source, not " + in.str());
+    if (m_o.nFft < 16 || m_o.hop < 1) return makeError("n_fft must be at least 16, hop at least 1");
+    if (m_o.kind != SpectrogramOptions::Kind::Power &&
+        (m_o.nMels < 1 || (m_o.fMax > 0 && m_o.fMax <= m_o.fMin) ||
+         (m_o.fMax > double(m_o.sampleRate) / 2.0)))
+        return makeError("the mel bands need n_mels >= 1 and f_min < f_max <= sample_rate / 2");
+    if (m_o.kind == SpectrogramOptions::Kind::Mfcc && (m_o.nMfcc < 1 || m_o.nMfcc > m_o.nMels))
+        return makeError("n_mfcc must be 1 to n_mels");
+    const int64_t frames = 1 + in[2] / m_o.hop;
+    const int64_t rows = m_o.kind == SpectrogramOptions::Kind::Power ? m_o.nFft / 2 + 1
+                         : m_o.kind == SpectrogramOptions::Kind::Mel ? m_o.nMels
+                                                                     : m_o.nMfcc;
+    return Shape{1, rows, frames};
+}
+
+void Spectrogram::apply(const float *in, float *out, int64_t n, const Shape &inShape,
+                        const uint64_t *) const
+{
+    const int64_t len = inShape[2], nFft = m_o.nFft, hop = m_o.hop, bins = nFft / 2 + 1;
+    const int64_t frames = 1 + len / hop, pad = nFft / 2;
+    const Shape outShape = outputShape(inShape).value();
+    const int64_t rows = outShape[1];
+    cv::Mat windowed(int(frames), int(nFft), CV_32F), spectrum;
+    std::vector<float> power(size_t(bins * frames)), mel;
+    for (int64_t i = 0; i < n; ++i) {
+        const float *x = in + i * len;
+        for (int64_t t = 0; t < frames; ++t) {
+            float *row = windowed.ptr<float>(int(t));
+            for (int64_t k = 0; k < nFft; ++k) {
+                const int64_t s = t * hop + k - pad; // centred, zeros beyond the ends
+                row[k] = s >= 0 && s < len ? x[s] * m_window[size_t(k)] : 0.0f;
+            }
+        }
+        cv::dft(windowed, spectrum, cv::DFT_ROWS | cv::DFT_COMPLEX_OUTPUT);
+        for (int64_t t = 0; t < frames; ++t) {
+            const cv::Vec2f *c = spectrum.ptr<cv::Vec2f>(int(t));
+            for (int64_t b = 0; b < bins; ++b)
+                power[size_t(b * frames + t)] = c[b][0] * c[b][0] + c[b][1] * c[b][1];
+        }
+        const std::vector<float> *feature = &power;
+        if (m_o.kind != SpectrogramOptions::Kind::Power) {
+            mel.assign(size_t(m_o.nMels * frames), 0.0f);
+            for (int64_t m = 0; m < m_o.nMels; ++m) {
+                float *dst = mel.data() + m * frames;
+                for (int64_t b = 0; b < bins; ++b) {
+                    const float w = m_mel[size_t(m * bins + b)];
+                    if (w == 0.0f) continue;
+                    const float *src = power.data() + b * frames;
+                    for (int64_t t = 0; t < frames; ++t)
+                        dst[t] += w * src[t];
+                }
+            }
+            feature = &mel;
+        }
+        std::vector<float> db;
+        if (m_o.toDb || m_o.kind == SpectrogramOptions::Kind::Mfcc) {
+            db.resize(feature->size());
+            float top = -std::numeric_limits<float>::infinity();
+            for (size_t k = 0; k < db.size(); ++k) {
+                db[k] = float(10.0 * std::log10(std::max(1e-10, double((*feature)[k]))));
+                top = std::max(top, db[k]);
+            }
+            if (m_o.topDb > 0)
+                for (float &v : db)
+                    v = std::max(v, float(top - m_o.topDb));
+            feature = &db;
+        }
+        float *y = out + i * rows * frames;
+        if (m_o.kind == SpectrogramOptions::Kind::Mfcc) {
+            for (int64_t k = 0; k < m_o.nMfcc; ++k)
+                for (int64_t t = 0; t < frames; ++t) {
+                    double sum = 0;
+                    for (int64_t m = 0; m < m_o.nMels; ++m)
+                        sum += double(m_dct[size_t(k * m_o.nMels + m)]) *
+                               double((*feature)[size_t(m * frames + t)]);
+                    y[k * frames + t] = float(sum);
+                }
+        } else {
+            std::copy(feature->begin(), feature->end(), y);
+        }
+    }
+}
+
+SpecAugment::SpecAugment(int64_t freqMasks, int64_t freqWidth, int64_t timeMasks, int64_t timeWidth)
+    : m_freqMasks(freqMasks)
+    , m_freqWidth(freqWidth)
+    , m_timeMasks(timeMasks)
+    , m_timeWidth(timeWidth)
+{}
+
+void SpecAugment::apply(const float *in, float *out, int64_t n, const Shape &s,
+                        const uint64_t *seeds) const
+{
+    const int64_t channels = s[0], rows = s[1], frames = s[2], len = s.numel();
+    for (int64_t i = 0; i < n; ++i) {
+        Rng rng(seeds[i]);
+        const float *x = in + i * len;
+        float *y = out + i * len;
+        double sum = 0;
+        for (int64_t k = 0; k < len; ++k)
+            sum += x[k];
+        const float mean = float(sum / double(std::max<int64_t>(len, 1)));
+        if (y != x) std::copy_n(x, len, y);
+        // A mask of width w (0..most) starting anywhere it fits.
+        auto span = [&rng](int64_t most, int64_t size) {
+            const int64_t w = int64_t(rng.below(uint64_t(std::min(most, size) + 1)));
+            const int64_t start = int64_t(rng.below(uint64_t(size - w + 1)));
+            return std::pair{start, start + w};
+        };
+        for (int64_t m = 0; m < m_freqMasks; ++m) {
+            const auto [a, b] = span(m_freqWidth, rows);
+            for (int64_t c = 0; c < channels; ++c)
+                for (int64_t r = a; r < b; ++r)
+                    std::fill_n(y + (c * rows + r) * frames, frames, mean);
+        }
+        for (int64_t m = 0; m < m_timeMasks; ++m) {
+            const auto [a, b] = span(m_timeWidth, frames);
+            for (int64_t c = 0; c < channels; ++c)
+                for (int64_t r = 0; r < rows; ++r)
+                    std::fill(y + (c * rows + r) * frames + a, y + (c * rows + r) * frames + b,
+                              mean);
+        }
+    }
+}
+
+} // namespace fb::data

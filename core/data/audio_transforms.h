@@ -1,0 +1,92 @@
+#pragma once
+
+#include "core/data/transforms.h"
+
+#include <vector>
+
+namespace fb::data {
+
+// Stages of an audio chain (docs/audio.md). Waveforms arrive as [1, 1, samples] from an audio
+// source; the feature stages turn them into [1, rows, frames] images that the convolutions take
+// like any other.
+
+// Adds white Gaussian noise at a signal-to-noise ratio drawn uniformly from [snrMinDb,
+// snrMaxDb], to each sample with probability p.
+class AddNoise : public Transform {
+public:
+    AddNoise(float snrMinDb, float snrMaxDb, float p);
+    bool random() const override { return true; }
+    void apply(const float *in, float *out, int64_t n, const Shape &inShape,
+               const uint64_t *seeds) const override;
+
+private:
+    float m_min, m_max, m_p;
+};
+
+// Shifts each waveform by a whole number of samples drawn uniformly from
+// [-maxFraction * length, maxFraction * length], filling with silence.
+class TimeShift : public Transform {
+public:
+    explicit TimeShift(float maxFraction);
+    bool random() const override { return true; }
+    bool inPlace() const override { return false; }
+    void apply(const float *in, float *out, int64_t n, const Shape &inShape,
+               const uint64_t *seeds) const override;
+
+private:
+    float m_max;
+};
+
+// Spectrograms with librosa's conventions (librosa 0.10: stft, feature.melspectrogram,
+// power_to_db, feature.mfcc):
+// - frames centred: the waveform is padded with nFft / 2 zeros at both ends, frame t starts at
+//   t * hop, 1 + samples / hop frames;
+// - a periodic Hann window of nFft samples; power |X|^2 of bins 0 .. nFft / 2;
+// - mel: Slaney's mel scale (linear below 1 kHz, logarithmic above) and Slaney normalization
+//   (each triangle scaled by 2 / its width in Hz), nMels filters from fMin to fMax;
+// - dB: 10 log10(max(1e-10, S)), then at most topDb below the sample's maximum (topDb 0: no
+//   floor);
+// - MFCC: the orthonormal DCT-II of the dB mel spectrogram along the mel axis, the first nMfcc.
+struct SpectrogramOptions {
+    enum class Kind { Power, Mel, Mfcc } kind = Kind::Mel;
+    int64_t sampleRate = 16000;
+    int64_t nFft = 512, hop = 160;
+    int64_t nMels = 40;
+    double fMin = 0, fMax = 0; // fMax 0: sampleRate / 2
+    bool toDb = true;          // Power and Mel; Mfcc always works on dB
+    double topDb = 80;
+    int64_t nMfcc = 13;
+};
+
+class Spectrogram : public Transform {
+public:
+    explicit Spectrogram(SpectrogramOptions o);
+    bool inPlace() const override { return false; }
+    Result<Shape> outputShape(const Shape &in) const override;
+    void apply(const float *in, float *out, int64_t n, const Shape &inShape,
+               const uint64_t *seeds) const override;
+    // The mel filter bank, [nMels, nFft / 2 + 1] row-major (tests).
+    const std::vector<float> &melFilters() const { return m_mel; }
+
+private:
+    SpectrogramOptions m_o;
+    std::vector<float> m_window; // periodic Hann
+    std::vector<float> m_mel;    // [nMels, bins]
+    std::vector<float> m_dct;    // [nMfcc, nMels], orthonormal DCT-II rows
+};
+
+// SpecAugment's masks (Park et al. 2019) on [c, rows, frames] features: `freqMasks` bands of up
+// to `freqWidth` rows and `timeMasks` spans of up to `timeWidth` frames, widths and positions
+// drawn uniformly per sample, set to the sample's mean.
+class SpecAugment : public Transform {
+public:
+    SpecAugment(int64_t freqMasks, int64_t freqWidth, int64_t timeMasks, int64_t timeWidth);
+    bool random() const override { return true; }
+    void apply(const float *in, float *out, int64_t n, const Shape &inShape,
+               const uint64_t *seeds) const override;
+
+private:
+    int64_t m_freqMasks, m_freqWidth, m_timeMasks, m_timeWidth;
+};
+
+} // namespace fb::data

@@ -1,0 +1,135 @@
+#include "core/data/file_split.h"
+
+#include "core/base/rng.h"
+
+#include <algorithm>
+#include <cmath>
+#include <atomic>
+#include <set>
+#include <thread>
+
+namespace fb::data {
+
+namespace {
+
+// How many of n go to validation: rounded, and never all of them while there are two or more.
+size_t validationCount(size_t n, double fraction)
+{
+    if (n < 2) return 0;
+    return size_t(std::clamp<int64_t>(std::llround(fraction * double(n)), 0, int64_t(n) - 1));
+}
+
+// The first `count` of a seeded Fisher-Yates permutation of [0, n), driven by our own Rng so the
+// split is the same on every platform.
+std::set<size_t> drawn(size_t n, size_t count, uint64_t seed)
+{
+    std::vector<size_t> perm(n);
+    for (size_t i = 0; i < n; ++i)
+        perm[i] = i;
+    Rng rng(seed);
+    for (size_t i = n; i > 1; --i)
+        std::swap(perm[i - 1], perm[size_t(rng.below(i))]);
+    return {perm.begin(), perm.begin() + std::ptrdiff_t(count)};
+}
+
+} // namespace
+
+std::vector<LabelledFile> selectFiles(std::vector<LabelledFile> files, int32_t classes,
+                                      const SplitOptions &o)
+{
+    std::sort(files.begin(), files.end(),
+              [](const LabelledFile &a, const LabelledFile &b) { return a.path < b.path; });
+    std::vector<std::vector<LabelledFile>> byClass(size_t(std::max(classes, 0)));
+    if (o.subset == "all") {
+        for (auto &f : files)
+            byClass[size_t(f.label)].push_back(std::move(f));
+    } else if (o.bySpeaker) {
+        std::set<std::string> speakerSet;
+        for (const auto &f : files)
+            speakerSet.insert(f.speaker);
+        const std::vector<std::string> speakers(speakerSet.begin(), speakerSet.end());
+        const std::set<size_t> held =
+            drawn(speakers.size(), validationCount(speakers.size(), o.validationFraction),
+                  mix64(o.splitSeed ^ 0x5eaced));
+        std::set<std::string> validation;
+        for (size_t i : held)
+            validation.insert(speakers[i]);
+        for (auto &f : files)
+            if (validation.count(f.speaker) == (o.subset == "validation" ? 1u : 0u))
+                byClass[size_t(f.label)].push_back(std::move(f));
+    } else {
+        // Per class, seeded by the split seed and the class alone (not the training seed), so
+        // the validation files stay the same when the training seed changes.
+        std::vector<std::vector<LabelledFile>> all(byClass.size());
+        for (auto &f : files)
+            all[size_t(f.label)].push_back(std::move(f));
+        for (size_t c = 0; c < all.size(); ++c) {
+            const std::set<size_t> held =
+                drawn(all[c].size(), validationCount(all[c].size(), o.validationFraction),
+                      mix64(o.splitSeed ^ mix64(uint64_t(c) + 1)));
+            for (size_t i = 0; i < all[c].size(); ++i)
+                if (held.count(i) == (o.subset == "validation" ? 1u : 0u))
+                    byClass[c].push_back(std::move(all[c][i]));
+        }
+    }
+    std::vector<LabelledFile> out;
+    for (size_t i = 0;; ++i) {
+        bool any = false;
+        for (auto &cls : byClass)
+            if (i < cls.size()) {
+                out.push_back(std::move(cls[i]));
+                any = true;
+            }
+        if (!any) break;
+    }
+    if (o.limit > 0 && int64_t(out.size()) > o.limit) out.resize(size_t(o.limit));
+    return out;
+}
+
+bool isHidden(const std::string &fileName)
+{
+    return !fileName.empty() && fileName[0] == '.';
+}
+
+LabelClasses classesOf(const std::vector<std::string> &labels)
+{
+    LabelClasses c;
+    const bool numeric = std::all_of(labels.begin(), labels.end(), [](const std::string &l) {
+        return !l.empty() && l.size() <= 6 &&
+               std::all_of(l.begin(), l.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+    });
+    if (numeric) {
+        int top = 0;
+        for (const std::string &l : labels) {
+            c.index[l] = std::stoi(l);
+            top = std::max(top, c.index[l]);
+        }
+        for (int k = 0; k <= top; ++k)
+            c.names.push_back(std::to_string(k));
+        return c;
+    }
+    const std::set<std::string> names(labels.begin(), labels.end());
+    c.names.assign(names.begin(), names.end());
+    for (size_t k = 0; k < c.names.size(); ++k)
+        c.index[c.names[k]] = int32_t(k);
+    return c;
+}
+
+void forEachInParallel(size_t n, const std::function<void(size_t)> &fn)
+{
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+        for (size_t i = next++; i < n; i = next++)
+            fn(i);
+    };
+    const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1,
+                                              std::max<size_t>(1, std::min<size_t>(16, n)));
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t)
+        pool.emplace_back(work);
+    work();
+    for (auto &t : pool)
+        t.join();
+}
+
+} // namespace fb::data

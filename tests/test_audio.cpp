@@ -1,0 +1,408 @@
+// Audio sources and features (core/data/audio_files.h, audio_transforms.h): the spectrogram,
+// mel, log-mel and MFCC features against values computed independently with NumPy
+// (tests/audio_reference.py, librosa's definitions, float64), WAV files written here byte by
+// byte read back mono and resampled, labels and speakers from file names, a split that keeps
+// speakers apart, damaged recordings skipped and named, and the random stages' contracts.
+
+#include "core/data/audio_files.h"
+#include "core/data/audio_transforms.h"
+
+#include <QtTest>
+
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <numbers>
+#include <set>
+
+using namespace fb;
+using namespace fb::data;
+using nlohmann::json;
+
+namespace {
+
+json reference()
+{
+    std::ifstream in(FLOWBENCH_SOURCE_DIR "/tests/data/audio_reference.json");
+    if (!in) qFatal("tests/data/audio_reference.json is missing");
+    return json::parse(in);
+}
+
+SpectrogramOptions optionsOf(const json &r, SpectrogramOptions::Kind kind)
+{
+    SpectrogramOptions o;
+    o.kind = kind;
+    o.sampleRate = r["sample_rate"];
+    o.nFft = r["n_fft"];
+    o.hop = r["hop"];
+    o.nMels = r["n_mels"];
+    o.nMfcc = r["n_mfcc"];
+    o.fMin = r["f_min"];
+    o.fMax = r["f_max"];
+    o.topDb = r["top_db"];
+    return o;
+}
+
+std::vector<float> run(const Transform &t, const std::vector<float> &x, Shape &shape)
+{
+    const Shape in{1, 1, int64_t(x.size())};
+    shape = t.outputShape(in).value();
+    std::vector<float> y(size_t(shape.numel()));
+    const uint64_t seed = 0;
+    t.apply(x.data(), y.data(), 1, in, &seed);
+    return y;
+}
+
+// Largest |a - b| over a reference matrix [rows][frames] and our [1, rows, frames] output.
+double maxError(const json &ref, const std::vector<float> &ours, int64_t frames)
+{
+    double worst = 0;
+    for (size_t r = 0; r < ref.size(); ++r)
+        for (size_t t = 0; t < ref[r].size(); ++t)
+            worst = std::max(
+                worst, std::abs(ref[r][t].get<double>() - double(ours[r * size_t(frames) + t])));
+    return worst;
+}
+
+// A 16-bit PCM WAV file: the 44-byte RIFF header, then interleaved samples.
+void writeWav(const QString &path, const std::vector<float> &interleaved, int channels, int rate,
+              int64_t claimFrames = -1)
+{
+    QDir().mkpath(QFileInfo(path).path());
+    const uint32_t frames =
+        uint32_t(claimFrames >= 0 ? claimFrames : int64_t(interleaved.size()) / channels);
+    const uint32_t dataBytes = frames * uint32_t(channels) * 2;
+    QByteArray b;
+    auto u32 = [&b](uint32_t v) { b.append(reinterpret_cast<const char *>(&v), 4); };
+    auto u16 = [&b](uint16_t v) { b.append(reinterpret_cast<const char *>(&v), 2); };
+    b.append("RIFF");
+    u32(36 + dataBytes);
+    b.append("WAVEfmt ");
+    u32(16);
+    u16(1); // PCM
+    u16(uint16_t(channels));
+    u32(uint32_t(rate));
+    u32(uint32_t(rate * channels * 2));
+    u16(uint16_t(channels * 2));
+    u16(16);
+    b.append("data");
+    u32(dataBytes);
+    for (float v : interleaved)
+        u16(uint16_t(int16_t(std::lround(std::clamp(v, -1.0f, 1.0f) * 32767.0f))));
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write(b) != b.size())
+        qFatal("cannot write %s", qPrintable(path));
+}
+
+std::vector<float> tone(double hz, int rate, double seconds, float amplitude = 0.5f)
+{
+    std::vector<float> x(size_t(std::lround(seconds * rate)));
+    for (size_t i = 0; i < x.size(); ++i)
+        x[i] = amplitude * float(std::sin(2 * std::numbers::pi * hz * double(i) / rate));
+    return x;
+}
+
+AudioFilesOptions byPattern(const char *subset = "all")
+{
+    AudioFilesOptions o;
+    o.labels = AudioFilesOptions::Labels::Pattern;
+    o.subset = subset;
+    o.trimDb = 0;
+    o.seconds = 0.25;
+    return o;
+}
+
+} // namespace
+
+class TestAudio : public QObject {
+    Q_OBJECT
+
+private slots:
+    void featuresMatchTheNumPyReference()
+    {
+        const json r = reference();
+        const std::vector<float> x = r["signal"].get<std::vector<float>>();
+        const int64_t frames = r["frames"];
+        Shape s;
+
+        const Spectrogram mel(optionsOf(r, SpectrogramOptions::Kind::Mel));
+        // The filter bank itself, weight for weight.
+        const json &filters = r["mel_filters"];
+        double worst = 0;
+        const int64_t bins = int64_t(filters[0].size());
+        for (size_t m = 0; m < filters.size(); ++m)
+            for (int64_t b = 0; b < bins; ++b)
+                worst = std::max(worst,
+                                 std::abs(filters[m][size_t(b)].get<double>() -
+                                          double(mel.melFilters()[m * size_t(bins) + size_t(b)])));
+        QVERIFY2(worst < 1e-7, qPrintable(QString::number(worst)));
+
+        const std::vector<float> logmel = run(mel, x, s);
+        QCOMPARE(s, (Shape{1, 40, frames}));
+        worst = maxError(r["log_mel"], logmel, frames);
+        qInfo("log-mel: largest difference %.2e dB", worst);
+        QVERIFY2(worst < 2e-3, qPrintable(QString::number(worst)));
+
+        // Mel power without dB: relative to each value.
+        SpectrogramOptions linear = optionsOf(r, SpectrogramOptions::Kind::Mel);
+        linear.toDb = false;
+        const std::vector<float> power = run(Spectrogram(linear), x, s);
+        double rel = 0;
+        for (size_t m = 0; m < r["mel"].size(); ++m)
+            for (int64_t t = 0; t < frames; ++t) {
+                const double want = r["mel"][m][size_t(t)].get<double>();
+                const double got = power[m * size_t(frames) + size_t(t)];
+                if (want > 1e-6) rel = std::max(rel, std::abs(got - want) / want);
+            }
+        qInfo("mel power: largest relative difference %.2e", rel);
+        QVERIFY2(rel < 1e-3, qPrintable(QString::number(rel)));
+
+        const std::vector<float> stft =
+            run(Spectrogram(optionsOf(r, SpectrogramOptions::Kind::Power)), x, s);
+        QCOMPARE(s, (Shape{1, 257, frames}));
+        // Cells far below the loudest lose digits in float32; the floor is top_db below it.
+        worst = maxError(r["power_db"], stft, frames);
+        qInfo("power dB: largest difference %.2e dB", worst);
+        QVERIFY2(worst < 2e-2, qPrintable(QString::number(worst)));
+
+        const std::vector<float> mfcc =
+            run(Spectrogram(optionsOf(r, SpectrogramOptions::Kind::Mfcc)), x, s);
+        QCOMPARE(s, (Shape{1, 13, frames}));
+        worst = maxError(r["mfcc"], mfcc, frames);
+        qInfo("MFCC: largest difference %.2e", worst);
+        QVERIFY2(worst < 5e-3, qPrintable(QString::number(worst)));
+
+        // A waveform is required.
+        QVERIFY(!mel.outputShape(Shape{1, 28, 28}).ok());
+    }
+
+    void wavFilesBecomeMonoSamplesAtTheRate()
+    {
+        QTemporaryDir dir;
+        // Stereo at 44.1 kHz: left a 440 Hz tone, right silent; 0.5 s.
+        const std::vector<float> left = tone(440, 44100, 0.5);
+        std::vector<float> stereo;
+        for (float v : left) {
+            stereo.push_back(v);
+            stereo.push_back(0.0f);
+        }
+        writeWav(dir.filePath("a.wav"), stereo, 2, 44100);
+        AudioFilesOptions o;
+        o.sampleRate = 16000;
+        o.seconds = 0.5;
+        o.trimDb = 0;
+        auto x = decodeAudioFile(dir.filePath("a.wav").toStdString(), o);
+        QVERIFY2(x.ok(), x.ok() ? "" : x.error().str().c_str());
+        QCOMPARE(x->size(), size_t(8000));
+        // Mono is the mean of the channels: amplitude 0.25. Resampling keeps the frequency:
+        // count the zero crossings of the middle (440 Hz: 2 per period).
+        float peak = 0;
+        int crossings = 0;
+        for (size_t i = 1000; i < 7000; ++i) {
+            peak = std::max(peak, std::abs((*x)[i]));
+            crossings += ((*x)[i - 1] < 0) != ((*x)[i] < 0);
+        }
+        QVERIFY2(std::abs(peak - 0.25f) < 0.01f, qPrintable(QString::number(peak)));
+        QVERIFY2(std::abs(crossings - 330) <= 2,
+                 qPrintable(QString::number(crossings))); // 6000/16000 s
+
+        // Shorter than the window: centred, silence around it. Trimming cuts leading silence.
+        std::vector<float> late(8000, 0.0f);
+        const std::vector<float> blip = tone(1000, 16000, 0.1);
+        std::copy(blip.begin(), blip.end(), late.begin() + 6000);
+        writeWav(dir.filePath("late.wav"), late, 1, 16000);
+        o.seconds = 0.5;
+        o.trimDb = 40;
+        auto c = decodeAudioFile(dir.filePath("late.wav").toStdString(), o);
+        QVERIFY(c.ok());
+        // The 1600-sample blip (a little more with the frames' edges) now sits mid-window.
+        QCOMPARE((*c)[0], 0.0f);
+        QVERIFY(std::abs((*c)[4000]) > 0.0f || std::abs((*c)[4001]) > 0.0f);
+        QCOMPARE((*c)[7999], 0.0f);
+    }
+
+    void patternLabelsAndSpeakerSplit()
+    {
+        std::string label, speaker;
+        QVERIFY(matchPattern("{label}_{speaker}_{index}", "7_en-gb-m3_2", label, speaker));
+        QCOMPARE(label, std::string("7"));
+        QCOMPARE(speaker, std::string("en-gb-m3"));
+        QVERIFY(
+            matchPattern("take{index}-{label}.by.{speaker}", "take1-yes.by.ann", label, speaker));
+        QCOMPARE(label, std::string("yes"));
+        QCOMPARE(speaker, std::string("ann"));
+        QVERIFY(!matchPattern("{label}_{speaker}_{index}", "noise", label, speaker));
+
+        QTemporaryDir dir;
+        // Each speaker at its own loudness (0.1, 0.2, ...), so a sample's peak says who it is.
+        const char *speakers[] = {"ann", "bob", "cid", "dan", "eve", "fay"};
+        for (int d = 0; d < 3; ++d)
+            for (int sp = 0; sp < 6; ++sp)
+                for (int k = 0; k < 2; ++k)
+                    writeWav(dir.filePath(QString("%1/%2_%3_%4.wav")
+                                              .arg(sp % 2 ? "sub" : ".")
+                                              .arg(d)
+                                              .arg(speakers[sp])
+                                              .arg(k)),
+                             tone(300 + 200 * d, 16000, 0.2, 0.1f * float(sp + 1)), 1, 16000);
+        QFile notes(dir.filePath("README.txt"));
+        QVERIFY(notes.open(QIODevice::WriteOnly));
+        notes.write("recorded in the kitchen\n");
+        notes.close();
+
+        auto all = loadAudioFolder(dir.path().toStdString(), byPattern());
+        QVERIFY2(all.ok(), all.ok() ? "" : all.error().str().c_str());
+        QCOMPARE(all->classNames, (std::vector<std::string>{"0", "1", "2"}));
+        QCOMPARE(all->count, int64_t(36));
+        QCOMPARE(all->width, int64_t(4000));
+        QCOMPARE(all->values.size(), size_t(36 * 4000));
+        QCOMPARE(all->skipped.size(), size_t(1)); // README.txt: its name does not match
+        QVERIFY(all->skipped[0].reason.find("does not match the pattern") != std::string::npos);
+
+        auto speakersIn = [](const ImageDataset &ds) {
+            std::multiset<int> who;
+            for (int64_t i = 0; i < ds.count; ++i) {
+                float peak = 0;
+                for (int64_t k = 0; k < ds.width; ++k)
+                    peak = std::max(peak, std::abs(ds.values[size_t(i * ds.width + k)]));
+                who.insert(int(std::lround(peak * 10)) - 1);
+            }
+            return who;
+        };
+        auto load = [&](const char *subset, bool bySpeaker) {
+            AudioFilesOptions o = byPattern(subset);
+            o.splitBySpeaker = bySpeaker;
+            auto ds = loadAudioFolder(dir.path().toStdString(), o);
+            if (!ds.ok()) qFatal("%s", ds.error().str().c_str());
+            return speakersIn(ds.value());
+        };
+        // Whole speakers on one side: 6 speakers, 20% -> 1 held out, all 6 of their recordings.
+        const std::multiset<int> train = load("train", true), val = load("validation", true);
+        QCOMPARE(val.size(), size_t(6));
+        const std::set<int> valSpeakers(val.begin(), val.end());
+        QCOMPARE(valSpeakers.size(), size_t(1));
+        for (int sp : train)
+            QVERIFY2(!valSpeakers.count(sp), "a validation speaker is in the training part");
+        std::multiset<int> both = train;
+        both.insert(val.begin(), val.end());
+        QCOMPARE(both, speakersIn(all.value()));
+        // Split per file instead, the validation part hears several speakers.
+        const std::multiset<int> mixed = load("validation", false);
+        QCOMPARE(mixed.size(), size_t(3 * 2)); // round(0.2 * 12) per digit
+        QVERIFY(std::set<int>(mixed.begin(), mixed.end()).size() > 1);
+    }
+
+    void damagedRecordingsAreSkippedAndNamed()
+    {
+        QTemporaryDir dir;
+        for (int i = 0; i < 3; ++i)
+            writeWav(dir.filePath(QString("yes/%1.wav").arg(i)), tone(500, 16000, 0.2), 1, 16000);
+        writeWav(dir.filePath("no/ok.wav"), tone(200, 16000, 0.2), 1, 16000);
+        // A header that promises a second of audio, followed by a tenth.
+        writeWav(dir.filePath("no/cut.wav"), tone(200, 16000, 0.1), 1, 16000, 16000);
+        QFile text(dir.filePath("no/notes.wav"));
+        QVERIFY(text.open(QIODevice::WriteOnly));
+        text.write("not a recording");
+        text.close();
+        QFile empty(dir.filePath("no/empty.flac"));
+        QVERIFY(empty.open(QIODevice::WriteOnly));
+        empty.close();
+        AudioFilesOptions o;
+        o.seconds = 0.2;
+        auto ds = loadAudioFolder(dir.path().toStdString(), o);
+        QVERIFY2(ds.ok(), ds.ok() ? "" : ds.error().str().c_str());
+        QCOMPARE(ds->classNames, (std::vector<std::string>{"no", "yes"}));
+        QCOMPARE(ds->count, int64_t(4));
+        std::map<std::string, std::string> why;
+        for (const SkippedFile &s : ds->skipped)
+            why[QFileInfo(QString::fromStdString(s.path)).fileName().toStdString()] = s.reason;
+        QCOMPARE(why.size(), size_t(3));
+        QVERIFY2(why["cut.wav"].find("truncated") != std::string::npos, why["cut.wav"].c_str());
+        QVERIFY2(why["notes.wav"].find("not audio") != std::string::npos, why["notes.wav"].c_str());
+        QCOMPARE(why["empty.flac"], std::string("empty file"));
+    }
+
+    void randomStagesKeepTheirContracts()
+    {
+        const std::vector<float> x = tone(440, 16000, 0.5);
+        const Shape s{1, 1, int64_t(x.size())};
+        const uint64_t seeds[2] = {11, 12};
+        std::vector<float> two(x);
+        two.insert(two.end(), x.begin(), x.end());
+
+        // Noise at 10..20 dB SNR: measured within the range, and seeded.
+        AddNoise noise(10, 20, 1.0f);
+        std::vector<float> a(two.size()), b(two.size());
+        noise.apply(two.data(), a.data(), 2, s, seeds);
+        noise.apply(two.data(), b.data(), 2, s, seeds);
+        QCOMPARE(a, b);
+        double signal = 0, err = 0;
+        for (size_t i = 0; i < x.size(); ++i) {
+            signal += double(x[i]) * x[i];
+            err += double(a[i] - x[i]) * (a[i] - x[i]);
+        }
+        const double snr = 10 * std::log10(signal / err);
+        QVERIFY2(snr > 9.5 && snr < 20.5, qPrintable(QString::number(snr)));
+
+        // A shift moves the waveform and fills with silence.
+        TimeShift shift(0.1f);
+        std::vector<float> ramp(1000);
+        for (size_t i = 0; i < ramp.size(); ++i)
+            ramp[i] = float(i + 1);
+        std::vector<float> moved(1000);
+        const Shape rs{1, 1, 1000};
+        int nonzero = 0;
+        for (uint64_t seed = 1; seed < 20; ++seed) {
+            shift.apply(ramp.data(), moved.data(), 1, rs, &seed);
+            // moved[k] = ramp[k - d]: the same d for every non-zero sample, |d| <= 100.
+            int64_t d = 0;
+            for (int64_t k = 0; k < 1000; ++k)
+                if (moved[size_t(k)] != 0.0f) {
+                    d = k - int64_t(moved[size_t(k)]) + 1;
+                    break;
+                }
+            QVERIFY(std::abs(d) <= 100);
+            for (int64_t k = 0; k < 1000; ++k) {
+                const int64_t from = k - d;
+                QCOMPARE(moved[size_t(k)], from >= 0 && from < 1000 ? ramp[size_t(from)] : 0.0f);
+            }
+            nonzero += d != 0;
+        }
+        QVERIFY(nonzero > 10);
+
+        // SpecAugment sets whole bands and spans to the mean, no more than asked.
+        SpecAugment masks(1, 4, 1, 6);
+        const Shape fs{1, 20, 30};
+        std::vector<float> feat(600);
+        for (size_t i = 0; i < feat.size(); ++i)
+            feat[i] = float(i);
+        std::vector<float> m(feat);
+        const uint64_t seed = 5;
+        masks.apply(m.data(), m.data(), 1, fs, &seed);
+        const float mean = 299.5f;
+        int rows = 0, cols = 0;
+        for (int r = 0; r < 20; ++r) {
+            bool all = true;
+            for (int t = 0; t < 30; ++t)
+                all = all && m[size_t(r * 30 + t)] == mean;
+            rows += all;
+        }
+        for (int t = 0; t < 30; ++t) {
+            bool all = true;
+            for (int r = 0; r < 20; ++r)
+                all = all && m[size_t(r * 30 + t)] == mean;
+            cols += all;
+        }
+        QVERIFY(rows <= 4 && cols <= 6);
+        for (size_t i = 0; i < m.size(); ++i)
+            QVERIFY(m[i] == feat[i] || m[i] == mean);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAudio)
+#include "test_audio.moc"
