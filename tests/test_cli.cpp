@@ -1,6 +1,8 @@
 // flowbench-cli end to end, through the real binary: the DESIGN.md contract (summary line, exit
 // codes, validate, nodes), training to a stated accuracy, determinism, resume, and bad input.
 
+#include "image_folder_fixture.h"
+
 #include <QtTest>
 
 #include <QJsonArray>
@@ -53,30 +55,6 @@ void writeJson(const QString &path, const QJsonObject &o)
     QFile f(path);
     f.open(QIODevice::WriteOnly);
     f.write(QJsonDocument(o).toJson());
-}
-
-// The MLP example reading an image folder (train and test from the same folder) with `classes`
-// outputs: `source` holds the image_folder parameters.
-void writeImageFolderPipeline(const QString &path, const QJsonObject &source, int classes)
-{
-    QJsonObject doc = readJson(example("fashion_mnist_mlp.json"));
-    QJsonArray nodes = doc["nodes"].toArray();
-    for (auto &&ref : nodes) {
-        QJsonObject n = ref.toObject();
-        const QString id = n["id"].toString();
-        if (id == "train_data" || id == "test_data") {
-            n["type"] = "image_folder";
-            n["params"] = source;
-        }
-        if (id == "fc3") {
-            QJsonObject params = n["params"].toObject();
-            params["out_features"] = classes;
-            n["params"] = params;
-        }
-        ref = n;
-    }
-    doc["nodes"] = nodes;
-    writeJson(path, doc);
 }
 
 // A small, fast MLP run: 3000 training and 1000 test samples.
@@ -497,19 +475,13 @@ private slots:
     {
         QTemporaryDir dir;
         for (int c = 0; c < 2; ++c) {
-            QVERIFY(QDir().mkpath(dir.filePath(QString("pics/c%1").arg(c))));
             for (int i = 0; i < 6; ++i) {
-                QFile f(dir.filePath(QString("pics/c%1/%2.pgm").arg(c).arg(i)));
-                QVERIFY(f.open(QIODevice::WriteOnly));
-                f.write("P5\n4 4\n255\n");
-                f.write(QByteArray(16, char(c ? 200 : 40 + i)));
+                fixture::writePgm(dir.filePath(QString("pics/c%1/%2.pgm").arg(c).arg(i)), 4, 4,
+                                  QByteArray(16, char(c ? 200 : 40 + i)));
             }
         }
-        QFile broken(dir.filePath("pics/c1/broken.pgm"));
-        QVERIFY(broken.open(QIODevice::WriteOnly));
-        broken.write("P5\n4 4\n255\n"); // the header, then nothing
-        broken.close();
-        writeImageFolderPipeline(
+        fixture::writePgm(dir.filePath("pics/c1/broken.pgm"), 4, 4, {}); // the header, then nothing
+        fixture::writeImageFolderPipeline(
             dir.filePath("pics.json"),
             QJsonObject{
                 {"path", dir.filePath("pics")}, {"subset", "all"}, {"height", 4}, {"width", 4}},
@@ -547,29 +519,25 @@ private slots:
             return int((state >> 24) % 121) - 60;
         };
         for (int c = 0; c < 3; ++c) {
-            QVERIFY(QDir().mkpath(dir.filePath(QString("pics/c%1").arg(c))));
             for (int i = 0; i < 30; ++i) {
                 const int w = i % 2 ? 10 : 8, h = 8; // some wider: padded, not stretched
                 const QString path =
                     dir.filePath(QString("pics/c%1/%2.pgm").arg(c).arg(i, 2, 10, QChar('0')));
-                QFile f(path);
-                QVERIFY(f.open(QIODevice::WriteOnly));
-                f.write(QString("P5\n%1 %2\n255\n").arg(w).arg(h).toLatin1());
                 QByteArray px(w * h, 0);
                 for (auto &v : px)
                     v = char(std::clamp(118 + 10 * c + noise(), 0, 255));
-                f.write(px);
+                fixture::writePgm(path, w, h, px);
                 files << path;
                 truth << c;
             }
         }
-        writeImageFolderPipeline(dir.filePath("pics.json"),
-                                 QJsonObject{{"path", dir.filePath("pics")},
-                                             {"subset", "all"},
-                                             {"height", 8},
-                                             {"width", 8},
-                                             {"resize", "pad"}},
-                                 3);
+        fixture::writeImageFolderPipeline(dir.filePath("pics.json"),
+                                          QJsonObject{{"path", dir.filePath("pics")},
+                                                      {"subset", "all"},
+                                                      {"height", 8},
+                                                      {"width", 8},
+                                                      {"resize", "pad"}},
+                                          3);
         const QString out = dir.filePath("run");
         const CliResult run = cli({"run", dir.filePath("pics.json"), "--device", "cpu", "--set",
                                    "train.epochs=3", "--set", "train.batch_size=16", "--out", out});

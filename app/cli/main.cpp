@@ -4,6 +4,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/progress.h"
 #include "core/backend/backend.h"
+#include "core/exec/evaluation.h"
 #include "core/exec/inference.h"
 #include "core/exec/runner.h"
 #include "core/graph/graph.h"
@@ -47,6 +48,8 @@ commands:
                           or {"input", "error"}; MODEL is a run folder, its model.safetensors
                           or a checkpoint (the preprocessing it was trained with is applied)
       --top K                 classes per input (default 3)
+      --inputs                also give each input as the model saw it: "input_shape" and
+                              "sample" (base64 float32), for recordings "waveform" too
       --device cpu|cuda[:N]   (default cpu)
   validate PIPELINE.json  check a pipeline; exit 2 with one line per problem
   nodes [--json]          list every node type with its ports and parameters
@@ -119,6 +122,7 @@ int cmdInfer(int argc, char **argv)
 {
     std::string model, device = "cpu";
     int top = 3;
+    bool withInputs = false;
     std::vector<std::string> inputs;
     for (int i = 0; i < argc; ++i) {
         const std::string a = argv[i];
@@ -133,6 +137,8 @@ int cmdInfer(int argc, char **argv)
             const long k = std::strtol(v.c_str(), &end, 10);
             if (*end || k < 1 || k > 1000) return usageError("--top needs a whole number from 1");
             top = int(k);
+        } else if (a == "--inputs") {
+            withInputs = true;
         } else if (a.starts_with("--")) {
             return usageError("unknown option " + a);
         } else if (model.empty()) {
@@ -175,6 +181,19 @@ int cmdInfer(int argc, char **argv)
             }
             line["top"] = classes;
             line["ms"] = std::round(pred.milliseconds * 1000.0) / 1000.0;
+            if (withInputs) {
+                auto floats = [](const std::vector<float> &v) {
+                    return exec::base64(reinterpret_cast<const uint8_t *>(v.data()),
+                                        v.size() * sizeof(float));
+                };
+                line["kind"] = p.audio() ? "audio" : "image";
+                line["input_shape"] = p.sampleShape().dims();
+                line["sample"] = floats(pred.sample);
+                if (p.audio()) {
+                    line["waveform"] = floats(pred.waveform);
+                    line["sample_rate"] = p.preprocessing().value("sample_rate", 0);
+                }
+            }
             std::fprintf(stderr, "%s: %s (%.2f ms)\n", inputs[i].c_str(), text.c_str(),
                          pred.milliseconds);
         }

@@ -41,6 +41,7 @@
 #include "widgets/canvas/graph_view.h"
 #include "widgets/editing/edited_pipeline.h"
 #include "widgets/evaluation/evaluation_view.h"
+#include "widgets/inference/inference_panel.h"
 #include "widgets/files/atomic_write.h"
 #include "widgets/inspector/inspector.h"
 #include "widgets/log/log_view.h"
@@ -570,11 +571,16 @@ void MainWindow::buildDocks()
     m_evaluation = new widgets::EvaluationView;
     QDockWidget *evaluation =
         dock("evaluation", tr("Evaluation"), m_evaluation, Qt::BottomDockWidgetArea);
+    m_inference = new widgets::InferencePanel;
+    m_inference->setCliPath(widgets::RunSession::defaultCliPath());
+    QDockWidget *inference =
+        dock("inference", tr("Try the Model"), m_inference, Qt::BottomDockWidgetArea);
     // Bottom: problems and log on the left, plots and evaluation (wider) on the right; the
     // canvas keeps most of the height. A layout the person changes is restored from QSettings.
     splitDockWidget(problems, plots, Qt::Horizontal);
     tabifyDockWidget(problems, log);
     tabifyDockWidget(plots, evaluation);
+    tabifyDockWidget(evaluation, inference);
     connect(evaluation, &QDockWidget::visibilityChanged, this, [this](bool visible) {
         if (visible) showPendingEvaluation();
     });
@@ -1076,6 +1082,11 @@ void MainWindow::onRunFinished(const widgets::RunOutcome &outcome)
     }
     m_lastRunMessage = text;
     m_lastSummary = outcome.summary;
+    // The finished run is the model to try (its model.safetensors, or the stop's checkpoint).
+    if ((outcome.status == O::Ok || outcome.status == O::Stopped) && outcome.summary.is_object() &&
+        outcome.summary.contains("out_dir") && outcome.summary["out_dir"].is_string())
+        m_inference->setModel(
+            QString::fromStdString(outcome.summary["out_dir"].get<std::string>()));
     m_statusRun->setText(text);
     m_statusProgress->hide();
     m_log->addLine(outcome.status == O::Ok || outcome.status == O::Stopped

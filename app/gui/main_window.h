@@ -22,6 +22,7 @@ class QMenu;
 class QProgressBar;
 
 namespace fb::widgets {
+class InferencePanel;
 class EditedPipeline;
 class EvaluationView;
 class GraphScene;
@@ -85,6 +86,7 @@ public:
     widgets::LivePlots *plots() const { return m_plots; }
     widgets::LogView *log() const { return m_log; }
     widgets::EvaluationView *evaluation() const { return m_evaluation; }
+    widgets::InferencePanel *inference() const { return m_inference; }
     widgets::RunSession *session() const { return m_session; }
     widgets::RunRecord *record() const { return m_record; }
     QListWidget *problemsList() const { return m_problems; }
@@ -144,6 +146,7 @@ private:
     widgets::LivePlots *m_plots = nullptr;
     widgets::LogView *m_log = nullptr;
     widgets::EvaluationView *m_evaluation = nullptr;
+    widgets::InferencePanel *m_inference = nullptr;
     widgets::RunSession *m_session;
     widgets::RunRecord *m_record;
     QListWidget *m_problems = nullptr;

@@ -138,6 +138,10 @@ const std::string &Predictor::modelFile() const
 {
     return m_s->file;
 }
+bool Predictor::audio() const
+{
+    return m_s->audio;
+}
 
 Result<std::unique_ptr<Predictor>> Predictor::open(const std::string &path,
                                                    const std::string &deviceName)
@@ -258,6 +262,7 @@ std::vector<Result<Prediction>> Predictor::predictFiles(const std::vector<std::s
                     continue;
                 }
                 a = std::move(wave).value();
+                preds[i].waveform = a;
             } else {
                 auto pixels = data::decodeImageFile(paths[first + i], m_s->decode);
                 if (!pixels.ok()) {

@@ -38,6 +38,7 @@ struct Prediction {
     std::vector<ClassScore> top; // most probable first
     double milliseconds = 0;     // decoding, preprocessing and this input's share of the forward
     std::vector<float> sample;   // the input as the model saw it, [c, h, w] after preprocessing
+    std::vector<float> waveform; // a recording's samples before the feature stages (audio)
 };
 
 // A trained model opened for predictions on the CPU or a GPU.
@@ -59,6 +60,7 @@ public:
     const Shape &sampleShape() const;
     const nlohmann::json &preprocessing() const;
     const std::string &modelFile() const; // the .safetensors file it was read from
+    bool audio() const;                   // recordings in, rather than images
 
 private:
     struct State;

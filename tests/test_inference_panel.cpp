@@ -1,0 +1,136 @@
+// The window's "Try the Model" panel, driven offscreen as a person would use it: a model trained
+// by flowbench-cli on a folder of dark and bright pictures, files dropped on the panel, and what
+// it then shows: the predicted class, the bar chart of the top classes, the input as the model
+// saw it, the time it took, and a clear answer for a file that is not an image or a model that
+// cannot be opened.
+
+#include "image_folder_fixture.h"
+#include "widgets/inference/inference_panel.h"
+
+#include <qcustomplot.h>
+
+#include <QLabel>
+#include <QListWidget>
+#include <QMimeData>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QUrl>
+
+using fb::widgets::InferencePanel;
+
+namespace {
+
+void drop(QWidget &target, const QStringList &files)
+{
+    QList<QUrl> urls;
+    for (const QString &f : files)
+        urls << QUrl::fromLocalFile(f);
+    QMimeData mime;
+    mime.setUrls(urls);
+    QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(&target, &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent dropped(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QCoreApplication::sendEvent(&target, &dropped);
+}
+
+} // namespace
+
+class TestInferencePanel : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    QString m_run;
+
+private slots:
+    void initTestCase()
+    {
+        // Dark pictures (values 20..59) and bright ones (180..219), 8x8.
+        for (int i = 0; i < 20; ++i) {
+            fixture::writePgm(m_dir.filePath(QString("pics/dark/%1.pgm").arg(i)), 8, 8,
+                              QByteArray(64, char(20 + 2 * i)));
+            fixture::writePgm(m_dir.filePath(QString("pics/bright/%1.pgm").arg(i)), 8, 8,
+                              QByteArray(64, char(180 + 2 * i)));
+        }
+        fixture::writeImageFolderPipeline(
+            m_dir.filePath("pics.json"),
+            QJsonObject{
+                {"path", m_dir.filePath("pics")}, {"subset", "all"}, {"height", 8}, {"width", 8}},
+            2);
+        m_run = m_dir.filePath("run");
+        QProcess p;
+        p.start(FLOWBENCH_CLI, {"run", m_dir.filePath("pics.json"), "--device", "cpu", "--set",
+                                "train.epochs=2", "--set", "train.batch_size=8", "--out", m_run});
+        QVERIFY(p.waitForFinished(120000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    }
+
+    void droppedFilesArePredicted()
+    {
+        fixture::writePgm(m_dir.filePath("try/night.pgm"), 12, 6, QByteArray(72, char(30)));
+        fixture::writePgm(m_dir.filePath("try/snow.pgm"), 5, 5, QByteArray(25, char(230)));
+        QFile notes(m_dir.filePath("try/notes.pgm"));
+        QVERIFY(notes.open(QIODevice::WriteOnly));
+        notes.write("not a picture");
+        notes.close();
+
+        InferencePanel panel;
+        panel.setCliPath(FLOWBENCH_CLI);
+        panel.setModel(m_run);
+        panel.resize(900, 400);
+        panel.show();
+        QSignalSpy done(&panel, &InferencePanel::predicted);
+        drop(panel, {m_dir.filePath("try/night.pgm"), m_dir.filePath("try/snow.pgm"),
+                     m_dir.filePath("try/notes.pgm")});
+        QVERIFY(done.wait(60000));
+        QCOMPARE(panel.results().size(), 3);
+        const auto &night = panel.results()[0], &snow = panel.results()[1];
+        QCOMPARE(night.classes.value(0), QString("dark"));
+        QCOMPARE(snow.classes.value(0), QString("bright"));
+        QCOMPARE(night.classes.size(), 2); // top 5 of two classes
+        QVERIFY(night.probabilities[0] > 0.5 && night.probabilities[0] <= 1.0);
+        QVERIFY(night.milliseconds > 0);
+        // The input as the model saw it: 8x8 after stretching the 12x6 picture.
+        QCOMPARE(night.view.size(), QSize(8, 8));
+        QVERIFY(panel.results()[2].error.contains("not an image"));
+        QVERIFY2(panel.status().contains("2 predicted; 1 could not be read"),
+                 qPrintable(panel.status()));
+
+        // On screen: the newest is shown; choose the first in the list to see it.
+        auto *history = panel.findChild<QListWidget *>("inferenceHistory");
+        QCOMPARE(history->count(), 3);
+        QVERIFY(history->item(2)->text().contains("unreadable"));
+        history->setCurrentRow(0);
+        auto *title = panel.findChild<QLabel *>("inferenceTitle");
+        QVERIFY2(title->text().contains("night.pgm") && title->text().contains("dark"),
+                 qPrintable(title->text()));
+        QVERIFY(panel.findChild<QLabel *>("inferenceLatency")->text().endsWith("ms"));
+        QVERIFY(!panel.findChild<QLabel *>("inferencePreview")->pixmap().isNull());
+        auto *bars = panel.findChild<QCustomPlot *>("inferenceBars");
+        QCOMPARE(bars->plottableCount(), 1);
+        auto *b = qobject_cast<QCPBars *>(bars->plottable(0));
+        QVERIFY(b);
+        QCOMPARE(b->data()->size(), 2);
+        QCOMPARE(b->data()->at(0)->value, night.probabilities[0]);
+    }
+
+    void aModelThatCannotBeOpenedIsSaid()
+    {
+        InferencePanel panel;
+        panel.setCliPath(FLOWBENCH_CLI);
+        QSignalSpy done(&panel, &InferencePanel::predicted);
+        panel.predictFiles({m_dir.filePath("try/night.pgm")});
+        QCOMPARE(done.count(), 1); // no model chosen: said at once
+        QVERIFY(panel.status().contains("Choose a trained model"));
+        panel.setModel(m_dir.filePath("pics")); // a folder without a model
+        panel.predictFiles({m_dir.filePath("try/night.pgm")});
+        QVERIFY(done.wait(30000));
+        QVERIFY2(panel.status().contains("holds no model.safetensors"), qPrintable(panel.status()));
+        QVERIFY(panel.results().isEmpty());
+    }
+};
+
+QTEST_MAIN(TestInferencePanel)
+#include "test_inference_panel.moc"

@@ -1,0 +1,310 @@
+#include "widgets/inference/inference_panel.h"
+
+#include <nlohmann/json.hpp>
+#include <qcustomplot.h>
+
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QMimeData>
+#include <QProcess>
+#include <QPushButton>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cstring>
+
+namespace fb::widgets {
+
+namespace {
+
+QVector<float> floatsOf(const std::string &base64)
+{
+    const QByteArray bytes = QByteArray::fromBase64(QByteArray::fromStdString(base64));
+    QVector<float> v(bytes.size() / int(sizeof(float)));
+    std::memcpy(v.data(), bytes.constData(), size_t(v.size()) * sizeof(float));
+    return v;
+}
+
+// [c, h, w] floats as a picture, stretched from their minimum to their maximum. A recording's
+// features are drawn with their first row (the lowest frequencies) at the bottom.
+QImage pictureOf(const QVector<float> &v, const std::vector<int64_t> &shape, bool audio)
+{
+    if (shape.size() != 3 || v.isEmpty()) return {};
+    const int c = int(shape[0]), h = int(shape[1]), w = int(shape[2]);
+    if (qsizetype(c) * h * w != v.size()) return {};
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    const float scale = *hi > *lo ? 255.0f / (*hi - *lo) : 0.0f;
+    auto byte = [&](int ch, int y, int x) {
+        return int((v[(ch * h + y) * w + x] - *lo) * scale + 0.5f);
+    };
+    QImage img(w, h, c == 3 ? QImage::Format_RGB32 : QImage::Format_Grayscale8);
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+            if (c == 3) {
+                img.setPixel(x, y, qRgb(byte(0, y, x), byte(1, y, x), byte(2, y, x)));
+            } else {
+                img.scanLine(y)[x] = uchar(byte(0, y, x));
+            }
+        }
+    return audio ? img.mirrored(false, true) : img;
+}
+
+} // namespace
+
+InferencePanel::InferencePanel(QWidget *parent)
+    : QWidget(parent)
+    , m_model(new QLineEdit)
+    , m_choose(new QPushButton(tr("Choose…")))
+    , m_open(new QPushButton(tr("Open files…")))
+    , m_status(new QLabel)
+    , m_title(new QLabel)
+    , m_preview(new QLabel)
+    , m_latency(new QLabel)
+    , m_history(new QListWidget)
+    , m_bars(new QCustomPlot)
+    , m_wave(new QCustomPlot)
+    , m_process(new QProcess(this))
+{
+    setAcceptDrops(true);
+    m_model->setObjectName("inferenceModel");
+    m_model->setPlaceholderText(tr("a run folder, model.safetensors or a checkpoint"));
+    m_model->setToolTip(tr("The trained model to try; a finished run fills it in"));
+    m_open->setObjectName("inferenceOpen");
+    m_status->setObjectName("inferenceStatus");
+    m_status->setWordWrap(true);
+    m_status->setText(tr("Drop image or audio files here to see what the model predicts."));
+    m_title->setObjectName("inferenceTitle");
+    m_latency->setObjectName("inferenceLatency");
+    m_preview->setObjectName("inferencePreview");
+    m_preview->setMinimumSize(160, 120);
+    m_preview->setAlignment(Qt::AlignCenter);
+    m_preview->setToolTip(tr("The input as the model sees it, after the preprocessing it was "
+                             "trained with"));
+    m_history->setObjectName("inferenceHistory");
+    m_history->setMaximumWidth(240);
+    m_bars->setObjectName("inferenceBars");
+    m_bars->setMinimumHeight(140);
+    m_bars->yAxis->setRange(0, 1);
+    m_bars->yAxis->setLabel(tr("probability"));
+    m_wave->setObjectName("inferenceWave");
+    m_wave->setMinimumHeight(90);
+    m_wave->xAxis->setLabel(tr("seconds"));
+    m_wave->addGraph();
+    m_wave->hide();
+
+    auto *top = new QHBoxLayout;
+    top->addWidget(new QLabel(tr("Model:")));
+    top->addWidget(m_model, 1);
+    top->addWidget(m_choose);
+    top->addWidget(m_open);
+    auto *right = new QVBoxLayout;
+    auto *heading = new QHBoxLayout;
+    heading->addWidget(m_title, 1);
+    heading->addWidget(m_latency);
+    right->addLayout(heading);
+    auto *middle = new QHBoxLayout;
+    middle->addWidget(m_preview);
+    middle->addWidget(m_bars, 1);
+    right->addLayout(middle, 1);
+    right->addWidget(m_wave);
+    auto *body = new QHBoxLayout;
+    body->addWidget(m_history);
+    body->addLayout(right, 1);
+    auto *layout = new QVBoxLayout(this);
+    layout->addLayout(top);
+    layout->addWidget(m_status);
+    layout->addLayout(body, 1);
+
+    connect(m_choose, &QPushButton::clicked, this, [this] {
+        const QString dir =
+            QFileDialog::getExistingDirectory(this, tr("Choose a trained run"), model());
+        if (!dir.isEmpty()) setModel(dir);
+    });
+    connect(m_open, &QPushButton::clicked, this, [this] {
+        const QStringList files = QFileDialog::getOpenFileNames(
+            this, tr("Files to try"), {},
+            tr("Images and recordings (*.png *.jpg *.jpeg *.bmp *.pgm *.ppm *.tif *.tiff *.webp "
+               "*.wav *.flac *.ogg *.aiff *.au);;All files (*)"));
+        if (!files.isEmpty()) predictFiles(files);
+    });
+    connect(m_history, &QListWidget::currentRowChanged, this, [this](int row) { showResult(row); });
+    connect(m_process, &QProcess::readyReadStandardOutput, this, &InferencePanel::readLines);
+    connect(m_process, &QProcess::finished, this,
+            [this](int code, QProcess::ExitStatus) { finishBatch(code); });
+    connect(m_process, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
+        if (e != QProcess::FailedToStart) return;
+        m_status->setText(tr("Could not start %1: %2").arg(m_cli, m_process->errorString()));
+        emit predicted();
+    });
+}
+
+void InferencePanel::setModel(const QString &path)
+{
+    m_model->setText(path);
+}
+
+QString InferencePanel::model() const
+{
+    return m_model->text().trimmed();
+}
+
+bool InferencePanel::busy() const
+{
+    return m_process->state() != QProcess::NotRunning;
+}
+
+QString InferencePanel::status() const
+{
+    return m_status->text();
+}
+
+void InferencePanel::predictFiles(const QStringList &files)
+{
+    if (files.isEmpty()) return;
+    if (model().isEmpty()) {
+        m_status->setText(tr("Choose a trained model first (a run folder), or finish a run."));
+        emit predicted();
+        return;
+    }
+    if (busy()) {
+        m_status->setText(tr("Still predicting the previous files; drop these again in a moment."));
+        return;
+    }
+    m_pending.clear();
+    m_batchStart = int(m_results.size());
+    m_status->setText(tr("Predicting %n file(s)…", nullptr, int(files.size())));
+    m_process->start(m_cli, QStringList{"infer", model(), "--top", "5", "--inputs"} + files);
+}
+
+void InferencePanel::readLines()
+{
+    m_pending += m_process->readAllStandardOutput();
+    while (true) {
+        const int nl = int(m_pending.indexOf('\n'));
+        if (nl < 0) break;
+        const QByteArray line = m_pending.left(nl);
+        m_pending.remove(0, nl + 1);
+        const auto j = nlohmann::json::parse(line.toStdString(), nullptr, false);
+        if (!j.is_object() || !j.contains("input")) continue;
+        Result r;
+        r.input = QString::fromStdString(j.value("input", ""));
+        r.error = QString::fromStdString(j.value("error", ""));
+        if (j.contains("top"))
+            for (const auto &c : j["top"]) {
+                r.classes << QString::fromStdString(c.value("class", ""));
+                r.probabilities << c.value("probability", 0.0);
+            }
+        r.milliseconds = j.value("ms", 0.0);
+        r.audio = j.value("kind", "") == "audio";
+        if (j.contains("sample"))
+            r.view = pictureOf(floatsOf(j["sample"].get<std::string>()),
+                               j.value("input_shape", std::vector<int64_t>{}), r.audio);
+        if (j.contains("waveform")) r.waveform = floatsOf(j["waveform"].get<std::string>());
+        r.sampleRate = j.value("sample_rate", 0);
+        m_results << r;
+        auto *item = new QListWidgetItem(
+            QFileInfo(r.input).fileName() +
+            (r.error.isEmpty() ? QStringLiteral(": ") + r.classes.value(0) : tr(": unreadable")));
+        item->setToolTip(r.error.isEmpty() ? r.input : r.error);
+        m_history->addItem(item);
+        m_history->setCurrentRow(m_history->count() - 1);
+    }
+}
+
+void InferencePanel::finishBatch(int exitCode)
+{
+    readLines();
+    const int got = int(m_results.size()) - m_batchStart;
+    const QString err = QString::fromUtf8(m_process->readAllStandardError()).trimmed();
+    if (exitCode == 2 || got == 0) {
+        // The model could not be opened: stderr's last line says why.
+        m_status->setText(tr("No prediction: %1").arg(err.section('\n', -1)));
+    } else {
+        int failed = 0;
+        for (int i = m_batchStart; i < m_results.size(); ++i)
+            failed += !m_results[i].error.isEmpty();
+        m_status->setText(failed ? tr("%1 predicted; %2 could not be read (see the list)")
+                                       .arg(got - failed)
+                                       .arg(failed)
+                                 : tr("%n file(s) predicted. Drop more to compare.", nullptr, got));
+    }
+    emit predicted();
+}
+
+void InferencePanel::showResult(int index)
+{
+    if (index < 0 || index >= m_results.size()) return;
+    m_current = index;
+    const Result &r = m_results[index];
+    if (!r.error.isEmpty()) {
+        m_title->setText(QFileInfo(r.input).fileName() + QStringLiteral(": ") + r.error);
+        m_latency->clear();
+        m_preview->clear();
+        m_bars->clearPlottables();
+        m_bars->replot();
+        m_wave->hide();
+        return;
+    }
+    m_title->setText(
+        QStringLiteral("<b>%1</b> — %2 (%3%)")
+            .arg(QFileInfo(r.input).fileName().toHtmlEscaped(), r.classes.value(0).toHtmlEscaped())
+            .arg(100.0 * r.probabilities.value(0), 0, 'f', 1));
+    m_latency->setText(tr("%1 ms").arg(r.milliseconds, 0, 'f', 2));
+    if (!r.view.isNull()) {
+        const QSize box(256, 160);
+        m_preview->setPixmap(QPixmap::fromImage(
+            r.view.scaled(r.view.size().scaled(box, Qt::KeepAspectRatio), Qt::IgnoreAspectRatio,
+                          r.audio ? Qt::SmoothTransformation : Qt::FastTransformation)));
+    }
+    // The top classes, most probable first.
+    m_bars->clearPlottables();
+    auto *bars = new QCPBars(m_bars->xAxis, m_bars->yAxis);
+    bars->setName(tr("probability"));
+    bars->setBrush(QColor(60, 120, 200));
+    QVector<double> keys, values;
+    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    for (int i = 0; i < r.classes.size(); ++i) {
+        keys << i + 1;
+        values << r.probabilities[i];
+        ticker->addTick(i + 1, r.classes[i]);
+    }
+    bars->setData(keys, values);
+    m_bars->xAxis->setTicker(ticker);
+    m_bars->xAxis->setRange(0.4, double(r.classes.size()) + 0.6);
+    m_bars->replot();
+    m_wave->setVisible(r.audio && !r.waveform.isEmpty());
+    if (m_wave->isVisible()) {
+        QVector<double> t(r.waveform.size()), y(r.waveform.size());
+        for (int i = 0; i < r.waveform.size(); ++i) {
+            t[i] = double(i) / std::max(1, r.sampleRate);
+            y[i] = r.waveform[i];
+        }
+        m_wave->graph(0)->setData(t, y, true);
+        m_wave->rescaleAxes();
+        m_wave->replot();
+    }
+}
+
+void InferencePanel::dragEnterEvent(QDragEnterEvent *e)
+{
+    if (e->mimeData()->hasUrls()) e->acceptProposedAction();
+}
+
+void InferencePanel::dropEvent(QDropEvent *e)
+{
+    QStringList files;
+    for (const QUrl &u : e->mimeData()->urls())
+        if (u.isLocalFile()) files << u.toLocalFile();
+    if (files.isEmpty()) return;
+    e->acceptProposedAction();
+    predictFiles(files);
+}
+
+} // namespace fb::widgets
