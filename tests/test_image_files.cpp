@@ -302,8 +302,11 @@ private slots:
                                {"height", 16},
                                {"width", 16}};
             }
-            if (n["id"] == "normalize" || n["id"] == "normalize_test")
-                n["params"] = {{"mean", 0.4}, {"std", 0.25}};
+            // Per-channel normalization, as colour pictures are usually normalized.
+            if (n["id"] == "normalize" || n["id"] == "normalize_test") {
+                n["type"] = "normalize_channels";
+                n["params"] = {{"mean", "0.4,0.3,0.35"}, {"std", "0.25"}};
+            }
             if (n["id"] == "train") {
                 n["params"]["epochs"] = 6;
                 n["params"]["batch_size"] = 8;

@@ -422,6 +422,101 @@ private slots:
         }
     }
 
+    void centreCropIsTheMiddleWindow()
+    {
+        const Shape s{2, 5, 6};
+        const Image img = distinctImage(3, s);
+        CenterCrop crop(3, 4);
+        QCOMPARE(crop.outputShape(s).value(), (Shape{2, 3, 4}));
+        Image out(size_t(3 * 2 * 3 * 4));
+        crop.apply(img.data(), out.data(), 3, s, nullptr);
+        const Shape os{2, 3, 4};
+        for (int64_t i = 0; i < 3; ++i)
+            for (int64_t c = 0; c < 2; ++c)
+                for (int64_t y = 0; y < 3; ++y)
+                    for (int64_t x = 0; x < 4; ++x)
+                        QCOMPARE(at(out, os, i, c, y, x), at(img, s, i, c, y + 1, x + 1));
+        QVERIFY(!CenterCrop(6, 4).outputShape(s).ok());
+        QCOMPARE(CenterCrop(0, 0).outputShape(s).value(), s);
+    }
+
+    void greyscaleWeighsRgbAsOpenCv()
+    {
+        const Shape s{3, 1, 4};
+        // red, green, blue, white
+        const Image rgb{1, 0, 0, 1, 0, 1, 0, 1, 0, 0, 1, 1};
+        Grayscale grey;
+        QCOMPARE(grey.outputShape(s).value(), (Shape{1, 1, 4}));
+        Image out(4);
+        grey.apply(rgb.data(), out.data(), 1, s, nullptr);
+        QCOMPARE(out[0], 0.299f);
+        QCOMPARE(out[1], 0.587f);
+        QCOMPARE(out[2], 0.114f);
+        QVERIFY(std::abs(out[3] - 1.0f) < 1e-6f);
+        QVERIFY(!grey.outputShape(Shape{1, 4, 4}).ok());
+    }
+
+    // Brightness scales the mean grey level by b, contrast then scales the spread about it by c,
+    // so mean(y) = b mean(x) and std(y) = b c std(x) while nothing clamps.
+    void jitterScalesBrightnessAndContrast()
+    {
+        const Shape s{1, 8, 8};
+        const int64_t n = 40;
+        const Image img = makeImage(n, s, [](int64_t i, int64_t, int64_t y, int64_t x) {
+            return 0.3f + 0.2f * float((y * 8 + x + i) % 64) / 64.0f;
+        });
+        ColorJitter jitter(0.2f, 0.5f);
+        Image out(img.size());
+        const auto seeds = seedsFrom(7, n);
+        jitter.apply(img.data(), out.data(), n, s, seeds.data());
+        std::set<int> brightness;
+        for (int64_t i = 0; i < n; ++i) {
+            double mx = 0, my = 0, vx = 0, vy = 0;
+            for (int64_t k = 0; k < 64; ++k) {
+                mx += img[size_t(i * 64 + k)];
+                my += out[size_t(i * 64 + k)];
+            }
+            mx /= 64;
+            my /= 64;
+            for (int64_t k = 0; k < 64; ++k) {
+                vx += std::pow(img[size_t(i * 64 + k)] - mx, 2);
+                vy += std::pow(out[size_t(i * 64 + k)] - my, 2);
+            }
+            const double b = my / mx, bc = std::sqrt(vy / vx);
+            QVERIFY2(b >= 0.8 - 1e-5 && b <= 1.2 + 1e-5, qPrintable(QString::number(b)));
+            const double c = bc / b;
+            QVERIFY2(c >= 0.5 - 1e-4 && c <= 1.5 + 1e-4, qPrintable(QString::number(c)));
+            brightness.insert(int(b * 100));
+        }
+        QVERIFY(brightness.size() > 10); // drawn per sample
+        // Clamped to [0, 1].
+        ColorJitter strong(1.0f, 1.0f);
+        const Image bright(64, 0.9f);
+        Image clipped(64);
+        for (uint64_t seed = 0; seed < 20; ++seed) {
+            strong.apply(bright.data(), clipped.data(), 1, s, &seed);
+            for (float v : clipped)
+                QVERIFY(v >= 0.0f && v <= 1.0f);
+        }
+    }
+
+    void channelNormalizeUsesEachChannelsValues()
+    {
+        const Shape s{3, 1, 2};
+        const Image img{0.5f, 1.0f, 0.5f, 1.0f, 0.5f, 1.0f};
+        ChannelNormalize norm({0.5f, 0.0f, 1.0f}, {0.5f, 2.0f, 0.25f});
+        QVERIFY(norm.outputShape(s).ok());
+        Image out(6);
+        norm.apply(img.data(), out.data(), 1, s, nullptr);
+        QCOMPARE(out, (Image{0.0f, 1.0f, 0.25f, 0.5f, -2.0f, 0.0f}));
+        QVERIFY(!ChannelNormalize({0.1f, 0.2f}, {1.0f}).outputShape(s).ok());
+        QVERIFY(ChannelNormalize({0.1f}, {1.0f}).outputShape(s).ok());
+        QCOMPARE(parseNumberList(" 0.485, 0.456,0.406").value(),
+                 (std::vector<float>{0.485f, 0.456f, 0.406f}));
+        QVERIFY(!parseNumberList("0.5,,0.4").ok());
+        QVERIFY(!parseNumberList("0.5 red").ok());
+    }
+
     void planesAreTransformedAlike()
     {
         // Three identical planes stay identical, bit for bit, through every augmentation.

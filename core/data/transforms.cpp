@@ -6,7 +6,9 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <mutex>
 
 namespace fb::data {
@@ -147,6 +149,132 @@ void RandomCrop::apply(const float *in, float *out, int64_t n, const Shape &s,
             padded(cv::Rect(x0, y0, int(os[2]), int(os[1]))).copyTo(dst);
         }
     }
+}
+
+CenterCrop::CenterCrop(int64_t height, int64_t width)
+    : m_height(height)
+    , m_width(width)
+{}
+
+Result<Shape> CenterCrop::outputShape(const Shape &in) const
+{
+    const int64_t h = m_height ? m_height : in[1], w = m_width ? m_width : in[2];
+    if (h > in[1] || w > in[2])
+        return makeError("a " + std::to_string(h) + "x" + std::to_string(w) +
+                         " crop does not fit in a " + std::to_string(in[1]) + "x" +
+                         std::to_string(in[2]) + " image");
+    return Shape{in[0], h, w};
+}
+
+void CenterCrop::apply(const float *in, float *out, int64_t n, const Shape &s,
+                       const uint64_t *) const
+{
+    const Shape os = outputShape(s).value();
+    const int64_t y0 = (s[1] - os[1]) / 2, x0 = (s[2] - os[2]) / 2;
+    for (int64_t i = 0; i < n * s[0]; ++i) {
+        const float *src = in + i * s[1] * s[2];
+        float *dst = out + i * os[1] * os[2];
+        for (int64_t y = 0; y < os[1]; ++y)
+            std::copy_n(src + (y0 + y) * s[2] + x0, os[2], dst + y * os[2]);
+    }
+}
+
+ColorJitter::ColorJitter(float brightness, float contrast)
+    : m_brightness(brightness)
+    , m_contrast(contrast)
+{}
+
+void ColorJitter::apply(const float *in, float *out, int64_t n, const Shape &s,
+                        const uint64_t *seeds) const
+{
+    const int64_t len = s.numel(), plane = s[1] * s[2];
+    for (int64_t i = 0; i < n; ++i) {
+        Rng rng(seeds[i]);
+        const float b = rng.uniform(1.0f - m_brightness, 1.0f + m_brightness);
+        const float c = rng.uniform(1.0f - m_contrast, 1.0f + m_contrast);
+        const float *x = in + i * len;
+        float *y = out + i * len;
+        // The mean grey level after the brightness change (BT.601 weights for colour).
+        double grey = 0;
+        if (s[0] == 3) {
+            for (int64_t k = 0; k < plane; ++k)
+                grey += 0.299 * x[k] + 0.587 * x[plane + k] + 0.114 * x[2 * plane + k];
+            grey /= double(plane);
+        } else {
+            for (int64_t k = 0; k < len; ++k)
+                grey += x[k];
+            grey /= double(len);
+        }
+        const float m = float(grey) * b;
+        for (int64_t k = 0; k < len; ++k)
+            y[k] = std::clamp((x[k] * b - m) * c + m, 0.0f, 1.0f);
+    }
+}
+
+Result<Shape> Grayscale::outputShape(const Shape &in) const
+{
+    if (in[0] != 3) return makeError("expects RGB samples (3 channels), not " + in.str());
+    return Shape{1, in[1], in[2]};
+}
+
+void Grayscale::apply(const float *in, float *out, int64_t n, const Shape &s,
+                      const uint64_t *) const
+{
+    const int64_t plane = s[1] * s[2];
+    for (int64_t i = 0; i < n; ++i) {
+        const float *x = in + i * 3 * plane;
+        float *y = out + i * plane;
+        for (int64_t k = 0; k < plane; ++k)
+            y[k] = 0.299f * x[k] + 0.587f * x[plane + k] + 0.114f * x[2 * plane + k];
+    }
+}
+
+ChannelNormalize::ChannelNormalize(std::vector<float> mean, std::vector<float> stddev)
+    : m_mean(std::move(mean))
+    , m_std(std::move(stddev))
+{}
+
+Result<Shape> ChannelNormalize::outputShape(const Shape &in) const
+{
+    for (const auto *v : {&m_mean, &m_std})
+        if (v->size() != 1 && int64_t(v->size()) != in[0])
+            return makeError("has " + std::to_string(v->size()) + " values for " +
+                             std::to_string(in[0]) + " channels (give one, or one per channel)");
+    for (float s : m_std)
+        if (!(s > 0)) return makeError("every std must be above 0");
+    return in;
+}
+
+void ChannelNormalize::apply(const float *in, float *out, int64_t n, const Shape &s,
+                             const uint64_t *) const
+{
+    const int64_t plane = s[1] * s[2];
+    for (int64_t i = 0; i < n; ++i)
+        for (int64_t c = 0; c < s[0]; ++c) {
+            const float m = m_mean.size() == 1 ? m_mean[0] : m_mean[size_t(c)];
+            const float d = m_std.size() == 1 ? m_std[0] : m_std[size_t(c)];
+            const float *x = in + (i * s[0] + c) * plane;
+            float *y = out + (i * s[0] + c) * plane;
+            for (int64_t k = 0; k < plane; ++k)
+                y[k] = (x[k] - m) / d;
+        }
+}
+
+Result<std::vector<float>> parseNumberList(const std::string &text)
+{
+    std::vector<float> out;
+    size_t pos = 0;
+    while (pos <= text.size()) {
+        const size_t end = std::min(text.find(',', pos), text.size());
+        const std::string part = text.substr(pos, end - pos);
+        char *stop = nullptr;
+        const float v = std::strtof(part.c_str(), &stop);
+        if (stop == part.c_str() || std::string(stop).find_first_not_of(" \t") != std::string::npos)
+            return makeError("'" + part + "' is not a number (write numbers separated by commas)");
+        out.push_back(v);
+        pos = end + 1;
+    }
+    return out;
 }
 
 } // namespace fb::data

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace fb::data {
 
@@ -92,5 +93,59 @@ private:
     int64_t m_height, m_width, m_padding;
     float m_fill;
 };
+
+// Cuts the centre height x width window of each sample (0 for a size keeps the input's).
+class CenterCrop : public Transform {
+public:
+    CenterCrop(int64_t height, int64_t width);
+    bool inPlace() const override { return false; }
+    Result<Shape> outputShape(const Shape &in) const override;
+    void apply(const float *in, float *out, int64_t n, const Shape &inShape,
+               const uint64_t *seeds) const override;
+
+private:
+    int64_t m_height, m_width;
+};
+
+// Brightness and contrast jitter (torchvision's ColorJitter order): each sample is multiplied by
+// a brightness factor uniform in [1 - brightness, 1 + brightness], then blended with its mean
+// grey level by a contrast factor uniform in [1 - contrast, 1 + contrast], and clamped to
+// [0, 1] (pixels arrive in [0, 1]: put it before normalize).
+class ColorJitter : public Transform {
+public:
+    ColorJitter(float brightness, float contrast);
+    bool random() const override { return true; }
+    void apply(const float *in, float *out, int64_t n, const Shape &inShape,
+               const uint64_t *seeds) const override;
+
+private:
+    float m_brightness, m_contrast;
+};
+
+// RGB to one grey channel with ITU-R BT.601 weights (0.299, 0.587, 0.114), as OpenCV's
+// cvtColor(RGB2GRAY) computes it.
+class Grayscale : public Transform {
+public:
+    bool inPlace() const override { return false; }
+    Result<Shape> outputShape(const Shape &in) const override;
+    void apply(const float *in, float *out, int64_t n, const Shape &inShape,
+               const uint64_t *seeds) const override;
+};
+
+// y = (x - mean[c]) / std[c] per channel (ImageNet's: 0.485,0.456,0.406 and 0.229,0.224,0.225);
+// one value applies to every channel. A true division, as Normalize.
+class ChannelNormalize : public Transform {
+public:
+    ChannelNormalize(std::vector<float> mean, std::vector<float> stddev);
+    Result<Shape> outputShape(const Shape &in) const override;
+    void apply(const float *in, float *out, int64_t n, const Shape &inShape,
+               const uint64_t *seeds) const override;
+
+private:
+    std::vector<float> m_mean, m_std;
+};
+
+// "0.485, 0.456,0.406" as numbers; an error names what is not a number.
+Result<std::vector<float>> parseNumberList(const std::string &text);
 
 } // namespace fb::data

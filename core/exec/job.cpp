@@ -55,13 +55,18 @@ Result<DataSpec> readData(const PipelineDocument &doc, const std::string &consum
         if (!n) return nodeError(id, "missing node");
         Params p{doc, id};
         static const std::set<std::string> transforms{
-            "normalize",       "random_hflip", "random_affine", "random_crop", "stft",
-            "mel_spectrogram", "mfcc",         "add_noise",     "time_shift",  "spec_augment"};
+            "normalize",          "random_hflip", "random_affine", "random_crop", "stft",
+            "mel_spectrogram",    "mfcc",         "add_noise",     "time_shift",  "spec_augment",
+            "normalize_channels", "center_crop",  "grayscale",     "color_jitter"};
         if (transforms.count(n->type)) {
             json params = json::object();
             if (const graph::NodeTypeSpec *t = graph::NodeTypeRegistry::builtin().find(n->type))
                 for (const auto &ps : t->params)
                     params[ps.name] = doc.param(id, ps.name);
+            if (n->type == "normalize_channels")
+                for (const char *list : {"mean", "std"})
+                    if (auto v = data::parseNumberList(params[list].get<std::string>()); !v.ok())
+                        return nodeError(id + "." + list, v.error().message);
             spec.transforms.insert(spec.transforms.begin(), {id, n->type, params});
             const graph::Edge *up = inputEdge(doc, id, "samples");
             if (!up) return nodeError(id + ".samples", "no data is connected");
@@ -347,7 +352,20 @@ std::vector<data::Stage> buildStages(const DataSpec &spec)
             }
             if (p.contains("n_mfcc")) o.nMfcc = p["n_mfcc"].get<int64_t>();
             tr = std::make_shared<data::Spectrogram>(o);
-        } else if (t.type == "add_noise")
+        } else if (t.type == "center_crop")
+            tr = std::make_shared<data::CenterCrop>(p["height"].get<int64_t>(),
+                                                    p["width"].get<int64_t>());
+        else if (t.type == "grayscale")
+            tr = std::make_shared<data::Grayscale>();
+        else if (t.type == "color_jitter")
+            tr = std::make_shared<data::ColorJitter>(p["brightness"].get<float>(),
+                                                     p["contrast"].get<float>());
+        else if (t.type == "normalize_channels")
+            // Lists readData checked before the job was made.
+            tr = std::make_shared<data::ChannelNormalize>(
+                data::parseNumberList(p["mean"].get<std::string>()).value(),
+                data::parseNumberList(p["std"].get<std::string>()).value());
+        else if (t.type == "add_noise")
             tr = std::make_shared<data::AddNoise>(p["snr_min"].get<float>(),
                                                   p["snr_max"].get<float>(), p["p"].get<float>());
         else if (t.type == "time_shift")

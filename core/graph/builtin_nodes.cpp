@@ -337,6 +337,51 @@ NodeTypeRegistry makeBuiltin()
         r.add(std::move(t));
     }
 
+    {
+        NodeTypeSpec t;
+        t.type = "normalize_channels";
+        t.category = "Preprocess";
+        t.title = "Normalize per channel";
+        t.help = "Outputs (x - mean[c]) / std[c] for each channel c (pixels arrive in [0,1]).";
+        t.inputs = {port("samples", PortType::Samples, "Samples to normalize.")};
+        t.outputs = {port("samples", PortType::Samples, "The same samples, normalized.")};
+        t.params = {
+            stringParam("mean", "0.485,0.456,0.406",
+                        "One value per channel, separated by commas, or one for all (ImageNet's "
+                        "RGB means are the default)."),
+            stringParam("std", "0.229,0.224,0.225", "One value per channel, or one for all."),
+        };
+        r.add(std::move(t));
+    }
+    {
+        NodeTypeSpec t;
+        t.type = "center_crop";
+        t.category = "Preprocess";
+        t.title = "Centre crop";
+        t.help = "Cuts the centre of each sample.";
+        t.inputs = {port("samples", PortType::Samples, "Samples to crop.")};
+        t.outputs = {port("samples", PortType::Samples, "The centre windows.")};
+        t.params = {intParam("height", 0, atLeast(0), "Window height; 0 = the input's."),
+                    intParam("width", 0, atLeast(0), "Window width; 0 = the input's.")};
+        r.add(std::move(t));
+    }
+    {
+        NodeTypeSpec t;
+        t.type = "grayscale";
+        t.category = "Preprocess";
+        t.title = "Greyscale";
+        t.help = "RGB to one grey channel (0.299 R + 0.587 G + 0.114 B, as OpenCV).";
+        t.inputs = {port("samples", PortType::Samples, "RGB samples.")};
+        t.outputs = {port("samples", PortType::Samples, "Grey samples, one channel.")};
+        r.add(std::move(t));
+    }
+    r.add(augmentation(
+        "color_jitter", "Brightness/contrast jitter",
+        "Scales brightness and contrast by random factors and clamps to [0,1] (before normalize).",
+        {floatParam("brightness", 0.2, closed(0, 1),
+                    "Brightness factor uniform in [1 - brightness, 1 + brightness]."),
+         floatParam("contrast", 0.2, closed(0, 1),
+                    "Contrast factor uniform in [1 - contrast, 1 + contrast].")}));
     r.add(augmentation(
         "random_hflip", "Random flip",
         "Mirrors each sample left to right with probability p (OpenCV). Random: "
