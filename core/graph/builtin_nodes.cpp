@@ -136,6 +136,22 @@ NodeTypeSpec augmentation(std::string type, std::string title, std::string help,
     return t;
 }
 
+// A deterministic stage of a data chain (computed once and cached while no random stage precedes
+// it).
+NodeTypeSpec preprocessing(std::string type, std::string title, std::string help,
+                           std::vector<ParamSpec> params)
+{
+    NodeTypeSpec t;
+    t.type = std::move(type);
+    t.category = "Preprocess";
+    t.title = std::move(title);
+    t.help = std::move(help);
+    t.inputs = {port("samples", PortType::Samples, "Samples to preprocess.")};
+    t.outputs = {port("samples", PortType::Samples, "The preprocessed samples.")};
+    t.params = std::move(params);
+    return t;
+}
+
 // A feature stage of an audio chain: waveforms in, an image of features out.
 NodeTypeSpec audioFeature(std::string type, std::string title, std::string help,
                           std::vector<ParamSpec> params)
@@ -337,44 +353,18 @@ NodeTypeRegistry makeBuiltin()
         r.add(std::move(t));
     }
 
-    {
-        NodeTypeSpec t;
-        t.type = "normalize_channels";
-        t.category = "Preprocess";
-        t.title = "Normalize per channel";
-        t.help = "Outputs (x - mean[c]) / std[c] for each channel c (pixels arrive in [0,1]).";
-        t.inputs = {port("samples", PortType::Samples, "Samples to normalize.")};
-        t.outputs = {port("samples", PortType::Samples, "The same samples, normalized.")};
-        t.params = {
-            stringParam("mean", "0.485,0.456,0.406",
-                        "One value per channel, separated by commas, or one for all (ImageNet's "
-                        "RGB means are the default)."),
-            stringParam("std", "0.229,0.224,0.225", "One value per channel, or one for all."),
-        };
-        r.add(std::move(t));
-    }
-    {
-        NodeTypeSpec t;
-        t.type = "center_crop";
-        t.category = "Preprocess";
-        t.title = "Centre crop";
-        t.help = "Cuts the centre of each sample.";
-        t.inputs = {port("samples", PortType::Samples, "Samples to crop.")};
-        t.outputs = {port("samples", PortType::Samples, "The centre windows.")};
-        t.params = {intParam("height", 0, atLeast(0), "Window height; 0 = the input's."),
-                    intParam("width", 0, atLeast(0), "Window width; 0 = the input's.")};
-        r.add(std::move(t));
-    }
-    {
-        NodeTypeSpec t;
-        t.type = "grayscale";
-        t.category = "Preprocess";
-        t.title = "Greyscale";
-        t.help = "RGB to one grey channel (0.299 R + 0.587 G + 0.114 B, as OpenCV).";
-        t.inputs = {port("samples", PortType::Samples, "RGB samples.")};
-        t.outputs = {port("samples", PortType::Samples, "Grey samples, one channel.")};
-        r.add(std::move(t));
-    }
+    r.add(preprocessing(
+        "normalize_channels", "Normalize per channel",
+        "Outputs (x - mean[c]) / std[c] for each channel c (pixels arrive in [0,1]).",
+        {stringParam("mean", "0.485,0.456,0.406",
+                     "One value per channel, separated by commas, or one for all (ImageNet's RGB "
+                     "means are the default)."),
+         stringParam("std", "0.229,0.224,0.225", "One value per channel, or one for all.")}));
+    r.add(preprocessing("center_crop", "Centre crop", "Cuts the centre window of each sample.",
+                        {intParam("height", 0, atLeast(0), "Window height; 0 = the input's."),
+                         intParam("width", 0, atLeast(0), "Window width; 0 = the input's.")}));
+    r.add(preprocessing("grayscale", "Greyscale",
+                        "RGB to one grey channel (0.299 R + 0.587 G + 0.114 B, as OpenCV).", {}));
     r.add(augmentation(
         "color_jitter", "Brightness/contrast jitter",
         "Scales brightness and contrast by random factors and clamps to [0,1] (before normalize).",
