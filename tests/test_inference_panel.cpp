@@ -92,8 +92,10 @@ private slots:
         QCOMPARE(night.classes.size(), 2); // top 5 of two classes
         QVERIFY(night.probabilities[0] > 0.5 && night.probabilities[0] <= 1.0);
         QVERIFY(night.milliseconds > 0);
-        // The input as the model saw it: 8x8 after stretching the 12x6 picture.
+        // The input as the model saw it: 8x8 after stretching the 12x6 picture; what mattered
+        // over it, cell for cell.
         QCOMPARE(night.view.size(), QSize(8, 8));
+        QCOMPARE(night.saliency.size(), QSize(8, 8));
         QVERIFY(panel.results()[2].error.contains("not an image"));
         QVERIFY2(panel.status().contains("2 predicted; 1 could not be read"),
                  qPrintable(panel.status()));

@@ -17,6 +17,9 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 
+#include <cmath>
+#include <cstring>
+
 namespace {
 
 const QString kSource = FLOWBENCH_SOURCE_DIR;
@@ -82,6 +85,49 @@ private slots:
                                      .toArray()[0]
                                      .toObject();
         QCOMPARE(eval["samples"].toInt(), 420);
+
+        // What mattered (occlusion saliency): the frames where the word is spoken, not the
+        // silence around it. Per frame, the saliency summed over the mel bands must be far larger
+        // where the waveform is loud than where it is silent.
+        QStringList some;
+        for (const char *name :
+             {"0_en-us-f2_1", "3_en-gb-m4_2", "5_en-029-m1_3", "7_en-gb-x-rp-f4_1",
+              "8_en-gb-scotland-m6_2", "9_en-gb-x-gbclan-f1_3"})
+            some << kData + "/" + name + ".wav";
+        const Run inf =
+            run(FLOWBENCH_CLI,
+                QStringList{"infer", dir.filePath("run"), "--inputs", "--saliency"} + some);
+        QVERIFY2(inf.exitCode == 0, qPrintable(inf.err.right(2000)));
+        for (const QString &text : inf.out.trimmed().split('\n')) {
+            const QJsonObject line = QJsonDocument::fromJson(text.toUtf8()).object();
+            auto floats = [&](const char *key) {
+                const QByteArray b = QByteArray::fromBase64(line[key].toString().toLatin1());
+                QVector<float> v(b.size() / 4);
+                std::memcpy(v.data(), b.constData(), size_t(b.size()));
+                return v;
+            };
+            const QVector<float> saliency = floats("saliency"), wave = floats("waveform");
+            QCOMPARE(saliency.size(), 40 * 101);
+            QVector<double> loud(101);
+            for (int t = 0; t < 101; ++t)
+                for (int k = t * 160 - 200; k < t * 160 + 200; ++k)
+                    if (k >= 0 && k < wave.size()) loud[t] += std::abs(wave[k]);
+            const double peak = *std::max_element(loud.begin(), loud.end());
+            double speech = 0, silence = 0;
+            int nSpeech = 0, nSilence = 0;
+            for (int t = 0; t < 101; ++t) {
+                double column = 0;
+                for (int m = 0; m < 40; ++m)
+                    column += std::abs(saliency[m * 101 + t]);
+                if (loud[t] > 0.05 * peak) speech += column, ++nSpeech;
+                if (loud[t] < 0.005 * peak) silence += column, ++nSilence;
+            }
+            QVERIFY(nSpeech > 10 && nSilence > 10);
+            const double ratio = (speech / nSpeech) / std::max(silence / nSilence, 1e-9);
+            qInfo("%s: saliency per speech frame %.1fx that per silent frame",
+                  qPrintable(QFileInfo(line["input"].toString()).fileName()), ratio);
+            QVERIFY2(ratio > 5, qPrintable(QString::number(ratio)));
+        }
     }
 
     // One epoch evaluated on every recording, then `infer` on every recording: the same

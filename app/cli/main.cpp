@@ -50,6 +50,8 @@ commands:
       --top K                 classes per input (default 3)
       --inputs                also give each input as the model saw it: "input_shape" and
                               "sample" (base64 float32), for recordings "waveform" too
+      --saliency              also "saliency": how much each cell of the input moved the
+                              prediction (occlusion; base64 float32, the input's h x w)
       --device cpu|cuda[:N]   (default cpu)
   validate PIPELINE.json  check a pipeline; exit 2 with one line per problem
   nodes [--json]          list every node type with its ports and parameters
@@ -122,7 +124,7 @@ int cmdInfer(int argc, char **argv)
 {
     std::string model, device = "cpu";
     int top = 3;
-    bool withInputs = false;
+    bool withInputs = false, withSaliency = false;
     std::vector<std::string> inputs;
     for (int i = 0; i < argc; ++i) {
         const std::string a = argv[i];
@@ -139,6 +141,8 @@ int cmdInfer(int argc, char **argv)
             top = int(k);
         } else if (a == "--inputs") {
             withInputs = true;
+        } else if (a == "--saliency") {
+            withSaliency = true;
         } else if (a.starts_with("--")) {
             return usageError("unknown option " + a);
         } else if (model.empty()) {
@@ -159,7 +163,7 @@ int cmdInfer(int argc, char **argv)
     exec::Predictor &p = *predictor.value();
     std::fprintf(stderr, "model: %s (%zu classes, input %s)\n", p.modelFile().c_str(),
                  p.classNames().size(), p.sampleShape().str().c_str());
-    const auto results = p.predictFiles(inputs, top);
+    const auto results = p.predictFiles(inputs, top, withSaliency);
     bool allRead = true;
     for (size_t i = 0; i < results.size(); ++i) {
         json line{{"input", inputs[i]}};
@@ -181,11 +185,12 @@ int cmdInfer(int argc, char **argv)
             }
             line["top"] = classes;
             line["ms"] = std::round(pred.milliseconds * 1000.0) / 1000.0;
+            auto floats = [](const std::vector<float> &v) {
+                return exec::base64(reinterpret_cast<const uint8_t *>(v.data()),
+                                    v.size() * sizeof(float));
+            };
+            if (withSaliency) line["saliency"] = floats(pred.saliency);
             if (withInputs) {
-                auto floats = [](const std::vector<float> &v) {
-                    return exec::base64(reinterpret_cast<const uint8_t *>(v.data()),
-                                        v.size() * sizeof(float));
-                };
                 line["kind"] = p.audio() ? "audio" : "image";
                 line["input_shape"] = p.sampleShape().dims();
                 line["sample"] = floats(pred.sample);

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 namespace fb::exec {
 
@@ -60,6 +61,36 @@ data::ImageFilesOptions decodeOptions(const json &pre)
                    : data::ImageFilesOptions::Resize::Stretch;
     return o;
 }
+
+// Softmax of one row of scores, in double.
+std::vector<double> probabilities(const float *row, int64_t classes)
+{
+    const float top = *std::max_element(row, row + classes);
+    std::vector<double> p(static_cast<size_t>(classes));
+    double sum = 0;
+    for (int64_t c = 0; c < classes; ++c)
+        sum += p[size_t(c)] = std::exp(double(row[c]) - double(top));
+    for (double &v : p)
+        v /= sum;
+    return p;
+}
+
+// The log-odds of class k from one row of scores: s_k - log sum_{j != k} exp(s_j). Unlike the
+// probability it does not saturate, so covering a patch of an input the model is sure about
+// still shows.
+double logOdds(const float *row, int64_t classes, int32_t k)
+{
+    double top = -std::numeric_limits<double>::infinity();
+    for (int64_t c = 0; c < classes; ++c)
+        if (c != k) top = std::max(top, double(row[c]));
+    double sum = 0;
+    for (int64_t c = 0; c < classes; ++c)
+        if (c != k) sum += std::exp(double(row[c]) - top);
+    return double(row[k]) - (top + std::log(sum));
+}
+
+// Occlusion patches: the plane is cut into at most this many cells a side.
+constexpr int64_t kOcclusionGrid = 12;
 
 } // namespace
 
@@ -236,8 +267,52 @@ Result<std::unique_ptr<Predictor>> Predictor::open(const std::string &path,
     return std::unique_ptr<Predictor>(new Predictor(std::move(s)));
 }
 
+// The model's scores for n samples in host memory, [n, classes] on the host.
+static Tensor scoresOf(nn::Model &model, Backend &backend, const float *samples, int64_t n,
+                       const Shape &sample)
+{
+    Tensor batch = Tensor::empty(sample.prepend(n));
+    std::copy_n(samples, n * sample.numel(), batch.f32());
+    nn::StepContext ctx;
+    ctx.training = false;
+    nn::Plan &plan = model.plan(backend, n, false);
+    return backend.toHost(plan.forward(backend.toDevice(batch), ctx));
+}
+
+// Occlusion saliency of one sample for class `cls` (Zeiler and Fergus 2014): every patch of a
+// grid over the [h, w] plane, in turn, is covered with `cover` in all channels; the cell's value
+// is how much the class's log-odds drop. All patches go through the model in one batch.
+static std::vector<float> occlusion(nn::Model &model, Backend &backend, const std::vector<float> &x,
+                                    const Shape &s, int32_t cls, int64_t classes, float cover)
+{
+    const int64_t c = s[0], h = s[1], w = s[2], plane = h * w;
+    const int64_t ph = (h + kOcclusionGrid - 1) / kOcclusionGrid,
+                  pw = (w + kOcclusionGrid - 1) / kOcclusionGrid;
+    const int64_t gh = (h + ph - 1) / ph, gw = (w + pw - 1) / pw, patches = gh * gw;
+    std::vector<float> batch(size_t((patches + 1) * s.numel()));
+    for (int64_t p = 0; p <= patches; ++p) {
+        float *dst = batch.data() + p * s.numel();
+        std::copy(x.begin(), x.end(), dst);
+        if (p == patches) break; // the last copy stays whole: the baseline
+        const int64_t y0 = (p / gw) * ph, x0 = (p % gw) * pw;
+        for (int64_t ch = 0; ch < c; ++ch)
+            for (int64_t y = y0; y < std::min(h, y0 + ph); ++y)
+                std::fill_n(dst + ch * plane + y * w + x0, std::min(w, x0 + pw) - x0, cover);
+    }
+    const Tensor scores = scoresOf(model, backend, batch.data(), patches + 1, s);
+    const double base = logOdds(scores.f32() + patches * classes, classes, cls);
+    std::vector<float> map(static_cast<size_t>(plane));
+    for (int64_t p = 0; p < patches; ++p) {
+        const float drop = float(base - logOdds(scores.f32() + p * classes, classes, cls));
+        const int64_t y0 = (p / gw) * ph, x0 = (p % gw) * pw;
+        for (int64_t y = y0; y < std::min(h, y0 + ph); ++y)
+            std::fill_n(map.data() + y * w + x0, std::min(w, x0 + pw) - x0, drop);
+    }
+    return map;
+}
+
 std::vector<Result<Prediction>> Predictor::predictFiles(const std::vector<std::string> &paths,
-                                                        int topK)
+                                                        int topK, bool saliency)
 {
     std::vector<Result<Prediction>> out;
     out.reserve(paths.size());
@@ -293,21 +368,11 @@ std::vector<Result<Prediction>> Predictor::predictFiles(const std::vector<std::s
         if (!rows.empty()) {
             const auto start = Clock::now();
             const int64_t n = int64_t(rows.size());
-            Tensor batch = Tensor::empty(sample.prepend(n));
-            std::copy_n(x.begin(), n * sample.numel(), batch.f32());
-            nn::StepContext ctx;
-            ctx.training = false;
-            nn::Plan &plan = m_s->model.plan(*m_s->backend, n, false);
-            const Tensor scores =
-                m_s->backend->toHost(plan.forward(m_s->backend->toDevice(batch), ctx));
+            const Tensor scores = scoresOf(m_s->model, *m_s->backend, x.data(), n, sample);
             const double share = msSince(start) / double(n);
             for (int64_t r = 0; r < n; ++r) {
                 const float *row = scores.f32() + r * classes;
-                const float top = *std::max_element(row, row + classes);
-                std::vector<double> p(static_cast<size_t>(classes));
-                double sum = 0;
-                for (int64_t c = 0; c < classes; ++c)
-                    sum += p[size_t(c)] = std::exp(double(row[c]) - double(top));
+                const std::vector<double> p = probabilities(row, classes);
                 std::vector<int32_t> order(static_cast<size_t>(classes));
                 for (int32_t c = 0; c < int32_t(classes); ++c)
                     order[size_t(c)] = c;
@@ -317,9 +382,22 @@ std::vector<Result<Prediction>> Predictor::predictFiles(const std::vector<std::s
                                  [&](int32_t a, int32_t b) { return row[a] > row[b]; });
                 Prediction &pred = preds[rows[size_t(r)]];
                 for (size_t j = 0; j < k; ++j)
-                    pred.top.push_back({order[j], m_s->classNames[size_t(order[j])],
-                                        float(p[size_t(order[j])] / sum)});
+                    pred.top.push_back(
+                        {order[j], m_s->classNames[size_t(order[j])], float(p[size_t(order[j])])});
                 pred.milliseconds += share;
+                if (saliency) {
+                    // Pictures are covered with their mean grey, a recording's features with
+                    // silence (their lowest value): covering with anything louder adds sound.
+                    double mean = 0;
+                    for (float v : pred.sample)
+                        mean += v;
+                    mean /= double(std::max<size_t>(pred.sample.size(), 1));
+                    const float cover =
+                        m_s->audio ? *std::min_element(pred.sample.begin(), pred.sample.end())
+                                   : float(mean);
+                    pred.saliency = occlusion(m_s->model, *m_s->backend, pred.sample, sample,
+                                              order[0], classes, cover);
+                }
             }
         }
         for (size_t i = 0; i < count; ++i) {

@@ -39,6 +39,11 @@ struct Prediction {
     double milliseconds = 0;     // decoding, preprocessing and this input's share of the forward
     std::vector<float> sample;   // the input as the model saw it, [c, h, w] after preprocessing
     std::vector<float> waveform; // a recording's samples before the feature stages (audio)
+    // With saliency: how much each cell of the sample's [h, w] plane moved the prediction, by
+    // occlusion: the drop of the top class's log-odds when the cell's patch (all channels) is
+    // covered: by the sample's mean for pictures, by its quietest value (silence) for a
+    // recording's features. Positive: the cell spoke for the prediction.
+    std::vector<float> saliency;
 };
 
 // A trained model opened for predictions on the CPU or a GPU.
@@ -54,7 +59,8 @@ public:
 
     // One prediction per file, in order, computed together; a file that cannot be read gets its
     // error instead (naming it), and the others are still predicted.
-    std::vector<Result<Prediction>> predictFiles(const std::vector<std::string> &paths, int topK);
+    std::vector<Result<Prediction>> predictFiles(const std::vector<std::string> &paths, int topK,
+                                                 bool saliency = false);
 
     const std::vector<std::string> &classNames() const;
     const Shape &sampleShape() const;

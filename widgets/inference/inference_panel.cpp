@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <qcustomplot.h>
 
+#include <QCheckBox>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
@@ -12,6 +13,7 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMimeData>
+#include <QPainter>
 #include <QProcess>
 #include <QPushButton>
 #include <QSplitter>
@@ -56,6 +58,22 @@ QImage pictureOf(const QVector<float> &v, const std::vector<int64_t> &shape, boo
     return audio ? img.mirrored(false, true) : img;
 }
 
+// Occlusion saliency [h, w] as a red overlay: opaque where covering the cell dropped the
+// prediction most, clear where it did not drop it. Mirrored like the picture for recordings.
+QImage overlayOf(const QVector<float> &map, const std::vector<int64_t> &shape, bool audio)
+{
+    if (shape.size() != 3 || map.size() != qsizetype(shape[1] * shape[2])) return {};
+    const int h = int(shape[1]), w = int(shape[2]);
+    const float top = *std::max_element(map.begin(), map.end());
+    QImage img(w, h, QImage::Format_ARGB32);
+    for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+            const float v = top > 0 ? std::max(0.0f, map[y * w + x] / top) : 0.0f;
+            img.setPixel(x, y, qRgba(255, 40, 0, int(200 * v)));
+        }
+    return audio ? img.mirrored(false, true) : img;
+}
+
 } // namespace
 
 InferencePanel::InferencePanel(QWidget *parent)
@@ -63,6 +81,7 @@ InferencePanel::InferencePanel(QWidget *parent)
     , m_model(new QLineEdit)
     , m_choose(new QPushButton(tr("Choose…")))
     , m_open(new QPushButton(tr("Open files…")))
+    , m_showSaliency(new QCheckBox(tr("Show what mattered")))
     , m_status(new QLabel)
     , m_title(new QLabel)
     , m_preview(new QLabel)
@@ -87,6 +106,12 @@ InferencePanel::InferencePanel(QWidget *parent)
     m_preview->setAlignment(Qt::AlignCenter);
     m_preview->setToolTip(tr("The input as the model sees it, after the preprocessing it was "
                              "trained with"));
+    m_showSaliency->setObjectName("inferenceSaliency");
+    m_showSaliency->setChecked(true);
+    m_showSaliency->setToolTip(
+        tr("Red: the parts of the input that the prediction rests on, found by covering each "
+           "patch in turn and measuring how much the predicted class loses (occlusion)"));
+    connect(m_showSaliency, &QCheckBox::toggled, this, [this] { showResult(m_current); });
     m_history->setObjectName("inferenceHistory");
     m_history->setMaximumWidth(240);
     m_bars->setObjectName("inferenceBars");
@@ -104,6 +129,7 @@ InferencePanel::InferencePanel(QWidget *parent)
     top->addWidget(m_model, 1);
     top->addWidget(m_choose);
     top->addWidget(m_open);
+    top->addWidget(m_showSaliency);
     auto *right = new QVBoxLayout;
     auto *heading = new QHBoxLayout;
     heading->addWidget(m_title, 1);
@@ -180,7 +206,8 @@ void InferencePanel::predictFiles(const QStringList &files)
     m_pending.clear();
     m_batchStart = int(m_results.size());
     m_status->setText(tr("Predicting %n file(s)…", nullptr, int(files.size())));
-    m_process->start(m_cli, QStringList{"infer", model(), "--top", "5", "--inputs"} + files);
+    m_process->start(m_cli,
+                     QStringList{"infer", model(), "--top", "5", "--inputs", "--saliency"} + files);
 }
 
 void InferencePanel::readLines()
@@ -206,6 +233,9 @@ void InferencePanel::readLines()
         if (j.contains("sample"))
             r.view = pictureOf(floatsOf(j["sample"].get<std::string>()),
                                j.value("input_shape", std::vector<int64_t>{}), r.audio);
+        if (j.contains("saliency"))
+            r.saliency = overlayOf(floatsOf(j["saliency"].get<std::string>()),
+                                   j.value("input_shape", std::vector<int64_t>{}), r.audio);
         if (j.contains("waveform")) r.waveform = floatsOf(j["waveform"].get<std::string>());
         r.sampleRate = j.value("sample_rate", 0);
         m_results << r;
@@ -259,9 +289,16 @@ void InferencePanel::showResult(int index)
     m_latency->setText(tr("%1 ms").arg(r.milliseconds, 0, 'f', 2));
     if (!r.view.isNull()) {
         const QSize box(256, 160);
-        m_preview->setPixmap(QPixmap::fromImage(
-            r.view.scaled(r.view.size().scaled(box, Qt::KeepAspectRatio), Qt::IgnoreAspectRatio,
-                          r.audio ? Qt::SmoothTransformation : Qt::FastTransformation)));
+        const QSize size = r.view.size().scaled(box, Qt::KeepAspectRatio);
+        const auto mode = r.audio ? Qt::SmoothTransformation : Qt::FastTransformation;
+        QImage shown =
+            r.view.convertToFormat(QImage::Format_ARGB32).scaled(size, Qt::IgnoreAspectRatio, mode);
+        if (m_showSaliency->isChecked() && !r.saliency.isNull()) {
+            QPainter painter(&shown);
+            painter.drawImage(QRect(QPoint(0, 0), size),
+                              r.saliency.scaled(size, Qt::IgnoreAspectRatio, mode));
+        }
+        m_preview->setPixmap(QPixmap::fromImage(shown));
     }
     // The top classes, most probable first.
     m_bars->clearPlottables();

@@ -6,6 +6,7 @@
 #include <QVector>
 #include <QWidget>
 
+class QCheckBox;
 class QCustomPlot;
 class QLabel;
 class QLineEdit;
@@ -43,6 +44,7 @@ public:
         double milliseconds = 0;
         bool audio = false;
         QImage view;             // the sample as the model saw it
+        QImage saliency;         // what moved the prediction: red where covering it hurt
         QVector<float> waveform; // recordings
         int sampleRate = 0;
     };
@@ -69,6 +71,7 @@ private:
     QString m_cli;
     QLineEdit *m_model;
     QPushButton *m_choose, *m_open;
+    QCheckBox *m_showSaliency;
     QLabel *m_status, *m_title, *m_preview, *m_latency;
     QListWidget *m_history;
     QCustomPlot *m_bars, *m_wave;
