@@ -1,12 +1,16 @@
 #pragma once
 
+#include <QAudioDevice>
+#include <QAudioFormat>
 #include <QImage>
 #include <QList>
 #include <QStringList>
 #include <QVector>
 #include <QWidget>
 
+class QAudioSource;
 class QCheckBox;
+class QTemporaryDir;
 class QCustomPlot;
 class QLabel;
 class QLineEdit;
@@ -15,6 +19,10 @@ class QProcess;
 class QPushButton;
 
 namespace fb::widgets {
+
+// A WAV file (RIFF, 16-bit PCM) of raw samples in `format` (any sample format Qt Multimedia
+// gives; written as 16-bit, channels kept).
+QByteArray wavFromPcm(const QByteArray &pcm, const QAudioFormat &format);
 
 // "Try the model": choose a trained run (or a model or checkpoint file), drop image or audio
 // files on the panel (or open them), and see what the model predicts: the input as the model
@@ -27,8 +35,12 @@ class InferencePanel : public QWidget {
 
 public:
     explicit InferencePanel(QWidget *parent = nullptr);
+    ~InferencePanel() override;
 
     void setCliPath(const QString &path) { m_cli = path; }
+    // Whether a microphone can be used, and if not, why (the record button's tooltip).
+    bool canRecord() const;
+    QString recordTip() const;
     // A run folder, a model.safetensors or a checkpoint.
     void setModel(const QString &path);
     QString model() const;
@@ -72,6 +84,16 @@ private:
     QLineEdit *m_model;
     QPushButton *m_choose, *m_open;
     QCheckBox *m_showSaliency;
+    // The microphone: hold the button to record, release to predict.
+    QPushButton *m_record;
+    QAudioDevice m_input;
+    QAudioFormat m_format;
+    QAudioSource *m_source = nullptr;
+    QByteArray m_recorded;
+    QTemporaryDir *m_recordings = nullptr;
+    int m_takes = 0;
+    void startRecording();
+    void stopRecording();
     QLabel *m_status, *m_title, *m_preview, *m_latency;
     QListWidget *m_history;
     QCustomPlot *m_bars, *m_wave;
