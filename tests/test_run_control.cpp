@@ -5,6 +5,7 @@
 
 #include "core/data/dataset.h"
 #include "core/exec/evaluation.h"
+#include "core/exec/job.h"
 
 #include <QtTest>
 
@@ -464,6 +465,15 @@ private slots:
         QCOMPARE(stretched.detail().perClass()[0].recall, 0.0);
         QCOMPARE(stretched.detail().perClass()[1].precision, 0.0);
         QCOMPARE(stretched.detail().perClass()[1].recall, -1.0); // no sample of b
+
+        // Audio features: stretched too, and drawn with their first row at the bottom.
+        fb::exec::DataSpec audio;
+        audio.sourceType = "audio_folder";
+        const InputPixels spectrogram = InputPixels::forChain(audio);
+        QVERIFY(spectrogram.flipRows && !spectrogram.undoNormalize);
+        EvaluationTally flipped({"a", "b"}, fb::Shape{1, 2, 2}, spectrogram);
+        flipped.add(wrong.data(), truth.data(), images.data(), 1, 0);
+        QCOMPARE(flipped.detail().misclassified[0].pixels, (std::vector<uint8_t>{128, 255, 0, 64}));
     }
 
     void commandsAreAcknowledged()

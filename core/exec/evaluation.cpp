@@ -45,6 +45,10 @@ std::vector<ClassMetrics> EvaluationDetail::perClass() const
 InputPixels InputPixels::forChain(const DataSpec &spec)
 {
     InputPixels p;
+    if (spec.sourceType == "audio_folder") {
+        p.flipRows = true; // and min-max: a recording's values are not pixel bytes
+        return p;
+    }
     p.undoNormalize = true;
     for (const auto &t : spec.transforms) {
         if (t.type != "normalize") {
@@ -120,10 +124,12 @@ std::vector<uint8_t> EvaluationTally::toPixels(const float *sample) const
     }
     // Planar [c, h, w] to interleaved [h, w, c], the layout images are shown in.
     std::vector<uint8_t> out(v.size());
+    const int64_t w = m_detail.width, h = m_detail.height;
     for (int64_t ch = 0; ch < c; ++ch)
         for (int64_t p = 0; p < hw; ++p) {
             const float x = v[size_t(ch * hw + p)];
-            out[size_t(p * c + ch)] =
+            const int64_t to = m_pixels.flipRows ? (h - 1 - p / w) * w + p % w : p;
+            out[size_t(to * c + ch)] =
                 uint8_t(std::isfinite(x) ? std::clamp(std::lround(x), 0l, 255l) : 0l);
         }
     return out;

@@ -70,6 +70,9 @@ struct Evaluation {
 struct InputPixels {
     bool undoNormalize = false;
     std::vector<std::pair<float, float>> normalize; // (mean, std) per stage, data-flow order
+    // Audio features are drawn as spectrograms are: their first row (the lowest frequencies) at
+    // the bottom.
+    bool flipRows = false;
 
     static InputPixels forChain(const DataSpec &spec);
 };
