@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
+#include <utility>
 #include <vector>
 
 namespace fb {
@@ -31,5 +33,13 @@ private:
 
 // Stateless mixing: the same (seed, index) gives the same bits on any device or thread.
 uint64_t mix64(uint64_t x);
+
+// Fisher-Yates with our own generator (std::shuffle is implementation-defined): the same order
+// on every platform.
+template <class T> void shuffleWith(std::vector<T> &v, Rng &rng)
+{
+    for (std::size_t i = v.size(); i > 1; --i)
+        std::swap(v[i - 1], v[std::size_t(rng.below(i))]);
+}
 
 } // namespace fb

@@ -9,21 +9,14 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <map>
 #include <optional>
 #include <regex>
-#include <set>
 
 namespace fb::data {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-bool hidden(const fs::path &p)
-{
-    return isHidden(p.filename().string());
-}
 
 // [first, last) of the samples whose frames are within trimDb of the loudest frame.
 std::pair<size_t, size_t> audibleRange(const std::vector<float> &x, double trimDb)
@@ -50,18 +43,15 @@ std::pair<size_t, size_t> audibleRange(const std::vector<float> &x, double trimD
 
 } // namespace
 
-bool matchPattern(const std::string &pattern, const std::string &stem, std::string &label,
-                  std::string &speaker)
+FilePattern::FilePattern(const std::string &pattern)
 {
-    // The pattern as a regular expression: {name} parts capture, the rest is literal.
     static const std::string special = R"(\^$.|?*+()[]{})";
     std::string re;
-    std::vector<std::string> names;
     for (size_t i = 0; i < pattern.size();) {
         if (pattern[i] == '{') {
             const size_t end = pattern.find('}', i);
             if (end != std::string::npos) {
-                names.push_back(pattern.substr(i + 1, end - i - 1));
+                m_names.push_back(pattern.substr(i + 1, end - i - 1));
                 re += "(.+?)";
                 i = end + 1;
                 continue;
@@ -70,15 +60,26 @@ bool matchPattern(const std::string &pattern, const std::string &stem, std::stri
         if (special.find(pattern[i]) != std::string::npos) re += '\\';
         re += pattern[i++];
     }
+    m_re = std::regex(re);
+}
+
+bool FilePattern::match(const std::string &stem, std::string &label, std::string &speaker) const
+{
     std::smatch m;
-    if (!std::regex_match(stem, m, std::regex(re))) return false;
+    if (!std::regex_match(stem, m, m_re)) return false;
     label.clear();
     speaker.clear();
-    for (size_t k = 0; k < names.size(); ++k) {
-        if (names[k] == "label") label = m[k + 1].str();
-        if (names[k] == "speaker") speaker = m[k + 1].str();
+    for (size_t k = 0; k < m_names.size(); ++k) {
+        if (m_names[k] == "label") label = m[k + 1].str();
+        if (m_names[k] == "speaker") speaker = m[k + 1].str();
     }
     return !label.empty();
+}
+
+bool matchPattern(const std::string &pattern, const std::string &stem, std::string &label,
+                  std::string &speaker)
+{
+    return FilePattern(pattern).match(stem, label, speaker);
 }
 
 Result<std::vector<float>> prepareAudio(const std::vector<float> &interleaved, int channels,
@@ -115,7 +116,7 @@ Result<std::vector<float>> prepareAudio(const std::vector<float> &interleaved, i
                                   mono.begin() + std::ptrdiff_t(last));
     }
     // Pad or crop around the centre: a short word sits in the middle of its window.
-    const size_t length = size_t(std::llround(o.seconds * double(o.sampleRate)));
+    const size_t length = size_t(o.samples());
     std::vector<float> out(length, 0.0f);
     if (mono.size() <= length)
         std::copy(mono.begin(), mono.end(),
@@ -160,105 +161,80 @@ Result<ImageDataset> loadAudioFolder(const std::string &dir, const AudioFilesOpt
     if (o.sampleRate < 1000 || o.sampleRate > 192000)
         return makeError("the sample rate must be 1000 to 192000 Hz");
     if (!(o.seconds > 0 && o.seconds <= 60)) return makeError("the length must be 0 to 60 seconds");
-    std::error_code ec;
-    if (!fs::exists(dir, ec)) return fileError(dir, "no such folder");
-    if (!fs::is_directory(dir, ec)) return fileError(dir, "is not a folder");
     const bool byPattern = o.labels == AudioFilesOptions::Labels::Pattern;
     if (byPattern && o.pattern.find("{label}") == std::string::npos)
         return makeError("the file-name pattern '" + o.pattern + "' has no {label}");
 
     // Every file with its label name (and speaker), or the reason it cannot be used.
-    std::vector<std::pair<std::string, std::string>> named; // (path, label name)
-    std::map<std::string, std::string> speakerOf;
+    struct Named {
+        std::string path, label, speaker;
+    };
+    std::vector<Named> named;
+    const FilePattern pattern(o.pattern);
     std::vector<SkippedFile> skipped;
-    auto walk = [&](const fs::path &root, const std::string &folderLabel) -> Status {
-        for (auto it = fs::recursive_directory_iterator(root, ec);
-             !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-            if (hidden(it->path())) {
-                if (it->is_directory()) it.disable_recursion_pending();
-                continue;
-            }
-            if (!it->is_regular_file()) continue;
-            const std::string path = it->path().string();
+    auto walk = [&](const std::string &root, const std::string &folderLabel) -> Status {
+        auto files = filesUnder(root);
+        if (!files.ok()) return files.error();
+        for (const std::string &path : files.value()) {
             if (!byPattern) {
-                named.emplace_back(path, folderLabel);
+                named.push_back({path, folderLabel, {}});
                 continue;
             }
             std::string label, speaker;
-            if (!matchPattern(o.pattern, it->path().stem().string(), label, speaker)) {
+            if (!pattern.match(fs::path(path).stem().string(), label, speaker)) {
                 skipped.push_back({path, "its name does not match the pattern " + o.pattern});
                 continue;
             }
-            named.emplace_back(path, label);
-            speakerOf[path] = speaker;
+            named.push_back({path, label, speaker});
         }
-        if (ec) return fileError(root.string(), "cannot be listed: " + ec.message());
         return {};
     };
     if (byPattern) {
         FB_TRY(walk(dir, {}));
     } else {
-        std::vector<std::string> folders;
-        for (const auto &e : fs::directory_iterator(dir, ec))
-            if (e.is_directory() && !hidden(e.path()))
-                folders.push_back(e.path().filename().string());
-        std::sort(folders.begin(), folders.end());
-        if (folders.empty())
+        auto folders = subfolders(dir);
+        if (!folders.ok()) return folders.error();
+        if (folders->empty())
             return fileError(dir, "has no class folders: put each class's recordings in a folder "
                                   "of its own, or read the labels from the file names (labels = "
                                   "pattern)");
-        for (const std::string &c : folders)
-            FB_TRY(walk(fs::path(dir) / c, c));
+        for (const std::string &c : folders.value())
+            FB_TRY(walk((fs::path(dir) / c).string(), c));
     }
     if (named.empty())
         return fileError(dir, byPattern ? "has no file whose name matches " + o.pattern
                                         : std::string("has no files in its class folders"));
 
     std::vector<std::string> labels;
-    for (const auto &n : named)
-        labels.push_back(n.second);
+    for (const Named &n : named)
+        labels.push_back(n.label);
     const LabelClasses classes = classesOf(labels);
     std::vector<LabelledFile> files;
-    for (const auto &[path, label] : named)
-        files.push_back(
-            {path, classes.index.at(label), byPattern ? speakerOf[path] : std::string()});
+    for (const Named &n : named)
+        files.push_back({n.path, classes.index.at(n.label), n.speaker});
     const bool hasSpeakers = byPattern && o.pattern.find("{speaker}") != std::string::npos;
     files = selectFiles(std::move(files), int32_t(classes.names.size()),
                         SplitOptions{o.subset, o.validationFraction, o.splitSeed,
                                      o.splitBySpeaker && hasSpeakers, o.limit});
     if (files.empty()) return fileError(dir, "has no files for subset " + o.subset);
 
-    std::vector<std::optional<std::vector<float>>> samples(files.size());
-    std::vector<std::string> reasons(files.size());
-    forEachInParallel(files.size(), [&](size_t i) {
-        auto s = decodeAudioFile(files[i].path, o);
-        if (s.ok())
-            samples[i] = std::move(s).value();
-        else
-            reasons[i] = s.error().message;
-    });
     ImageDataset ds;
     ds.name = fs::path(dir).filename().string();
     if (ds.name.empty()) ds.name = fs::path(dir).parent_path().filename().string();
     ds.channels = 1;
     ds.height = 1;
-    ds.width = int64_t(std::llround(o.seconds * double(o.sampleRate)));
+    ds.width = o.samples();
     ds.classes = int32_t(classes.names.size());
     ds.classNames = classes.names;
     ds.skipped = std::move(skipped);
-    for (size_t i = 0; i < files.size(); ++i) {
-        if (!samples[i]) {
-            ds.skipped.push_back({files[i].path, reasons[i]});
-            continue;
-        }
-        ds.values.insert(ds.values.end(), samples[i]->begin(), samples[i]->end());
-        ds.labels.push_back(files[i].label);
-    }
-    ds.count = int64_t(ds.labels.size());
+    const size_t unmatched = ds.skipped.size();
+    decodeFiles(
+        files, [&o](const std::string &path) { return decodeAudioFile(path, o); }, ds.values, ds);
     if (ds.count == 0)
         return fileError(dir, "none of its " + std::to_string(files.size()) +
                                   " files is a readable recording (the first, " +
-                                  ds.skipped.back().path + ": " + ds.skipped.back().reason + ")");
+                                  ds.skipped[unmatched].path + ": " + ds.skipped[unmatched].reason +
+                                  ")");
     return ds;
 }
 

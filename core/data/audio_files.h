@@ -3,7 +3,9 @@
 #include "core/base/result.h"
 #include "core/data/dataset.h"
 
+#include <cmath>
 #include <cstdint>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,8 @@ struct AudioFilesOptions {
     uint64_t splitSeed = 0;
     bool splitBySpeaker = true; // with a pattern that has {speaker}: hold out whole speakers
     int64_t limit = 0;
+    // The length of every sample, in samples.
+    int64_t samples() const { return int64_t(std::llround(seconds * double(sampleRate))); }
 };
 
 // Samples of one recording: mono, at the options' rate, trimmed, padded or cropped. The error
@@ -45,7 +49,21 @@ Result<std::vector<float>> prepareAudio(const std::vector<float> &interleaved, i
 // Unreadable files, and names that do not match the pattern, are skipped and listed.
 Result<ImageDataset> loadAudioFolder(const std::string &dir, const AudioFilesOptions &o);
 
-// What the pattern reads from a file name (without its extension); false when it does not match.
+// A file-name pattern made into a regular expression once: {name} parts capture, the rest is
+// literal.
+class FilePattern {
+public:
+    explicit FilePattern(const std::string &pattern);
+    // What the pattern reads from a file name (without its extension); false when it does not
+    // match or reads no label.
+    bool match(const std::string &stem, std::string &label, std::string &speaker) const;
+
+private:
+    std::regex m_re;
+    std::vector<std::string> m_names;
+};
+
+// FilePattern(pattern).match(stem, label, speaker).
 bool matchPattern(const std::string &pattern, const std::string &stem, std::string &label,
                   std::string &speaker);
 

@@ -143,7 +143,7 @@ void Spectrogram::apply(const float *in, float *out, int64_t n, const Shape &inS
     const Shape outShape = outputShape(inShape).value();
     const int64_t rows = outShape[1];
     cv::Mat windowed(int(frames), int(nFft), CV_32F), spectrum;
-    std::vector<float> power(size_t(bins * frames)), mel;
+    std::vector<float> power(size_t(bins * frames)), mel, db;
     for (int64_t i = 0; i < n; ++i) {
         const float *x = in + i * len;
         for (int64_t t = 0; t < frames; ++t) {
@@ -174,7 +174,6 @@ void Spectrogram::apply(const float *in, float *out, int64_t n, const Shape &inS
             }
             feature = &mel;
         }
-        std::vector<float> db;
         if (m_o.toDb || m_o.kind == SpectrogramOptions::Kind::Mfcc) {
             db.resize(feature->size());
             float top = -std::numeric_limits<float>::infinity();

@@ -125,10 +125,7 @@ std::vector<int64_t> DataFlow::epochOrder(int64_t count, uint64_t seed, int64_t 
         order[i] = int64_t(i);
     if (!shuffle) return order;
     Rng rng(mix64(seed) ^ mix64(uint64_t(epoch) + 1));
-    for (size_t i = order.size(); i > 1; --i) {
-        const size_t j = size_t(rng.below(i));
-        std::swap(order[i - 1], order[j]);
-    }
+    shuffleWith(order, rng);
     return order;
 }
 

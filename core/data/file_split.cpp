@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <atomic>
+#include <filesystem>
 #include <set>
 #include <thread>
 
@@ -19,16 +20,14 @@ size_t validationCount(size_t n, double fraction)
     return size_t(std::clamp<int64_t>(std::llround(fraction * double(n)), 0, int64_t(n) - 1));
 }
 
-// The first `count` of a seeded Fisher-Yates permutation of [0, n), driven by our own Rng so the
-// split is the same on every platform.
+// The first `count` of a seeded permutation of [0, n).
 std::set<size_t> drawn(size_t n, size_t count, uint64_t seed)
 {
     std::vector<size_t> perm(n);
     for (size_t i = 0; i < n; ++i)
         perm[i] = i;
     Rng rng(seed);
-    for (size_t i = n; i > 1; --i)
-        std::swap(perm[i - 1], perm[size_t(rng.below(i))]);
+    shuffleWith(perm, rng);
     return {perm.begin(), perm.begin() + std::ptrdiff_t(count)};
 }
 
@@ -86,9 +85,52 @@ std::vector<LabelledFile> selectFiles(std::vector<LabelledFile> files, int32_t c
     return out;
 }
 
-bool isHidden(const std::string &fileName)
+namespace {
+
+bool isHidden(const std::filesystem::path &p)
 {
-    return !fileName.empty() && fileName[0] == '.';
+    const std::string name = p.filename().string();
+    return !name.empty() && name[0] == '.';
+}
+
+Status checkFolder(const std::string &dir)
+{
+    std::error_code ec;
+    if (!std::filesystem::exists(dir, ec)) return fileError(dir, "no such folder");
+    if (!std::filesystem::is_directory(dir, ec)) return fileError(dir, "is not a folder");
+    return {};
+}
+
+} // namespace
+
+Result<std::vector<std::string>> subfolders(const std::string &dir)
+{
+    FB_TRY(checkFolder(dir));
+    std::error_code ec;
+    std::vector<std::string> out;
+    for (const auto &e : std::filesystem::directory_iterator(dir, ec))
+        if (e.is_directory() && !isHidden(e.path())) out.push_back(e.path().filename().string());
+    if (ec) return fileError(dir, "cannot be listed: " + ec.message());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+Result<std::vector<std::string>> filesUnder(const std::string &dir)
+{
+    FB_TRY(checkFolder(dir));
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    std::vector<std::string> out;
+    for (auto it = fs::recursive_directory_iterator(dir, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (isHidden(it->path())) {
+            if (it->is_directory()) it.disable_recursion_pending();
+            continue;
+        }
+        if (it->is_regular_file()) out.push_back(it->path().string());
+    }
+    if (ec) return fileError(dir, "cannot be listed: " + ec.message());
+    return out;
 }
 
 LabelClasses classesOf(const std::vector<std::string> &labels)

@@ -12,20 +12,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <map>
 #include <optional>
-#include <set>
 
 namespace fb::data {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-bool hidden(const fs::path &p)
-{
-    return isHidden(p.filename().string());
-}
 
 // Whether `tail` (the file's last bytes) holds `marker`.
 bool endsWith(const std::vector<uint8_t> &bytes, const std::vector<uint8_t> &marker, size_t within)
@@ -100,16 +93,6 @@ std::vector<LabelledFile> selectByClass(const std::vector<std::vector<std::strin
 ImageDataset decodeAll(const std::vector<LabelledFile> &files, const ImageFilesOptions &o,
                        std::string name, std::vector<std::string> classNames)
 {
-    std::vector<std::optional<std::vector<uint8_t>>> samples(files.size());
-    std::vector<std::string> reasons(files.size());
-    forEachInParallel(files.size(), [&](size_t i) {
-        auto s = decodeImageFile(files[i].path, o);
-        if (s.ok())
-            samples[i] = std::move(s).value();
-        else
-            reasons[i] = s.error().message;
-    });
-
     ImageDataset ds;
     ds.name = std::move(name);
     ds.channels = o.colour ? 3 : 1;
@@ -117,15 +100,8 @@ ImageDataset decodeAll(const std::vector<LabelledFile> &files, const ImageFilesO
     ds.width = o.width;
     ds.classes = int32_t(classNames.size());
     ds.classNames = std::move(classNames);
-    for (size_t i = 0; i < files.size(); ++i) {
-        if (!samples[i]) {
-            ds.skipped.push_back({files[i].path, reasons[i]});
-            continue;
-        }
-        ds.pixels.insert(ds.pixels.end(), samples[i]->begin(), samples[i]->end());
-        ds.labels.push_back(files[i].label);
-    }
-    ds.count = int64_t(ds.labels.size());
+    decodeFiles(
+        files, [&o](const std::string &path) { return decodeImageFile(path, o); }, ds.pixels, ds);
     return ds;
 }
 
@@ -218,30 +194,18 @@ Result<std::vector<uint8_t>> decodeImageFile(const std::string &path, const Imag
 Result<ImageDataset> loadImageFolder(const std::string &dir, const ImageFilesOptions &o)
 {
     FB_TRY(checkOptions(o));
-    std::error_code ec;
-    if (!fs::exists(dir, ec)) return fileError(dir, "no such folder");
-    if (!fs::is_directory(dir, ec)) return fileError(dir, "is not a folder");
-    std::vector<std::string> classes;
-    for (const auto &e : fs::directory_iterator(dir, ec))
-        if (e.is_directory() && !hidden(e.path())) classes.push_back(e.path().filename().string());
-    if (ec) return fileError(dir, "cannot be listed: " + ec.message());
-    std::sort(classes.begin(), classes.end());
+    auto folders = subfolders(dir);
+    if (!folders.ok()) return folders.error();
+    const std::vector<std::string> &classes = folders.value();
     if (classes.empty())
         return fileError(dir, "has no class folders: put each class's images in a folder of its "
                               "own, e.g. " +
                                   (fs::path(dir) / "cat" / "1.png").string());
-    std::vector<std::vector<std::string>> byClass(classes.size());
-    for (size_t c = 0; c < classes.size(); ++c) {
-        const fs::path classDir = fs::path(dir) / classes[c];
-        for (auto it = fs::recursive_directory_iterator(classDir, ec);
-             !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-            if (hidden(it->path())) {
-                if (it->is_directory()) it.disable_recursion_pending();
-                continue;
-            }
-            if (it->is_regular_file()) byClass[c].push_back(it->path().string());
-        }
-        if (ec) return fileError(classDir.string(), "cannot be listed: " + ec.message());
+    std::vector<std::vector<std::string>> byClass;
+    for (const std::string &c : classes) {
+        auto files = filesUnder((fs::path(dir) / c).string());
+        if (!files.ok()) return files.error();
+        byClass.push_back(std::move(files).value());
     }
     const auto files = selectByClass(byClass, o);
     std::string name = fs::path(dir).filename().string();

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <numeric>
 
 namespace fb::exec {
 
@@ -222,9 +223,7 @@ Result<std::unique_ptr<Predictor>> Predictor::open(const std::string &path,
             {t["node"].get<std::string>(), t["type"].get<std::string>(), t["params"]});
     s->stages = buildStages(spec);
     s->shapes.push_back(s->audio
-                            ? Shape{1, 1,
-                                    int64_t(std::llround(s->decodeAudio.seconds *
-                                                         double(s->decodeAudio.sampleRate)))}
+                            ? Shape{1, 1, s->decodeAudio.samples()}
                             : Shape{s->decode.colour ? 3 : 1, s->decode.height, s->decode.width});
     for (const data::Stage &st : s->stages) {
         auto out = st.transform->outputShape(s->shapes.back());
@@ -388,13 +387,11 @@ std::vector<Result<Prediction>> Predictor::predictFiles(const std::vector<std::s
                 if (saliency) {
                     // Pictures are covered with their mean grey, a recording's features with
                     // silence (their lowest value): covering with anything louder adds sound.
-                    double mean = 0;
-                    for (float v : pred.sample)
-                        mean += v;
-                    mean /= double(std::max<size_t>(pred.sample.size(), 1));
-                    const float cover =
-                        m_s->audio ? *std::min_element(pred.sample.begin(), pred.sample.end())
-                                   : float(mean);
+                    const std::vector<float> &v = pred.sample;
+                    const float cover = m_s->audio
+                                            ? *std::min_element(v.begin(), v.end())
+                                            : float(std::accumulate(v.begin(), v.end(), 0.0) /
+                                                    double(std::max<size_t>(v.size(), 1)));
                     pred.saliency = occlusion(m_s->model, *m_s->backend, pred.sample, sample,
                                               order[0], classes, cover);
                 }

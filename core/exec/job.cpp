@@ -54,15 +54,16 @@ Result<DataSpec> readData(const PipelineDocument &doc, const std::string &consum
         const graph::Node *n = doc.node(id);
         if (!n) return nodeError(id, "missing node");
         Params p{doc, id};
-        static const std::set<std::string> transforms{
-            "normalize",          "random_hflip", "random_affine", "random_crop", "stft",
-            "mel_spectrogram",    "mfcc",         "add_noise",     "time_shift",  "spec_augment",
-            "normalize_channels", "center_crop",  "grayscale",     "color_jitter"};
-        if (transforms.count(n->type)) {
+        // A transform: a node that takes samples (data sources take nothing; train and evaluate
+        // take "data"). buildStages knows each of them.
+        const graph::NodeTypeSpec *type = graph::NodeTypeRegistry::builtin().find(n->type);
+        const bool transform =
+            type && std::any_of(type->inputs.begin(), type->inputs.end(),
+                                [](const auto &in) { return in.name == "samples"; });
+        if (transform) {
             json params = json::object();
-            if (const graph::NodeTypeSpec *t = graph::NodeTypeRegistry::builtin().find(n->type))
-                for (const auto &ps : t->params)
-                    params[ps.name] = doc.param(id, ps.name);
+            for (const auto &ps : type->params)
+                params[ps.name] = doc.param(id, ps.name);
             if (n->type == "normalize_channels")
                 for (const char *list : {"mean", "std"})
                     if (auto v = data::parseNumberList(params[list].get<std::string>()); !v.ok())

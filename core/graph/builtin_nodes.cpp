@@ -121,19 +121,28 @@ NodeTypeSpec layer(std::string type, std::string title, std::string help,
     return t;
 }
 
+// A stage of a data chain: samples in, samples out.
+NodeTypeSpec chainStage(std::string category, std::string inputHelp, std::string outputHelp,
+                        std::string type, std::string title, std::string help,
+                        std::vector<ParamSpec> params)
+{
+    NodeTypeSpec t;
+    t.type = std::move(type);
+    t.category = std::move(category);
+    t.title = std::move(title);
+    t.help = std::move(help);
+    t.inputs = {port("samples", PortType::Samples, std::move(inputHelp))};
+    t.outputs = {port("samples", PortType::Samples, std::move(outputHelp))};
+    t.params = std::move(params);
+    return t;
+}
+
 // A random augmentation of sample streams: samples in, the same number of samples out.
 NodeTypeSpec augmentation(std::string type, std::string title, std::string help,
                           std::vector<ParamSpec> params)
 {
-    NodeTypeSpec t;
-    t.type = std::move(type);
-    t.category = "Augment";
-    t.title = std::move(title);
-    t.help = std::move(help);
-    t.inputs = {port("samples", PortType::Samples, "Samples to augment.")};
-    t.outputs = {port("samples", PortType::Samples, "The augmented samples.")};
-    t.params = std::move(params);
-    return t;
+    return chainStage("Augment", "Samples to augment.", "The augmented samples.", std::move(type),
+                      std::move(title), std::move(help), std::move(params));
 }
 
 // A deterministic stage of a data chain (computed once and cached while no random stage precedes
@@ -141,30 +150,17 @@ NodeTypeSpec augmentation(std::string type, std::string title, std::string help,
 NodeTypeSpec preprocessing(std::string type, std::string title, std::string help,
                            std::vector<ParamSpec> params)
 {
-    NodeTypeSpec t;
-    t.type = std::move(type);
-    t.category = "Preprocess";
-    t.title = std::move(title);
-    t.help = std::move(help);
-    t.inputs = {port("samples", PortType::Samples, "Samples to preprocess.")};
-    t.outputs = {port("samples", PortType::Samples, "The preprocessed samples.")};
-    t.params = std::move(params);
-    return t;
+    return chainStage("Preprocess", "Samples to preprocess.", "The preprocessed samples.",
+                      std::move(type), std::move(title), std::move(help), std::move(params));
 }
 
 // A feature stage of an audio chain: waveforms in, an image of features out.
 NodeTypeSpec audioFeature(std::string type, std::string title, std::string help,
                           std::vector<ParamSpec> params)
 {
-    NodeTypeSpec t;
-    t.type = std::move(type);
-    t.category = "Audio";
-    t.title = std::move(title);
-    t.help = std::move(help);
-    t.inputs = {port("samples", PortType::Samples, "Waveforms from an audio source.")};
-    t.outputs = {port("samples", PortType::Samples, "Features: [1, rows, frames] images.")};
-    t.params = std::move(params);
-    return t;
+    return chainStage("Audio", "Waveforms from an audio source.",
+                      "Features: [1, rows, frames] images.", std::move(type), std::move(title),
+                      std::move(help), std::move(params));
 }
 
 std::vector<ParamSpec> poolParams()

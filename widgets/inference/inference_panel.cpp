@@ -20,7 +20,6 @@
 #include <QPainter>
 #include <QProcess>
 #include <QPushButton>
-#include <QSplitter>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -147,7 +146,8 @@ InferencePanel::InferencePanel(QWidget *parent)
     m_showSaliency->setToolTip(
         tr("Red: the parts of the input that the prediction rests on, found by covering each "
            "patch in turn and measuring how much the predicted class loses (occlusion)"));
-    connect(m_showSaliency, &QCheckBox::toggled, this, [this] { showResult(m_current); });
+    connect(m_showSaliency, &QCheckBox::toggled, this,
+            [this] { showResult(m_history->currentRow()); });
     // The microphone, where the machine has one: 16 kHz mono when the device takes it (the
     // model's saved preprocessing resamples whatever it gets).
     m_record->setObjectName("inferenceRecord");
@@ -380,7 +380,6 @@ void InferencePanel::finishBatch(int exitCode)
 void InferencePanel::showResult(int index)
 {
     if (index < 0 || index >= m_results.size()) return;
-    m_current = index;
     const Result &r = m_results[index];
     if (!r.error.isEmpty()) {
         m_title->setText(QFileInfo(r.input).fileName() + QStringLiteral(": ") + r.error);

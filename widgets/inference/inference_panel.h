@@ -61,8 +61,6 @@ public:
         int sampleRate = 0;
     };
     const QList<Result> &results() const { return m_results; }
-    // The result on display.
-    int current() const { return m_current; }
 
 signals:
     // A batch of files has its answers (or the reason there are none, in status()).
@@ -100,7 +98,6 @@ private:
     QProcess *m_process;
     QByteArray m_pending;
     QList<Result> m_results;
-    int m_current = -1;
     int m_batchStart = 0;
 };
 
