@@ -3,6 +3,7 @@
 #
 #   scripts/deps.sh            build tools and libraries + the Fashion-MNIST data set
 #   scripts/deps.sh --bench    ... plus PyTorch and NumPy for bench/cpu_vs_peer.py's peer
+#   scripts/deps.sh --package  ... plus what scripts/package.sh needs to make and check a .deb
 #   scripts/deps.sh --check    install nothing; list what is missing (exit 1 if anything is)
 #
 # Safe to run again and again: a package counts as present when dpkg-query reports
@@ -11,22 +12,30 @@
 # The last line on stdout says what was installed, or that everything was present.
 set -euo pipefail
 
-# qt6-qpa-plugins holds the offscreen platform the GUI tests run on; fonts-dejavu-core gives the
-# window (and its offscreen screenshots) a font on machines that have none.
+# qt6-qpa-plugins: Qt's GLX/EGL integrations and input contexts for the window (the xcb and
+# offscreen platforms themselves come with libqt6gui6); fonts-dejavu-core gives the window (and
+# its offscreen screenshots) a font on machines that have none; ocl-icd-opencl-dev: oneDNN's
+# CMake package looks for OpenCL, whose development files libdnnl-dev only recommends.
 BUILD_PKGS=(build-essential cmake ninja-build pkg-config qt6-base-dev qt6-qpa-plugins
             libqcustomplot-dev fonts-dejavu-core libdnnl-dev nlohmann-json3-dev zlib1g-dev
-            libopencv-dev libsndfile1-dev libsamplerate0-dev qt6-multimedia-dev)
+            libopencv-dev libsndfile1-dev libsamplerate0-dev qt6-multimedia-dev
+            ocl-icd-opencl-dev)
 # espeak-ng and sox make the spoken-digits data set (scripts/make_spoken_digits.sh).
 DATA_PKGS=(dataset-fashion-mnist espeak-ng sox)
 BENCH_PKGS=(python3-torch python3-numpy)
+# help2man writes the man pages from the programs' --help; CPack's DEB generator needs `file`
+# (dpkg-shlibdeps comes with build-essential's dpkg-dev); the rest check the package.
+PACKAGE_PKGS=(help2man file lintian desktop-file-utils appstream)
 
-usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
 
 want_bench=0
+want_package=0
 check_only=0
 for arg in "$@"; do
     case "$arg" in
         --bench) want_bench=1 ;;
+        --package) want_package=1 ;;
         --check) check_only=1 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "deps: unknown option '$arg' (try --help)" >&2; exit 2 ;;
@@ -38,6 +47,10 @@ wanted=("${BUILD_PKGS[@]}" "${DATA_PKGS[@]}")
 if (( want_bench )); then
     groups+=" bench"
     wanted+=("${BENCH_PKGS[@]}")
+fi
+if (( want_package )); then
+    groups+=" package"
+    wanted+=("${PACKAGE_PKGS[@]}")
 fi
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
@@ -77,7 +90,8 @@ if (( EUID != 0 )); then
     fi
     if [[ -t 0 ]]; then as_root=(sudo); else as_root=(sudo -n); fi
 fi
-apt=("${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get)
+# Retries: a dropped connection to the mirror should not fail a set-up (or a CI run).
+apt=("${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o Acquire::Retries=5)
 
 echo "deps: installing ${missing[*]}" >&2
 # apt's chatter goes to stderr so that stdout carries only the one summary line.
