@@ -4,16 +4,17 @@
 #   scripts/test.sh                 everything
 #   scripts/test.sh -R tensor       extra arguments go to ctest (here: only tests matching "tensor")
 #
-# Exits with CTest's status. Works from any directory, non-interactively (CI runs it through
-# .ci/run). GUI tests run on Qt's offscreen platform unless QT_QPA_PLATFORM says otherwise.
-# FLOWBENCH_JOBS=N limits parallel compile jobs.
+# Exits with CTest's status; the last line counts the tests that passed, failed and were
+# skipped (CTest's own summary counts a skipped test as passed). Works from any directory,
+# non-interactively (CI runs it through .ci/run). GUI tests run on Qt's offscreen platform
+# unless QT_QPA_PLATFORM says otherwise. FLOWBENCH_JOBS=N limits parallel compile jobs.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 fb_cd_root
 
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-    sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0
+    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0
 fi
 
 bash scripts/deps.sh >&2 || fb_die "installing dependencies failed (see above)"
@@ -21,6 +22,18 @@ fb_build
 
 export QT_QPA_PLATFORM="${QT_QPA_PLATFORM:-offscreen}"
 fb_say "== test: ctest --test-dir $FB_BUILD_DIR --output-on-failure -j2 $*"
-status=0
-ctest --test-dir "$FB_BUILD_DIR" --output-on-failure -j2 "$@" || status=$?
+set +e
+ctest --test-dir "$FB_BUILD_DIR" --output-on-failure -j2 "$@" 2>&1 | tee "$FB_BUILD_DIR/ctest-last.log"
+status=${PIPESTATUS[0]}
+set -e
+# CTest counts a skipped test (the GPU tests without a GPU) among the passed ones in its
+# "100% tests passed"; this last line counts it apart, so it says how much really ran.
+total=$(sed -n 's/.*tests passed, [0-9]* tests\{0,1\} failed out of \([0-9]*\).*/\1/p' \
+    "$FB_BUILD_DIR/ctest-last.log" | tail -n 1)
+failed=$(sed -n 's/.*tests passed, \([0-9]*\) tests\{0,1\} failed out of.*/\1/p' \
+    "$FB_BUILD_DIR/ctest-last.log" | tail -n 1)
+skipped=$(grep -c '(Skipped)$' "$FB_BUILD_DIR/ctest-last.log" || true)
+if [[ -n "$total" && -n "$failed" ]]; then
+    echo "tests: $((total - failed - skipped)) passed, $failed failed, $skipped skipped"
+fi
 exit "$status"
