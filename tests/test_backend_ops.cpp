@@ -6,6 +6,7 @@
 #include "core/backend/backend.h"
 #include "core/backend/cpu/reference_backend.h"
 #include "core/base/rng.h"
+#include "gpu_parts.h"
 #include "gradcheck.h"
 
 #include <QtTest>
@@ -592,7 +593,7 @@ private slots:
     // bf16 mixed precision on the GPU: convolutions and matrix products round their inputs to
     // bfloat16 (8-bit mantissa) and sum in float32, so results stay within a few bfloat16 steps
     // of the reference's, and differ from the GPU's own float32 results (bf16 did apply).
-    void bf16StaysClose()
+    void gpuBf16StaysClose()
     {
         Backend *gpu = gpuBackend();
         if (!gpu) QSKIP(("bf16 not checked: " + whyNoGpu()).c_str());
@@ -650,7 +651,7 @@ private slots:
     // A captured step's per-step values are read when it is replayed (Backend::setStepValues):
     // dropout, SGD and AdamW recorded once, then replayed with two different sets of values,
     // must give what the reference computes with each set.
-    void captureReadsStepValues()
+    void gpuCaptureReadsStepValues()
     {
         std::vector<Backend *> capturing;
         for (Backend *be : fastBackends())
@@ -736,5 +737,5 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestBackendOps)
+FB_QTEST_MAIN_WITH_GPU_PART(TestBackendOps)
 #include "test_backend_ops.moc"

@@ -14,6 +14,7 @@
 #include "core/graph/pipeline_file.h"
 #include "core/nn/loss.h"
 #include "core/nn/optimizer.h"
+#include "gpu_parts.h"
 
 #include <QtTest>
 
@@ -116,5 +117,5 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestCrossDevice)
+FB_QTEST_GPU_MAIN(TestCrossDevice)
 #include "test_cross_device.moc"
