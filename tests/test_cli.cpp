@@ -9,7 +9,11 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
+#include <QStandardPaths>
 #include <QTemporaryDir>
+
+#include <algorithm>
 
 namespace {
 
@@ -22,9 +26,11 @@ struct CliResult {
     QJsonObject summary; // the last stdout line, parsed
 };
 
-CliResult cli(const QStringList &args, int timeoutMs = 300000)
+CliResult cli(const QStringList &args, int timeoutMs = 300000,
+              const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment())
 {
     QProcess p;
+    p.setProcessEnvironment(env);
     p.setProgram(FLOWBENCH_CLI);
     p.setArguments(args);
     p.start();
@@ -71,15 +77,34 @@ QStringList smallRun(const QString &outDir, int epochs = 2)
     return args;
 }
 
+// Why the spoken-digits recordings cannot be made here; empty when they can.
+QString missingSpeechTools()
+{
+    for (const char *tool : {"espeak-ng", "sox"})
+        if (QStandardPaths::findExecutable(tool).isEmpty())
+            return QString("%1 is not installed (scripts/deps.sh installs it)").arg(tool);
+    return {};
+}
+
 } // namespace
 
 class TestCli : public QObject {
     Q_OBJECT
 
 private slots:
-    void initTestCase()
+    void init()
     {
-        if (!QFile::exists(kData + "/train-images-idx3-ubyte.gz"))
+        // Most tests train on Fashion-MNIST; these need no data set, so they run without it.
+        static const QStringList dataFree{"nodesListsEveryTypeWithPortsAndParams",
+                                          "nodesMarkdownHasEveryTypeOnce",
+                                          "readmeNodeTableIsTheRegistrys",
+                                          "usageNamesEveryCommand",
+                                          "makeDataMakesSpokenDigitsWithProgress",
+                                          "makeDataStopsOnSigterm",
+                                          "makeDataSaysWhatIsMissing",
+                                          "makeDataUsageErrors"};
+        if (!dataFree.contains(QTest::currentTestFunction()) &&
+            !QFile::exists(kData + "/train-images-idx3-ubyte.gz"))
             QSKIP("Fashion-MNIST is not installed (apt install dataset-fashion-mnist)");
     }
 
@@ -90,6 +115,19 @@ private slots:
             CliResult r = cli({"validate", example(name)});
             QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         }
+    }
+
+    // An example's name alone finds it from any folder (the source tree's here; an installed
+    // flowbench-cli's /usr/share/flowbench/examples); a file of that name here comes first.
+    void examplesByName()
+    {
+        for (const char *name : {"fashion_mnist_mlp", "fashion_mnist_cnn.json"}) {
+            CliResult r = cli({"validate", name});
+            QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        }
+        CliResult r = cli({"validate", "no_such_example"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("no_such_example"), qPrintable(r.err));
     }
 
     void nodesListsEveryTypeWithPortsAndParams()
@@ -111,6 +149,214 @@ private slots:
         CliResult text = cli({"nodes"});
         QCOMPARE(text.exitCode, 0);
         QVERIFY(text.out.contains("conv2d") && text.out.contains("kernel_size"));
+    }
+
+    // The README's table, one row per category in palette order: each type once, in its own
+    // category's row, with all its parameter names; the cell separators are the table's own.
+    void nodesMarkdownHasEveryTypeOnce()
+    {
+        const CliResult json = cli({"nodes", "--json"});
+        const CliResult md = cli({"nodes", "--markdown"});
+        QCOMPARE(json.exitCode, 0);
+        QCOMPARE(md.exitCode, 0);
+        const QJsonArray types = QJsonDocument::fromJson(json.out.toUtf8())["node_types"].toArray();
+        QStringList categories;
+        for (const auto &t : types)
+            if (!categories.contains(t.toObject()["category"].toString()))
+                categories << t.toObject()["category"].toString();
+        const QStringList lines = md.out.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.value(0), QString("| category | node types |"));
+        QCOMPARE(lines.value(1), QString("|---|---|"));
+        QCOMPARE(lines.size(), categories.size() + 2);
+        static const QRegularExpression cellBar("(^|[^\\\\])\\|");
+        for (int i = 0; i < categories.size(); ++i) {
+            const QString row = lines[i + 2];
+            QVERIFY2(row.startsWith("| " + categories[i] + " | ") && row.endsWith(" |"),
+                     qPrintable(row));
+            QCOMPARE(row.count(cellBar), 3); // help text cannot split a cell
+            const QStringList entries = row.mid(categories[i].size() + 5).chopped(2).split("<br>");
+            for (const auto &tv : types) {
+                const QJsonObject t = tv.toObject();
+                const QString name = "`" + t["type"].toString() + "`";
+                if (t["category"].toString() != categories[i]) {
+                    QVERIFY2(!row.contains(name), qPrintable(name + " in " + categories[i]));
+                    continue;
+                }
+                QCOMPARE(row.count(name), 1);
+                QStringList params;
+                for (const auto &p : t["params"].toArray())
+                    params << p.toObject()["name"].toString();
+                const auto entry =
+                    std::find_if(entries.begin(), entries.end(),
+                                 [&](const QString &e) { return e.startsWith(name); });
+                QVERIFY2(entry != entries.end(), qPrintable(name));
+                if (!params.isEmpty())
+                    QVERIFY2(entry->startsWith(name + " (" + params.join(", ") + ")"),
+                             qPrintable(*entry));
+            }
+        }
+    }
+
+    // README.md's node table is generated: the text between its markers is exactly what
+    // `flowbench-cli nodes --markdown` prints, so a node type added to the registry shows there
+    // (or this test says how to put it there).
+    void readmeNodeTableIsTheRegistrys()
+    {
+        const CliResult r = cli({"nodes", "--markdown"});
+        QCOMPARE(r.exitCode, 0);
+        QFile f(kSource + "/README.md");
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QString readme = QString::fromUtf8(f.readAll());
+        const QString begin =
+            "\n<!-- nodes:begin (generated: flowbench-cli nodes --markdown) -->\n";
+        const QString end = "\n<!-- nodes:end -->\n";
+        const qsizetype b = readme.indexOf(begin), e = readme.indexOf(end, b + 1);
+        const QString regenerate =
+            QString("bash %1/scripts/update_node_table.sh %2").arg(kSource, FLOWBENCH_CLI);
+        QVERIFY2(b >= 0 && e >= b, qPrintable("README.md lacks the node-table markers, each on a "
+                                              "line of its own:" +
+                                              begin + end.trimmed()));
+        const QString table = readme.mid(b + begin.size(), e + 1 - (b + begin.size()));
+        if (table != r.out) {
+            // Where they part: the line, and the text around the first differing character.
+            const QStringList have = table.split('\n'), want = r.out.split('\n');
+            int line = 0;
+            while (line < have.size() && line < want.size() && have[line] == want[line])
+                ++line;
+            const QString a = have.value(line), b = want.value(line);
+            qsizetype col = 0;
+            while (col < a.size() && col < b.size() && a[col] == b[col])
+                ++col;
+            const qsizetype from = std::max<qsizetype>(0, col - 60);
+            QFAIL(qPrintable(QString("README.md's node table is not the output of `flowbench-cli "
+                                     "nodes --markdown`; they part in table line %1, column %2:\n"
+                                     "  README.md: ...%3\n  CLI:       ...%4\n"
+                                     "Regenerate the table with:\n  %5")
+                                 .arg(line + 1)
+                                 .arg(col + 1)
+                                 .arg(a.mid(from, 120), b.mid(from, 120), regenerate)));
+        }
+    }
+
+    void usageNamesEveryCommand()
+    {
+        const CliResult r = cli({"--help"});
+        QCOMPARE(r.exitCode, 0);
+        for (const char *text : {"nodes [--json|--markdown]", "--markdown: the node table",
+                                 "make-data spoken-digits", "--out DIR"})
+            QVERIFY2(r.out.contains(text), text);
+        const CliResult bad = cli({"nodes", "--html"});
+        QCOMPARE(bad.exitCode, 2);
+    }
+
+    // `make-data spoken-digits` runs scripts/make_spoken_digits.sh (found in the source tree of
+    // this build tree): a count people can follow on stderr, the folder and count on stdout.
+    // Two of the 72 voices (60 recordings) keep it quick.
+    void makeDataMakesSpokenDigitsWithProgress()
+    {
+        if (const QString why = missingSpeechTools(); !why.isEmpty()) QSKIP(qPrintable(why));
+        QTemporaryDir dir;
+        const QString out = dir.filePath("digits");
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("FLOWBENCH_PROGRESS_SECONDS", "0.2");
+        const QStringList args{"make-data", "spoken-digits", "--out", out, "--voices", "2"};
+        const CliResult r = cli(args, 300000, env);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QCOMPARE(r.summary["status"].toString(), QString("ok"));
+        QCOMPARE(r.summary["path"].toString(), QDir(out).absolutePath());
+        QCOMPARE(r.summary["recordings"].toInt(), 60);
+        QCOMPARE(QDir(out).entryList({"*_*_*.wav"}, QDir::Files).size(), 60);
+        // The count grows, and people see it between the start and the end.
+        static const QRegularExpression made("made (\\d+) of 60\n");
+        QList<int> counts;
+        for (auto it = made.globalMatch(r.err); it.hasNext();)
+            counts << it.next().captured(1).toInt();
+        QVERIFY2(!counts.isEmpty(), qPrintable(r.err));
+        QVERIFY2(std::is_sorted(counts.begin(), counts.end()), qPrintable(r.err));
+        QVERIFY2(std::any_of(counts.begin(), counts.end(), [](int n) { return n > 0 && n < 60; }),
+                 qPrintable(r.err));
+        // A complete folder is left as it is.
+        const CliResult again = cli(args, 60000, env);
+        QCOMPARE(again.exitCode, 0);
+        QVERIFY2(again.err.contains("60 recordings already in"), qPrintable(again.err));
+        QCOMPARE(again.summary["recordings"].toInt(), 60);
+    }
+
+    // Stopped (the window's Cancel sends SIGTERM): the script stops handing out recordings,
+    // nothing goes on making them afterwards, and no half-written file is left.
+    void makeDataStopsOnSigterm()
+    {
+        if (const QString why = missingSpeechTools(); !why.isEmpty()) QSKIP(qPrintable(why));
+        QTemporaryDir dir;
+        const QString out = dir.filePath("digits");
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("FLOWBENCH_PROGRESS_SECONDS", "0.2");
+        p.setProcessEnvironment(env);
+        p.setReadChannel(QProcess::StandardError); // the progress, for waitForReadyRead
+        p.start(FLOWBENCH_CLI, {"make-data", "spoken-digits", "--out", out});
+        QVERIFY(p.waitForStarted());
+        QString err;
+        static const QRegularExpression started("made [1-9][0-9]* of 2160");
+        QElapsedTimer t;
+        t.start();
+        while (!err.contains(started) && t.elapsed() < 60000 && p.state() == QProcess::Running) {
+            p.waitForReadyRead(200);
+            err += QString::fromUtf8(p.readAllStandardError());
+        }
+        QVERIFY2(err.contains(started), qPrintable(err));
+        p.terminate();
+        QVERIFY(p.waitForFinished(10000));
+        err += QString::fromUtf8(p.readAllStandardError());
+        QCOMPARE(p.exitCode(), 1);
+        const QJsonObject last =
+            QJsonDocument::fromJson(p.readAllStandardOutput().trimmed().split('\n').last())
+                .object();
+        QCOMPARE(last["status"].toString(), QString("error"));
+        QVERIFY2(last["error"]["message"].toString().contains("stopped"), qPrintable(err));
+        auto made = [&] { return QDir(out).entryList({"*_*_*.wav"}, QDir::Files); };
+        QTest::qWait(1500); // the recordings being made when it stopped are finished
+        const int kept = int(made().size());
+        QVERIFY2(kept > 0 && kept < 2160, qPrintable(QString::number(kept)));
+        QTest::qWait(2000);
+        QCOMPARE(int(made().size()), kept);
+        QCOMPARE(QDir(out).entryList({"*.tmp.wav"}, QDir::Files), QStringList());
+        QVERIFY(!QFile::exists(out + "/.complete"));
+    }
+
+    void makeDataSaysWhatIsMissing()
+    {
+        QTemporaryDir empty;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("PATH", empty.path()); // no espeak-ng, no sox
+        const CliResult r =
+            cli({"make-data", "spoken-digits", "--out", empty.filePath("digits")}, 60000, env);
+        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(r.summary["status"].toString(), QString("error"));
+        for (const char *text : {"espeak-ng and sox are missing", "sudo apt install espeak-ng sox"})
+            QVERIFY2(r.err.contains(text) &&
+                         r.summary["error"]["message"].toString().contains(text),
+                     qPrintable(r.err));
+        QVERIFY(!QFileInfo::exists(empty.filePath("digits")));
+    }
+
+    void makeDataUsageErrors_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::newRow("no data set") << QStringList{"make-data"};
+        QTest::newRow("unknown data set") << QStringList{"make-data", "cats"};
+        QTest::newRow("unknown option") << QStringList{"make-data", "spoken-digits", "--fast"};
+        QTest::newRow("no folder") << QStringList{"make-data", "spoken-digits", "--out"};
+        QTest::newRow("voices") << QStringList{"make-data", "spoken-digits", "--voices", "0"};
+    }
+
+    void makeDataUsageErrors()
+    {
+        QFETCH(QStringList, args);
+        const CliResult r = cli(args);
+        QCOMPARE(r.exitCode, 2);
+        QCOMPARE(r.summary["status"].toString(), QString("error"));
+        QVERIFY(r.err.contains("Usage:"));
     }
 
     void trainsTheMlpToAStatedAccuracy()

@@ -5,7 +5,12 @@
 #include <QAction>
 #include <QApplication>
 #include <QContextMenuEvent>
+#include <QDialogButtonBox>
 #include <QDockWidget>
+#include <QMenuBar>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QStatusBar>
 #include <QTimer>
 #include <QListWidget>
 #include <QTreeWidget>
@@ -16,6 +21,7 @@
 #include <QUndoStack>
 #include <QtTest>
 
+#include "app/gui/data_set_dialog.h"
 #include "app/gui/main_window.h"
 #include "core/graph/pipeline_file.h"
 #include "widgets/canvas/canvas_items.h"
@@ -55,6 +61,34 @@ struct Window {
         w.show();
     }
 };
+
+// The spoken_digits example, reading its recordings from `folder` instead of the home folder.
+QString spokenDigitsExampleReading(const QString &folder, const QTemporaryDir &dir)
+{
+    QFile in(QStringLiteral(FLOWBENCH_SOURCE_DIR "/resources/examples/spoken_digits.json"));
+    if (!in.open(QIODevice::ReadOnly)) return {};
+    QByteArray text = in.readAll();
+    text.replace("~/.local/share/flowbench/spoken_digits", folder.toUtf8());
+    QFile out(dir.filePath("spoken_digits.json"));
+    if (!out.open(QIODevice::WriteOnly)) return {};
+    out.write(text);
+    return out.fileName();
+}
+
+QString missingSpeechTools()
+{
+    for (const char *tool : {"espeak-ng", "sox"})
+        if (QStandardPaths::findExecutable(tool).isEmpty())
+            return QString("%1 is not installed (scripts/deps.sh installs it)").arg(tool);
+    return {};
+}
+
+int recordingsIn(const QString &folder)
+{
+    return int(QDir(folder).entryList({"*_*_*.wav"}, QDir::Files).size());
+}
+
+const QString kMakeHint = QStringLiteral("File > Make Spoken-Digits Data Set");
 
 } // namespace
 
@@ -292,6 +326,132 @@ private slots:
         QVERIFY(win.w.openRunLog(f.fileName(), true));
         QVERIFY(win.w.plots()->pointCount(QStringLiteral("train_loss")) >= 1);
         QVERIFY(!win.w.evaluation()->hasEvaluation());
+    }
+
+    // Opening a pipeline that reads the spoken-digits folder before it is made says how to make
+    // it, in the log and the status bar; a pipeline that does not read it says nothing.
+    void missingSpokenDigitsPointAtTheMenu()
+    {
+        Window win;
+        QTemporaryDir dir;
+        const QString digits = dir.filePath("spoken_digits");
+        win.w.setSpokenDigitsDirectory(digits);
+        const QString example = spokenDigitsExampleReading(digits, dir);
+        QVERIFY(!example.isEmpty());
+        QVERIFY(win.w.openPipeline(example, true));
+        QVERIFY2(win.w.log()->text().contains(kMakeHint), qPrintable(win.w.log()->text()));
+        QVERIFY(win.w.log()->text().contains(digits));
+        QVERIFY2(win.w.statusBar()->currentMessage().contains(kMakeHint),
+                 qPrintable(win.w.statusBar()->currentMessage()));
+        const qsizetype hints = win.w.log()->text().count(kMakeHint);
+        QVERIFY(win.w.openPipeline(kCnn, true));
+        QCOMPARE(win.w.log()->text().count(kMakeHint), hints);
+        // The hint names a menu entry that is there.
+        QMenu *file = nullptr;
+        for (QAction *a : win.w.menuBar()->actions())
+            if (a->text() == "&File") file = a->menu();
+        QVERIFY(file);
+        QVERIFY(win.w.action("make_spoken_digits"));
+        QVERIFY(file->actions().contains(win.w.action("make_spoken_digits")));
+        QVERIFY(win.w.action("make_spoken_digits")
+                    ->text()
+                    .startsWith("Make Spoken-&Digits Data "
+                                "Set"));
+    }
+
+    // File > Make Spoken-Digits Data Set runs `flowbench-cli make-data spoken-digits` and shows
+    // its count in a progress dialog, then where the recordings went; the example opened then
+    // has nothing to point at. Two voices (60 recordings) keep it quick.
+    void makesTheSpokenDigitsWithProgress()
+    {
+        if (const QString why = missingSpeechTools(); !why.isEmpty()) QSKIP(qPrintable(why));
+        qputenv("FLOWBENCH_PROGRESS_SECONDS", "0.2");
+        Window win;
+        QTemporaryDir dir;
+        const QString digits = dir.filePath("spoken_digits");
+        win.w.setSpokenDigitsDirectory(digits);
+        win.w.setSpokenDigitsVoices(2);
+        const QString example = spokenDigitsExampleReading(digits, dir);
+        QVERIFY(win.w.openPipeline(example, true));
+
+        win.w.action("make_spoken_digits")->trigger();
+        app::DataSetDialog *dialog = win.w.dataSetDialog();
+        QVERIFY(dialog);
+        QVERIFY(dialog->isVisible());
+        QVERIFY(dialog->isWorking());
+        QVERIFY(dialog->buttons()->button(QDialogButtonBox::Cancel));
+        QString why;
+        QVERIFY(!win.w.makeSpokenDigits(&why)); // one at a time
+        QVERIFY(why.contains("already"));
+        bool sawCount = false;
+        connect(dialog, &app::DataSetDialog::progressed, this, [&](int made, int total) {
+            if (made > 0 && made < total && total == 60 &&
+                dialog->text().contains(QString("Made %1 of 60 recordings").arg(made)) &&
+                dialog->progressBar()->value() == made && dialog->progressBar()->maximum() == 60)
+                sawCount = true;
+        });
+        QTRY_VERIFY_WITH_TIMEOUT(!dialog->isWorking(), 120000);
+        qunsetenv("FLOWBENCH_PROGRESS_SECONDS");
+        QCOMPARE(dialog->state(), app::DataSetDialog::State::Done);
+        QVERIFY(sawCount);
+        QVERIFY2(dialog->text().contains("Done: 60 recordings in " + digits),
+                 qPrintable(dialog->text()));
+        QVERIFY(win.w.log()->text().contains("Done: 60 recordings in " + digits));
+        QCOMPARE(recordingsIn(digits), 60);
+        QPushButton *close = dialog->buttons()->button(QDialogButtonBox::Close);
+        QVERIFY(close);
+        close->click();
+        QVERIFY(!dialog->isVisible());
+        const qsizetype hints = win.w.log()->text().count(kMakeHint);
+        QVERIFY(win.w.openPipeline(example, true));
+        QCOMPARE(win.w.log()->text().count(kMakeHint), hints);
+    }
+
+    // Cancel stops the child and everything it started: no recording is made after, the ones
+    // made are kept, and the dialog says so.
+    void makingTheSpokenDigitsCanBeCancelled()
+    {
+        if (const QString why = missingSpeechTools(); !why.isEmpty()) QSKIP(qPrintable(why));
+        qputenv("FLOWBENCH_PROGRESS_SECONDS", "0.2");
+        Window win;
+        QTemporaryDir dir;
+        const QString digits = dir.filePath("spoken_digits");
+        win.w.setSpokenDigitsDirectory(digits);
+        QVERIFY(win.w.makeSpokenDigits());
+        app::DataSetDialog *dialog = win.w.dataSetDialog();
+        QTRY_VERIFY_WITH_TIMEOUT(dialog->made() > 0, 60000);
+        qunsetenv("FLOWBENCH_PROGRESS_SECONDS");
+        QCOMPARE(dialog->total(), 2160);
+        dialog->buttons()->button(QDialogButtonBox::Cancel)->click();
+        QTRY_VERIFY_WITH_TIMEOUT(!dialog->isWorking(), 10000);
+        QCOMPARE(dialog->state(), app::DataSetDialog::State::Cancelled);
+        QVERIFY2(dialog->text().contains("Cancelled with"), qPrintable(dialog->text()));
+        QVERIFY(win.w.log()->text().contains("Cancelled with"));
+        QTest::qWait(1500); // the recordings being made at the cancel are finished
+        const int kept = recordingsIn(digits);
+        QVERIFY2(kept > 0 && kept < 2160, qPrintable(QString::number(kept)));
+        QTest::qWait(2000);
+        QCOMPARE(recordingsIn(digits), kept);
+        QCOMPARE(QDir(digits).entryList({"*.tmp.wav"}, QDir::Files), QStringList());
+    }
+
+    // Without espeak-ng and sox the dialog says what to install.
+    void missingSpeechToolsAreNamed()
+    {
+        const QByteArray path = qgetenv("PATH");
+        QTemporaryDir empty;
+        qputenv("PATH", empty.path().toUtf8());
+        Window win;
+        win.w.setSpokenDigitsDirectory(empty.filePath("spoken_digits"));
+        const bool started = win.w.makeSpokenDigits();
+        app::DataSetDialog *dialog = win.w.dataSetDialog();
+        QTRY_VERIFY_WITH_TIMEOUT(dialog && !dialog->isWorking(), 30000);
+        qputenv("PATH", path);
+        QVERIFY(started);
+        QCOMPARE(dialog->state(), app::DataSetDialog::State::Failed);
+        QVERIFY2(dialog->text().contains("sudo apt install espeak-ng sox"),
+                 qPrintable(dialog->text()));
+        QVERIFY(win.w.log()->text().contains("sudo apt install espeak-ng sox"));
     }
 
     void themesSwitch()

@@ -2,7 +2,9 @@
 // People read progress on stderr; programs read the last stdout line, one JSON object.
 
 #include "app/cli/commands.h"
+#include "app/cli/install_paths.h"
 #include "app/cli/progress.h"
+#include "app/cli/spoken_digits.h"
 #include "core/backend/backend.h"
 #include "core/exec/evaluation.h"
 #include "core/exec/inference.h"
@@ -29,10 +31,11 @@ namespace {
 constexpr int kExitOk = 0, kExitRunFailed = 1, kExitBadInput = 2;
 
 const char *kUsage =
-    R"(usage: flowbench-cli <command> [options]
+    R"(Usage: flowbench-cli <command> [options]
 
 commands:
-  run PIPELINE.json      train and evaluate a pipeline
+  run PIPELINE.json      train and evaluate a pipeline; an example's name alone (e.g.
+                          fashion_mnist_mlp) runs that example from any folder
       --device cpu|cuda[:N]|auto  device (default: the train node's 'device' parameter;
                               auto = the first GPU, else the CPU)
       --threads N             CPU threads (default: every core)
@@ -54,13 +57,23 @@ commands:
                               prediction (occlusion; base64 float32, the input's h x w)
       --device cpu|cuda[:N]   (default cpu)
   validate PIPELINE.json  check a pipeline; exit 2 with one line per problem
-  nodes [--json]          list every node type with its ports and parameters
+  nodes [--json|--markdown]
+                          list every node type with its ports and parameters;
+                          --markdown: the node table of README.md, a row per category
+  make-data spoken-digits
+                          make the spoken_digits example's recordings on this machine with
+                          espeak-ng and sox (about a minute): progress on stderr ("made N of
+                          2160"), last stdout line {"status", "path", "recordings"}; run
+                          again, it makes only what is missing
+      --out DIR               where (default ~/.local/share/flowbench/spoken_digits, the
+                              folder the example reads)
   devices [--json]        list the compute devices (CPU, GPUs with memory and compute
                           capability) and, when there is no GPU, why
   --version               print the version
 
 Ctrl-C stops a run after its current step and writes a checkpoint; a second Ctrl-C kills it.
-exit codes: 0 success (also a stopped run), 1 the run failed (infer: an input could not be
+
+Exit codes: 0 success (also a stopped run), 1 the run failed (infer: an input could not be
 read), 2 bad input or usage (infer: the model cannot be opened)
 )";
 
@@ -108,7 +121,7 @@ int cmdValidate(int argc, char **argv)
 {
     if (argc < 1) return usageError("validate needs a pipeline file");
     std::vector<Error> problems;
-    auto doc = loadAndValidate(argv[0], {}, problems);
+    auto doc = loadAndValidate(cli::resolvePipelineArgument(argv[0]), {}, problems);
     if (!problems.empty()) {
         printProblems(problems);
         std::fprintf(stderr, "%s: %zu problem%s\n", argv[0], problems.size(),
@@ -210,12 +223,59 @@ int cmdInfer(int argc, char **argv)
 
 int cmdNodes(int argc, char **argv)
 {
-    const bool asJson = argc >= 1 && std::strcmp(argv[0], "--json") == 0;
+    const std::string format = argc >= 1 ? argv[0] : "";
+    if (argc > 1 || (!format.empty() && format != "--json" && format != "--markdown"))
+        return usageError("nodes takes --json or --markdown");
     const auto &registry = graph::NodeTypeRegistry::builtin();
-    if (asJson)
+    if (format == "--json")
         std::cout << graph::nodeTypesJson(registry).dump(2) << "\n";
+    else if (format == "--markdown")
+        std::cout << graph::nodeTypesMarkdown(registry);
     else
         std::cout << graph::describeNodeTypes(registry);
+    return kExitOk;
+}
+
+// `make-data spoken-digits [--out DIR] [--voices N]`. --voices (not in the usage: the example
+// needs all 72) makes only the first N voices, for tests and quick tries.
+int cmdMakeData(int argc, char **argv)
+{
+    auto fail = [](int code, const std::string &message) {
+        std::cout << json{{"status", "error"}, {"error", {{"message", message}}}}.dump()
+                  << std::endl;
+        if (code == kExitBadInput) return usageError(message);
+        std::fprintf(stderr, "error: %s\n", message.c_str());
+        return code;
+    };
+    if (argc >= 1 && (std::strcmp(argv[0], "--help") == 0 || std::strcmp(argv[0], "-h") == 0)) {
+        std::printf("%s", kUsage);
+        return kExitOk;
+    }
+    if (argc < 1) return fail(kExitBadInput, "make-data needs a data set: spoken-digits");
+    if (std::strcmp(argv[0], "spoken-digits") != 0)
+        return fail(kExitBadInput,
+                    "unknown data set '" + std::string(argv[0]) + "' (known: spoken-digits)");
+    cli::SpokenDigitsRequest request;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a != "--out" && a != "--voices") return fail(kExitBadInput, "unknown option " + a);
+        if (i + 1 >= argc) return fail(kExitBadInput, a + " needs a value");
+        const std::string v = argv[++i];
+        if (a == "--out") {
+            request.outDir = v;
+            continue;
+        }
+        char *end = nullptr;
+        const long n = std::strtol(v.c_str(), &end, 10);
+        if (v.empty() || *end || n < 1 || n > 72)
+            return fail(kExitBadInput, "--voices needs a whole number from 1 to 72");
+        request.voices = int(n);
+    }
+    const cli::SpokenDigitsOutcome outcome = cli::makeSpokenDigits(request);
+    if (!outcome.ok) return fail(kExitRunFailed, outcome.message);
+    std::cout
+        << json{{"status", "ok"}, {"path", outcome.path}, {"recordings", outcome.recordings}}.dump()
+        << std::endl;
     return kExitOk;
 }
 
@@ -333,6 +393,7 @@ int cmdRun(int argc, char **argv)
             return runUsageError("unexpected argument " + a);
     }
     if (pipeline.empty()) return runUsageError("run needs a pipeline file");
+    pipeline = cli::resolvePipelineArgument(pipeline);
     if (options.outDir.empty()) options.outDir = defaultOutDir(pipeline);
     options.pipelineName = pipeline;
 
@@ -411,6 +472,7 @@ int main(int argc, char **argv)
         if (cmd == "infer") return cmdInfer(argc - 2, argv + 2);
         if (cmd == "nodes") return cmdNodes(argc - 2, argv + 2);
         if (cmd == "devices") return cmdDevices(argc - 2, argv + 2);
+        if (cmd == "make-data") return cmdMakeData(argc - 2, argv + 2);
         if (cmd == "--version" || cmd == "version") {
             std::printf("flowbench-cli %s\n", FLOWBENCH_VERSION);
             return kExitOk;

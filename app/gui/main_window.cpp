@@ -34,7 +34,9 @@
 #include <QToolButton>
 #include <QUndoStack>
 
+#include "app/gui/data_set_dialog.h"
 #include "app/gui/theme.h"
+#include "core/graph/node_types.h"
 #include "core/graph/pipeline_file.h"
 #include "widgets/canvas/canvas_items.h"
 #include "widgets/canvas/graph_scene.h"
@@ -97,6 +99,7 @@ MainWindow::MainWindow(QWidget *parent)
     };
     m_runsDir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) +
                 QStringLiteral("/runs");
+    m_spokenDigitsDir = defaultSpokenDigitsDirectory();
 
     buildDocks();
     buildActions();
@@ -202,6 +205,13 @@ void MainWindow::buildActions()
          [this] { openRunLogDialog(); });
     make("save_run_log", tr("Save Run Log…"), tr("Save this run's event stream"), QKeySequence(),
          [this] { saveRunLogDialog(); });
+    make("make_spoken_digits", tr("Make Spoken-&Digits Data Set…"),
+         tr("Make the recordings the spoken_digits example trains on (espeak-ng and sox on this "
+            "machine; about a minute)"),
+         QKeySequence(), [this] {
+             QString why;
+             if (!makeSpokenDigits(&why)) statusBar()->showMessage(why, 8000);
+         });
     make("quit", tr("&Quit"), tr("Quit Flowbench"), QKeySequence::Quit, [this] { close(); });
 
     QAction *undo = m_pipeline->undoStack()->createUndoAction(this, tr("&Undo"));
@@ -351,6 +361,7 @@ void MainWindow::buildMenus()
         });
     }
     examples->setEnabled(!examples->isEmpty());
+    file->addAction(action("make_spoken_digits"));
     file->addSeparator();
     file->addAction(action("save"));
     file->addAction(action("save_as"));
@@ -744,6 +755,90 @@ bool MainWindow::openPipeline(const QString &path, bool quiet)
     // Once more after the window has its final size (when opened before it is shown).
     QTimer::singleShot(0, m_view, [this] { m_view->fitToView(); });
     statusBar()->showMessage(tr("Opened %1").arg(path), 4000);
+    pointAtMissingSpokenDigits();
+    return true;
+}
+
+QString MainWindow::defaultSpokenDigitsDirectory()
+{
+    // Where resources/examples/spoken_digits.json reads them: "~/.local/share/flowbench/...".
+    return QDir::homePath() + QStringLiteral("/.local/share/flowbench/spoken_digits");
+}
+
+void MainWindow::pointAtMissingSpokenDigits()
+{
+    // A pipeline reading the spoken-digits folder before the recordings are made (the script
+    // marks a finished folder with .complete) would fail its run for want of files: say at once
+    // how to make them. Any path parameter counts, whatever the node type.
+    const QString wanted = QDir::cleanPath(m_spokenDigitsDir);
+    if (QFileInfo::exists(wanted + QStringLiteral("/.complete"))) return;
+    const auto &registry = graph::NodeTypeRegistry::builtin();
+    for (const graph::Node &node : m_pipeline->document().nodes()) {
+        const graph::NodeTypeSpec *spec = registry.find(node.type);
+        if (!spec) continue;
+        for (const graph::ParamSpec &p : spec->params) {
+            const auto value = node.params.find(p.name);
+            if (p.type != graph::ParamType::Path || value == node.params.end() ||
+                !value->is_string())
+                continue;
+            QString path = q(value->get<std::string>());
+            if (path == QLatin1String("~") || path.startsWith(QLatin1String("~/")))
+                path = QDir::homePath() + path.mid(1); // as the engine reads it
+            if (QDir::cleanPath(path) != wanted) continue;
+            const QString hint =
+                tr("The spoken-digits recordings this pipeline reads are not made yet (%1): "
+                   "File > Make Spoken-Digits Data Set… makes them, in about a minute.")
+                    .arg(QDir::toNativeSeparators(wanted));
+            m_log->addLine(QStringLiteral("warning"), hint, q(node.id));
+            statusBar()->showMessage(hint, 30000);
+            return;
+        }
+    }
+}
+
+bool MainWindow::makeSpokenDigits(QString *why)
+{
+    auto refuse = [&](const QString &reason) {
+        if (why) *why = reason;
+        return false;
+    };
+    if (m_dataSetDialog && m_dataSetDialog->isWorking()) {
+        m_dataSetDialog->raise();
+        return refuse(tr("The spoken-digits data set is being made already."));
+    }
+    // The same flowbench-cli that runs pipelines: beside this program when installed or built.
+    const QString cli = widgets::RunSession::defaultCliPath();
+    if (cli.isEmpty())
+        return refuse(tr("flowbench-cli was not found beside this program or on the PATH, so "
+                         "the data set cannot be made."));
+    if (!m_dataSetDialog) {
+        m_dataSetDialog = new DataSetDialog(this);
+        m_dataSetDialog->setWindowTitle(tr("Make Spoken-Digits Data Set"));
+        m_dataSetDialog->setWindowModality(Qt::WindowModal);
+        connect(m_dataSetDialog, &DataSetDialog::ended, this,
+                [this](DataSetDialog::State state, const QString &message) {
+                    using S = DataSetDialog::State;
+                    m_log->addLine(state == S::Done        ? QStringLiteral("info")
+                                   : state == S::Cancelled ? QStringLiteral("warning")
+                                                           : QStringLiteral("error"),
+                                   tr("Spoken-digits data set: %1").arg(message));
+                    statusBar()->showMessage(message, 10000);
+                });
+    }
+    QStringList args{QStringLiteral("make-data"), QStringLiteral("spoken-digits"),
+                     QStringLiteral("--out"), m_spokenDigitsDir};
+    if (m_spokenDigitsVoices > 0)
+        args << QStringLiteral("--voices") << QString::number(m_spokenDigitsVoices);
+    m_dataSetDialog->setDoneNote(
+        QDir::cleanPath(m_spokenDigitsDir) == defaultSpokenDigitsDirectory()
+            ? tr("The spoken_digits example (File > Open Example) trains on them.")
+            : QString());
+    QString reason;
+    if (!m_dataSetDialog->start(cli, args, m_spokenDigitsDir, &reason)) return refuse(reason);
+    m_log->addLine(QStringLiteral("info"),
+                   tr("Making the spoken-digits data set in %1: %2 %3")
+                       .arg(QDir::toNativeSeparators(m_spokenDigitsDir), cli, args.join(' ')));
+    m_dataSetDialog->open();
     return true;
 }
 

@@ -13,6 +13,8 @@
 #include <QStringList>
 #include <nlohmann/json.hpp>
 
+#include "app/gui/data_set_dialog.h"
+
 class QAction;
 class QComboBox;
 class QDockWidget;
@@ -69,6 +71,18 @@ public:
     bool waitForDevices(int ms = 10000);
     // Where runs write their output; by default the application's data folder.
     void setRunsDirectory(const QString &dir) { m_runsDir = dir; }
+
+    // The spoken-digits recordings (File > Make Spoken-Digits Data Set…), made by
+    // `flowbench-cli make-data spoken-digits` in a child process with a progress dialog. By default
+    // they go where resources/examples/spoken_digits.json reads them; tests name a folder of
+    // their own, and fewer voices (`--voices N`) to be quick.
+    static QString defaultSpokenDigitsDirectory();
+    void setSpokenDigitsDirectory(const QString &dir) { m_spokenDigitsDir = dir; }
+    QString spokenDigitsDirectory() const { return m_spokenDigitsDir; }
+    void setSpokenDigitsVoices(int voices) { m_spokenDigitsVoices = voices; }
+    // Starts making them; false, with the reason, when flowbench-cli is missing or it is working.
+    bool makeSpokenDigits(QString *why = nullptr);
+    DataSetDialog *dataSetDialog() const { return m_dataSetDialog; }
 
     bool openRunLog(const QString &path, bool quiet = false);
     bool saveRunLog(const QString &path);
@@ -137,6 +151,7 @@ private:
     void openRunLogDialog();
     void saveRunLogDialog();
     QString examplesDirectory() const;
+    void pointAtMissingSpokenDigits();
 
     widgets::EditedPipeline *m_pipeline;
     widgets::GraphScene *m_scene;
@@ -163,6 +178,9 @@ private:
     QStringList m_runSettings;
     int m_runThreads = 0;
     QString m_runsDir;
+    QString m_spokenDigitsDir;
+    int m_spokenDigitsVoices = 0; // 0: all
+    QPointer<DataSetDialog> m_dataSetDialog;
     QString m_lastRunMessage;
     nlohmann::json m_lastSummary;
     nlohmann::json m_pendingEvaluation; // the latest evaluation event, not yet shown

@@ -1,6 +1,7 @@
 #include "core/graph/node_types.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 
@@ -203,6 +204,86 @@ std::string describeNodeTypes(const NodeTypeRegistry &registry)
             }
             out += "\n";
         }
+    }
+    return out;
+}
+
+namespace {
+
+// Markdown text inside a table cell: a '|' would end the cell, '*' and '`' could start emphasis
+// or code ("C*H*W"), and '<' an HTML tag.
+std::string markdownText(std::string_view text)
+{
+    std::string out;
+    for (char c : text) {
+        if (c == '\\' || c == '|' || c == '*' || c == '`' || c == '<') out += '\\';
+        out += c;
+    }
+    return out;
+}
+
+// Letters and digits only, lower case: "Batch norm 2D" and "batchnorm2d" are the same words.
+std::string wordsOf(std::string_view text)
+{
+    std::string out;
+    for (char c : text)
+        if (std::isalnum((unsigned char)c)) out += char(std::tolower((unsigned char)c));
+    return out;
+}
+
+// What a type does in brief, when that fits in the table: the first sentence of its help, its
+// trailing clauses dropped (after "; " or " (", then ", ", then ": ") until it is short, while
+// what is left still says something; else its title if that says more than the type's name
+// ("Cross-entropy loss"); else nothing. A sentence ends at ". " before a capital letter, so
+// "e.g. a" does not end one.
+std::string briefOf(const NodeTypeSpec &t)
+{
+    constexpr size_t kMaxBrief = 72, kMinBrief = 16;
+    std::string brief = t.help;
+    for (size_t i = 0; i + 2 < t.help.size(); ++i) {
+        if (t.help[i] == '.' && t.help[i + 1] == ' ' &&
+            std::isupper((unsigned char)t.help[i + 2])) {
+            brief = t.help.substr(0, i + 1);
+            break;
+        }
+    }
+    if (!brief.empty() && brief.back() == '.') brief.pop_back();
+    using Separators = std::vector<std::string_view>;
+    for (const Separators &round : {Separators{"; ", " ("}, Separators{", "}, Separators{": "}}) {
+        while (brief.size() > kMaxBrief) {
+            size_t cut = 0; // the last separator of this round, if any
+            for (std::string_view sep : round)
+                if (const size_t at = brief.rfind(sep); at != std::string::npos)
+                    cut = std::max(cut, at);
+            if (cut < kMinBrief) break;
+            brief.resize(cut);
+        }
+    }
+    if (!brief.empty() && brief.size() <= kMaxBrief) return brief;
+    return wordsOf(t.title) == wordsOf(t.type) ? std::string() : t.title;
+}
+
+} // namespace
+
+std::string nodeTypesMarkdown(const NodeTypeRegistry &registry)
+{
+    std::string out = "| category | node types |\n|---|---|\n";
+    for (const std::string &cat : categoriesOf(registry)) {
+        std::vector<std::string> entries;
+        for (const NodeTypeSpec &t : registry.all()) {
+            if (t.category != cat) continue;
+            std::string entry = "`" + t.type + "`";
+            if (!t.params.empty()) {
+                std::vector<std::string> names;
+                for (const ParamSpec &p : t.params)
+                    names.push_back(p.name);
+                entry += " (" + joined(names) + ")";
+            }
+            if (const std::string brief = briefOf(t); !brief.empty())
+                entry += ": " + markdownText(brief);
+            entries.push_back(std::move(entry));
+        }
+        out += "| " + markdownText(cat) + " | " + joined(entries, "<br>") + " |\n";
     }
     return out;
 }

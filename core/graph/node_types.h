@@ -88,4 +88,9 @@ std::string describeNodeTypes(const NodeTypeRegistry &registry);
 //  "max_exclusive", "choices"}]}]}
 nlohmann::json nodeTypesJson(const NodeTypeRegistry &registry);
 
+// For `flowbench-cli nodes --markdown`, the node table of README.md: a `| category | node types |`
+// table, one row per category in palette order, each type as `type` (its parameter names) and
+// what its help says in brief, one type per line of the cell.
+std::string nodeTypesMarkdown(const NodeTypeRegistry &registry);
+
 } // namespace fb::graph

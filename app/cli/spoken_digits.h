@@ -1,0 +1,42 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace fb::cli {
+
+// The spoken-digits data set that resources/examples/spoken_digits.json trains on, made on this
+// machine by make_spoken_digits.sh (espeak-ng and sox; nothing is downloaded) for
+// `flowbench-cli make-data spoken-digits`.
+
+struct SpokenDigitsRequest {
+    std::string outDir; // empty: spokenDigitsDefaultDir()
+    int voices = 0;     // only the first N of the 72 voices (tests, quick tries); 0 = all
+};
+
+struct SpokenDigitsOutcome {
+    bool ok = false;
+    bool stopped = false; // by SIGINT, SIGTERM or SIGHUP
+    std::string path;     // the folder, absolute
+    long recordings = 0;  // recordings in the folder afterwards
+    std::string message;  // why not, when !ok
+};
+
+// ~/.local/share/flowbench/spoken_digits: the folder the example reads ("~" is $HOME); empty
+// when $HOME is not set.
+std::string spokenDigitsDefaultDir();
+
+// make_spoken_digits.sh: installed, <bin>/../share/flowbench/ (beside the examples); in a build
+// tree, the source tree's scripts/ (the build tree's CMakeCache.txt names the source tree, so
+// no path is compiled in). Empty when neither is there; `looked` gets the places tried.
+std::string findSpokenDigitsScript(std::vector<std::string> *looked = nullptr);
+
+// The tools the script needs that are not on the PATH ("espeak-ng", "sox").
+std::vector<std::string> missingSpokenDigitsTools();
+
+// Runs the script: its progress ("spoken digits: made N of 2160") goes to stderr as it comes.
+// SIGINT, SIGTERM or SIGHUP stop it; the recordings made are kept and a later call makes only
+// the rest.
+SpokenDigitsOutcome makeSpokenDigits(const SpokenDigitsRequest &request);
+
+} // namespace fb::cli
