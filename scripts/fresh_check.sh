@@ -267,7 +267,8 @@ run_tests() {
     local root="$1" status=0
     begin "test.sh (build + every test)"
     set +e
-    in_root "$root" 'bash scripts/test.sh 2>&1' | tee -a "$log" | grep -v '^\(Get\|Selecting\|Preparing\|Unpacking\|Setting up\|Processing\)' 
+    in_root "$root" 'bash scripts/test.sh 2>&1' | tee -a "$log" |
+        grep --line-buffered -v '^\(Get\|Selecting\|Preparing\|Unpacking\|Setting up\|Processing\)'
     status=${PIPESTATUS[0]}
     set -e
     end_phase

@@ -69,7 +69,8 @@ int main(int argc, char **argv)
                               QStringLiteral("FILE"));
     QCommandLineOption screenshot(QStringLiteral("screenshot"),
                                   QStringLiteral("With --run: save a picture of the window to "
-                                                 "FILE (PNG) SECONDS after the run started."),
+                                                 "FILE (PNG) SECONDS after the run started, or "
+                                                 "when it ends if that is sooner."),
                                   QStringLiteral("FILE"));
     QCommandLineOption screenshotAfter(QStringLiteral("screenshot-after"),
                                        QStringLiteral("Seconds for --screenshot (default 10)."),
@@ -106,8 +107,18 @@ int main(int argc, char **argv)
 
     fb::app::StallMeter meter;
     const bool scripted = cli.isSet(quit);
+    // --screenshot: after its seconds, or as the run ends when that comes first (a short run
+    // with --quit-when-done would otherwise quit before the picture).
+    bool shotTaken = false;
+    auto takeScreenshot = [&] {
+        if (!cli.isSet(screenshot) || shotTaken) return;
+        shotTaken = true;
+        if (!window.grab().save(cli.value(screenshot)))
+            std::fprintf(stderr, "flowbench: cannot save %s\n", qPrintable(cli.value(screenshot)));
+    };
     QObject::connect(&window, &fb::app::MainWindow::runFinished, &app, [&](bool ok) {
         meter.stop();
+        if (cli.isSet(run)) takeScreenshot();
         if (cli.isSet(report)) {
             nlohmann::json r = {{"gui_stalls", meter.report()},
                                 {"ok", ok},
@@ -132,11 +143,7 @@ int main(int argc, char **argv)
         });
         if (cli.isSet(screenshot)) {
             const int ms = int(cli.value(screenshotAfter).toDouble() * 1000);
-            QTimer::singleShot(ms, &window, [&] {
-                if (!window.grab().save(cli.value(screenshot)))
-                    std::fprintf(stderr, "flowbench: cannot save %s\n",
-                                 qPrintable(cli.value(screenshot)));
-            });
+            QTimer::singleShot(ms, &window, takeScreenshot);
         }
     }
     return app.exec();
