@@ -5,11 +5,11 @@
 #   scripts/fresh_check.sh               the README's two commands in a fresh Debian 12:
 #                                        scripts/start.sh --headless --set train.epochs=1
 #                                        (must print an ok summary), then scripts/test.sh
-#   scripts/fresh_check.sh --tests       only scripts/test.sh (what .ci/run does by default)
+#   scripts/fresh_check.sh --tests       only scripts/test.sh
 #   scripts/fresh_check.sh --package     build the .deb there (scripts/package.sh), install it
 #                                        into a second fresh Debian 12 with apt, train the
 #                                        installed example and screenshot the window (Xvfb)
-#   scripts/fresh_check.sh --all         the README commands, then the package check
+#   scripts/fresh_check.sh --all         the README commands, then the package check (CI runs this)
 #   --uncommitted    take tracked files as they are in the work tree (default: HEAD, as
 #                    `git archive` gives it); untracked files never go in
 #   --keep           leave the fresh roots in place afterwards (for a look inside)
@@ -47,7 +47,7 @@ while (( $# )); do
         --keep) keep=1 ;;
         --can-run) mode=can-run ;;
         --out) out_dir="$(realpath -m "$2")"; shift ;;
-        -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) fb_die "fresh_check: unknown option '$1' (try --help)" ;;
     esac
     shift
