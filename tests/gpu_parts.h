@@ -73,20 +73,13 @@ inline int runTests(QObject &object, int argc, char **argv, bool wholeTestNeedsG
 
 } // namespace fb::test
 
-#define FB_QTEST_GPU_MAIN(TestObject)                                                              \
+#define FB_QTEST_MAIN_PARTS(TestObject, wholeTestNeedsGpu)                                         \
     int main(int argc, char **argv)                                                                \
     {                                                                                              \
         QCoreApplication app(argc, argv);                                                          \
         TestObject tc;                                                                             \
         QTEST_SET_MAIN_SOURCE_PATH                                                                 \
-        return fb::test::runTests(tc, argc, argv, true);                                           \
+        return fb::test::runTests(tc, argc, argv, wholeTestNeedsGpu);                              \
     }
-
-#define FB_QTEST_MAIN_WITH_GPU_PART(TestObject)                                                    \
-    int main(int argc, char **argv)                                                                \
-    {                                                                                              \
-        QCoreApplication app(argc, argv);                                                          \
-        TestObject tc;                                                                             \
-        QTEST_SET_MAIN_SOURCE_PATH                                                                 \
-        return fb::test::runTests(tc, argc, argv, false);                                          \
-    }
+#define FB_QTEST_GPU_MAIN(TestObject) FB_QTEST_MAIN_PARTS(TestObject, true)
+#define FB_QTEST_MAIN_WITH_GPU_PART(TestObject) FB_QTEST_MAIN_PARTS(TestObject, false)

@@ -781,9 +781,7 @@ void MainWindow::pointAtMissingSpokenDigits()
             if (p.type != graph::ParamType::Path || value == node.params.end() ||
                 !value->is_string())
                 continue;
-            QString path = q(value->get<std::string>());
-            if (path == QLatin1String("~") || path.startsWith(QLatin1String("~/")))
-                path = QDir::homePath() + path.mid(1); // as the engine reads it
+            const QString path = q(graph::expandHome(value->get<std::string>()));
             if (QDir::cleanPath(path) != wanted) continue;
             const QString hint =
                 tr("The spoken-digits recordings this pipeline reads are not made yet (%1): "

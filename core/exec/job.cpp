@@ -1,5 +1,7 @@
 #include "core/exec/job.h"
 
+#include "core/graph/node_types.h"
+
 #include "core/data/audio_transforms.h"
 
 #include "core/base/check.h"
@@ -30,15 +32,6 @@ struct Params {
 const graph::Edge *inputEdge(const PipelineDocument &doc, const std::string &node, const char *port)
 {
     return doc.edgeInto(node, port);
-}
-
-// "~/x" is the user's home folder, as shells and file dialogs say it (the examples' data made on
-// this machine lives under ~/.local/share/flowbench).
-std::string expandHome(std::string path)
-{
-    const char *home = std::getenv("HOME");
-    if (home && *home && (path == "~" || path.starts_with("~/"))) path = home + path.substr(1);
-    return path;
 }
 
 Result<DataSpec> readData(const PipelineDocument &doc, const std::string &consumer,
@@ -78,13 +71,13 @@ Result<DataSpec> readData(const PipelineDocument &doc, const std::string &consum
         spec.sourceType = n->type;
         spec.limit = p.i("limit");
         if (n->type == "fashion_mnist") {
-            spec.path = expandHome(p.s("path"));
+            spec.path = graph::expandHome(p.s("path"));
             spec.split = p.s("split");
         } else if (n->type == "idx_dataset") {
-            spec.images = expandHome(p.s("images"));
-            spec.labels = expandHome(p.s("labels"));
+            spec.images = graph::expandHome(p.s("images"));
+            spec.labels = graph::expandHome(p.s("labels"));
         } else if (n->type == "image_folder" || n->type == "image_list") {
-            spec.path = expandHome(p.s("path"));
+            spec.path = graph::expandHome(p.s("path"));
             data::ImageFilesOptions &o = spec.imageFiles;
             o.subset = p.s("subset");
             o.validationFraction = p.f("validation_fraction");
@@ -96,7 +89,7 @@ Result<DataSpec> readData(const PipelineDocument &doc, const std::string &consum
                                               : data::ImageFilesOptions::Resize::Stretch;
             o.limit = spec.limit;
         } else if (n->type == "audio_folder") {
-            spec.path = expandHome(p.s("path"));
+            spec.path = graph::expandHome(p.s("path"));
             data::AudioFilesOptions &o = spec.audioFiles;
             o.labels = p.s("labels") == "pattern" ? data::AudioFilesOptions::Labels::Pattern
                                                   : data::AudioFilesOptions::Labels::Folder;

@@ -4,8 +4,16 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 
 namespace fb::graph {
+
+std::string expandHome(std::string path)
+{
+    const char *home = std::getenv("HOME");
+    if (home && *home && (path == "~" || path.starts_with("~/"))) path = home + path.substr(1);
+    return path;
+}
 
 std::string_view portTypeName(PortType type)
 {

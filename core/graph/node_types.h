@@ -20,6 +20,11 @@ enum class ParamType { Int, Float, Bool, String, Enum, Path };
 // "int", "float", "bool", "string", "enum", "path".
 std::string_view paramTypeName(ParamType type);
 
+// A path parameter's value as the engine reads it: "~/x" is the user's home folder, as shells
+// and file dialogs say it (the examples' data made on this machine lives under
+// ~/.local/share/flowbench). The window compares paths with it too.
+std::string expandHome(std::string path);
+
 struct PortSpec {
     std::string name;
     PortType type = PortType::Tensor;
