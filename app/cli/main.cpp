@@ -62,7 +62,7 @@ commands:
                           --markdown: the node table of README.md, a row per category
   make-data spoken-digits
                           make the spoken_digits example's recordings on this machine with
-                          espeak-ng and sox (about a minute): progress on stderr ("made N of
+                          espeak-ng and sox (a few minutes): progress on stderr ("made N of
                           2160"), last stdout line {"status", "path", "recordings"}; run
                           again, it makes only what is missing
       --out DIR               where (default ~/.local/share/flowbench/spoken_digits, the

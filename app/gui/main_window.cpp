@@ -207,7 +207,7 @@ void MainWindow::buildActions()
          [this] { saveRunLogDialog(); });
     make("make_spoken_digits", tr("Make Spoken-&Digits Data Set…"),
          tr("Make the recordings the spoken_digits example trains on (espeak-ng and sox on this "
-            "machine; about a minute)"),
+            "machine; a few minutes)"),
          QKeySequence(), [this] {
              QString why;
              if (!makeSpokenDigits(&why)) statusBar()->showMessage(why, 8000);
@@ -785,7 +785,7 @@ void MainWindow::pointAtMissingSpokenDigits()
             if (QDir::cleanPath(path) != wanted) continue;
             const QString hint =
                 tr("The spoken-digits recordings this pipeline reads are not made yet (%1): "
-                   "File > Make Spoken-Digits Data Set… makes them, in about a minute.")
+                   "File > Make Spoken-Digits Data Set… makes them, in a few minutes.")
                     .arg(QDir::toNativeSeparators(wanted));
             m_log->addLine(QStringLiteral("warning"), hint, q(node.id));
             statusBar()->showMessage(hint, 30000);
