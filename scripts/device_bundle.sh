@@ -27,13 +27,50 @@ mkdir -p "$stage/bundle/bin" "$stage/bundle/lib" "$stage/bundle/data"
 for b in "${bins[@]}"; do cp "$build/bin/$b" "$stage/bundle/bin/"; done
 # Every library the binaries load, but not glibc's (the device has its own, and they must match
 # its loader) and not CUDA's (taken from the device, matching its driver).
-for b in "${bins[@]}"; do ldd "$build/bin/$b"; done | awk '$3 ~ /^\// {print $3}' | sort -u |
-    grep -v -E '/(libc|libm|libdl|librt|libpthread|ld-linux[^/]*)\.so|/libcuda|/libcudart|/libcublas|/libcudnn|/libnvidia' |
-    while read -r lib; do cp -L "$lib" "$stage/bundle/lib/"; done
+#
+# OpenCV's image reader links GDAL and GDCM (for geodata and DICOM, which Flowbench never reads),
+# and they pull in about 110 MB of libraries: too much to carry. In their place the bundle has
+# stubs with the same names that define exactly the functions OpenCV imports from them, each
+# one a trap (ud2): the loader is satisfied, and a call, which never happens, would stop loudly.
+stubbed=(libgdal.so.32 libgdcmMSFF.so.3.0 libgdcmDSED.so.3.0)
+skip_re='/(libc|libm|libdl|librt|libpthread|ld-linux[^/]*)\.so|/libcuda|/libcudart|/libcublas|/libcudnn|/libnvidia'
+cache=$(ldconfig -p)
+declare -A seen=()
+stubs=()
+queue=()
+for b in "${bins[@]}"; do queue+=("$build/bin/$b"); done
+while ((${#queue[@]})); do
+    f=${queue[0]}
+    queue=("${queue[@]:1}")
+    for name in $(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+        [[ -n "${seen[$name]:-}" ]] && continue
+        seen[$name]=1
+        path=$(awk -v n="$name" '$1 == n && /x86-64/ && !p {p = $NF} END {print p}' <<<"$cache")
+        [[ -z "$path" || "$path" =~ $skip_re ]] && continue
+        if [[ " ${stubbed[*]} " == *" $name "* ]]; then stubs+=("$path"); continue; fi
+        cp -L "$path" "$stage/bundle/lib/$name"
+        queue+=("$path")
+    done
+done
+for path in "${stubs[@]}"; do
+    name=$(basename "$path")
+    # The symbols the bundled libraries import that this library defines.
+    nm -D --defined-only "$path" | awk '$2 == "T" || $2 == "W" {print $3}' | sed 's/@.*//' |
+        sort -u >"$stage/defined"
+    for l in "$stage"/bundle/lib/*; do nm -D --undefined-only "$l"; done | awk '{print $2}' |
+        sed 's/@.*//' | sort -u | comm -12 - "$stage/defined" |
+        awk '{printf ".globl %s\n.type %s,@function\n%s:\n\tud2\n", $1, $1, $1}' >"$stage/stub.s"
+    gcc -shared -nostdlib -Wl,-soname,"$name" -o "$stage/bundle/lib/$name" "$stage/stub.s"
+    echo "device_bundle: $name is a stub of $(grep -c '^\.globl' "$stage/stub.s") trapping functions"
+done
 # Qt finds no platform plugin and needs none: the GPU tests are core tests.
 cp "$data"/*-ubyte.gz "$stage/bundle/data/"
 mkdir -p .device
-tar -C "$stage" -cJf .device/bundle.tar.xz bundle
+# The peer (../shared/bench/peer_torch.py) does not travel with the checkout: it goes beside the
+# bundle, and device_run.sh passes it to the benchmark.
+peer=${FLOWBENCH_PEER:-../shared/bench/peer_torch.py}
+if [[ -f "$peer" ]]; then cp "$peer" .device/peer_torch.py; else echo "device_bundle: no peer at $peer; the benchmark will not run" >&2; fi
+XZ_OPT=-9e tar -C "$stage" -cJf .device/bundle.tar.xz bundle
 size=$(stat -c %s .device/bundle.tar.xz)
 echo "device_bundle: .device/bundle.tar.xz, $((size >> 20)) MiB (the carry limit is 64 MiB)"
 (( size < 60 * 1024 * 1024 )) || { echo "device_bundle: too large to carry" >&2; exit 1; }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine of the `device` tool (see scripts/device_bundle.sh): unpacks the
 # bundle, finds the CUDA libraries there, lists the devices, runs the GPU tests and, with
-# --bench, the GPU benchmark against the device's PyTorch. Everything it prints is also kept
-# under $OUT (when set) for the closing note.
+# --bench, the GPU benchmark against the device's PyTorch. What it prints is also kept under $OUT
+# (when set) for the closing note: two or three files, as few come back from that machine.
 #
 #   bash scripts/device_run.sh [--bench] [--quick]
 set -uo pipefail
@@ -49,8 +49,33 @@ export FASHION_MNIST_DIR=$root/data
         env "${env_args[@]}" "$root/bin/flowbench-cli" run resources/examples/fashion_mnist_cnn.json \
             --device cuda --set train.epochs=2 --set train.precision=$prec \
             --set train_data.path="$root/data" --set test_data.path="$root/data" \
-            --out "$out/run-cnn-$how" --events "$out/run-cnn-$how/events.jsonl" | tail -1
-        grep -h '"type":"log"' "$out/run-cnn-$how/events.jsonl" | grep -i "graph\|resident\|precision" || true
+            --out "$work/run-cnn-$how" --events "$work/run-cnn-$how/events.jsonl" | tail -1
+        grep -h '"type":"log"' "$work/run-cnn-$how/events.jsonl" | grep -i "graph\|resident\|precision" || true
+    done
+    # A run stopped after epoch 1 and resumed must end as the uninterrupted run does, to the bit,
+    # with train.deterministic; without it cuDNN's timed algorithm choice may differ between the
+    # processes (shown for comparison, not a failure).
+    for det in true false; do
+        echo "== resume on the GPU, train.deterministic=$det: the same end as an uninterrupted run?"
+        common=(run resources/examples/fashion_mnist_cnn.json --device cuda
+                --set train.deterministic=$det --set train_data.limit=6000
+                --set test_data.limit=1000 --set train_data.path="$root/data"
+                --set test_data.path="$root/data")
+        "$root/bin/flowbench-cli" "${common[@]}" --set train.epochs=2 --out "$work/full-$det" \
+            2>/dev/null | tail -1 >"$work/full-$det.json"
+        "$root/bin/flowbench-cli" "${common[@]}" --set train.epochs=1 --out "$work/part-$det" \
+            >/dev/null 2>&1
+        "$root/bin/flowbench-cli" "${common[@]}" --set train.epochs=2 --out "$work/part-$det" \
+            --resume "$work/part-$det" 2>/dev/null | tail -1 >"$work/resumed-$det.json"
+        python3 - "$work/full-$det.json" "$work/resumed-$det.json" "$det" <<'PY'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+same = a["final_loss"] == b["final_loss"] and a["test_accuracy"] == b["test_accuracy"]
+print(f"uninterrupted: loss {a['final_loss']!r} acc {a['test_accuracy']!r}")
+print(f"resumed:       loss {b['final_loss']!r} acc {b['test_accuracy']!r}")
+verdict = "PASS" if same else ("FAIL" if sys.argv[3] == "true" else "differs")
+print(f"{verdict}: resumed run {'identical to' if same else 'differs from'} the uninterrupted one")
+PY
     done
 } 2>&1 | tee "$out/device_checks.txt"
 
@@ -58,7 +83,7 @@ if (( bench )); then
     # The peer's time to 92% starts at 6 epochs: its fresh runs of 1..5 epochs would spend
     # device time on a target it does not reach that early.
     args=(--cli "$root/bin/flowbench-cli" --data "$root/data" --peer-python python3 --save
-          --results-dir "$out" --tta-peer-from 6)
+          --results-dir "$out" --tta-peer-from 6 --peer .device/peer_torch.py)
     (( quick )) && args+=(--rounds 1 --skip-tta)
     python3 bench/gpu_vs_peer.py "${args[@]}" 2>&1 | tee "$out/gpu_bench.txt"
 fi

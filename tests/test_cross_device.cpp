@@ -18,6 +18,8 @@
 
 #include <QtTest>
 
+#include <cstring>
+
 using namespace fb;
 
 namespace {
@@ -102,7 +104,11 @@ private slots:
         for (const Trajectory *g : {&b, &c}) {
             const char *how = g == &b ? "gpu (graphs)" : "gpu (uncaptured)";
             for (size_t s = 0; s < a.losses.size(); ++s) {
-                const float tol = 2e-3f * std::max(1.0f, std::abs(a.losses[s]));
+                // The batches have random labels: the trajectory is chaotic, and rounding
+                // differences of 1e-7 grew to 6e-3 by step 38 of one H100 run (cuDNN's timed
+                // algorithm choice differs between runs). A wrong kernel shows at step 1.
+                const float tol =
+                    2e-3f * std::max(1.0f, std::abs(a.losses[s])) * (1.0f + float(s) / 10.0f);
                 QVERIFY2(std::abs(a.losses[s] - g->losses[s]) <= tol,
                          qPrintable(QStringLiteral("step %1: cpu loss %2, %3 loss %4")
                                         .arg(s + 1)
@@ -114,6 +120,27 @@ private slots:
                   qPrintable(example), a.losses.front(), how, g->losses.front(), a.losses.back(),
                   how, g->losses.back());
         }
+    }
+
+    // train.deterministic: two trainings on the GPU give the same bits at every step (what lets
+    // a resumed run end exactly as an uninterrupted one), and still follow the CPU.
+    void deterministicRepeatsBitForBit()
+    {
+        auto gpu = backendFor(Device::cuda(0));
+        if (!gpu.ok()) QSKIP(("not compared on a GPU: " + gpu.error().message).c_str());
+        gpu.value()->setDeterministic(true);
+        const Trajectory a = train("fashion_mnist_cnn.json", *gpu.value(), 30, true);
+        const Trajectory b = train("fashion_mnist_cnn.json", *gpu.value(), 30, false);
+        gpu.value()->setDeterministic(false);
+        for (size_t s = 0; s < a.losses.size(); ++s) {
+            QVERIFY2(std::memcmp(&a.losses[s], &b.losses[s], sizeof(float)) == 0,
+                     qPrintable(QStringLiteral("step %1: %2 then %3")
+                                    .arg(s + 1)
+                                    .arg(a.losses[s], 0, 'g', 9)
+                                    .arg(b.losses[s], 0, 'g', 9)));
+            QCOMPARE(a.correct[s], b.correct[s]);
+        }
+        qInfo("deterministic: 30 steps twice, identical; step 30 loss %.9g", a.losses.back());
     }
 };
 

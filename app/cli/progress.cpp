@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
 
 namespace fb::cli {
 
@@ -37,6 +38,10 @@ RunReporter::RunReporter(const std::string &eventsPath)
     if (eventsPath == "-") {
         m_events = stdout;
     } else if (!eventsPath.empty()) {
+        // Its folder is made, as --out's is: `--out R --events R/events.jsonl` is the usual pair.
+        std::error_code ec;
+        const auto parent = std::filesystem::path(eventsPath).parent_path();
+        if (!parent.empty()) std::filesystem::create_directories(parent, ec);
         m_events = std::fopen(eventsPath.c_str(), "w");
         m_ownsEvents = true;
         m_eventsOk = m_events != nullptr;

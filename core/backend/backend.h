@@ -23,8 +23,9 @@ struct ConvDesc {
     int64_t ph = 0, pw = 0; // zero padding, both sides
     bool bias = true;
     bool channelsLast = false; // x and y stored NHWC; weights stay [oc, c, kh, kw]
-    int64_t oh() const { return (h + 2 * ph - kh) / sh + 1; }
-    int64_t ow() const { return (w + 2 * pw - kw) / sw + 1; }
+    // 0 when the filter is larger than the padded input (see PoolDesc).
+    int64_t oh() const { return h + 2 * ph < kh ? 0 : (h + 2 * ph - kh) / sh + 1; }
+    int64_t ow() const { return w + 2 * pw < kw ? 0 : (w + 2 * pw - kw) / sw + 1; }
 };
 
 // y[n, out] = x[n, in] * w[out, in]^T + b[out]   (PyTorch's weight layout)
@@ -44,8 +45,10 @@ struct PoolDesc {
     int64_t sh, sw;
     int64_t ph = 0, pw = 0;
     bool channelsLast = false;
-    int64_t oh() const { return (h + 2 * ph - kh) / sh + 1; }
-    int64_t ow() const { return (w + 2 * pw - kw) / sw + 1; }
+    // 0 when the window is larger than the padded input (C++ division truncates towards zero,
+    // so the plain formula would say 1 there).
+    int64_t oh() const { return h + 2 * ph < kh ? 0 : (h + 2 * ph - kh) / sh + 1; }
+    int64_t ow() const { return w + 2 * pw < kw ? 0 : (w + 2 * pw - kw) / sw + 1; }
 };
 
 // GELU is the exact (erf) form, as PyTorch's default.
@@ -268,6 +271,10 @@ public:
     // The arithmetic of convolutions and matrix products made from now on. False when the
     // backend has no such arithmetic (the CPU backends compute float32 whatever is asked).
     virtual bool setPrecision(Precision p) { return p == Precision::Float32; }
+    // Kernels made from now on give bit-identical results on every run (on a GPU: only cuDNN
+    // algorithms that are deterministic, some slower). The CPU backends always are, for a given
+    // thread count, and ignore it.
+    virtual void setDeterministic(bool) {}
 
     // Tensor helpers built on the above. toDevice/toHost return the tensor itself when it is
     // already where it is asked for (no copy).

@@ -162,6 +162,7 @@ Result<TrainingJob> readTrainingJob(const PipelineDocument &doc)
     job.dataWorkers = int(tp.i("data_workers"));
     job.device = tp.s("device");
     job.precision = tp.s("precision");
+    job.deterministic = tp.b("deterministic");
 
     auto data = readData(doc, job.trainNode, "data");
     if (!data.ok()) return data.error();

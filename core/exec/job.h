@@ -66,6 +66,7 @@ struct TrainingJob {
     bool shuffle = true;
     std::string device = "auto";
     std::string precision = "float32"; // or "tf32", "bf16" (GPU convolutions and matrix products)
+    bool deterministic = false;        // GPU: deterministic cuDNN algorithms only
 };
 
 // Reads the job out of a document that passed graph::validate(); errors name the node.

@@ -33,8 +33,9 @@ std::string pipelineHash(const graph::PipelineDocument &doc)
         n.erase("position");
         // Training longer, checkpointing more often or moving device continues the same run.
         if (n.value("type", "") == "train" && n.contains("params"))
-            for (const char *k : {"epochs", "checkpoint_every", "checkpoint_steps",
-                                  "keep_checkpoints", "data_workers", "device", "precision"})
+            for (const char *k :
+                 {"epochs", "checkpoint_every", "checkpoint_steps", "keep_checkpoints",
+                  "data_workers", "device", "precision", "deterministic"})
                 n["params"].erase(k);
     }
     const std::string text = canon.dump();
@@ -489,6 +490,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     if (!parsePrecision(job.precision, precision))
         return nodeError(job.trainNode + ".precision",
                          "unknown precision '" + job.precision + "' (float32, tf32 or bf16)");
+    backend.setDeterministic(job.deterministic);
     if (!backend.setPrecision(precision))
         precisionNote = "precision " + job.precision + " applies to GPUs; " + device->str() +
                         " computes in float32";

@@ -564,6 +564,10 @@ NodeTypeRegistry makeBuiltin()
                       "mantissa inputs, float32 sums), faster on Ampere and newer; bf16 rounds "
                       "their inputs to bfloat16 (8-bit mantissa) with float32 sums, weights and "
                       "everything else. The CPU always computes float32."),
+            boolParam("deterministic", false,
+                      "On a GPU, only convolution algorithms that give the same result on every "
+                      "run (some are slower), so a run resumed from a checkpoint ends exactly as "
+                      "an uninterrupted one. The CPU is deterministic for a given thread count."),
         };
         r.add(std::move(t));
     }

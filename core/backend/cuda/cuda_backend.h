@@ -29,6 +29,7 @@ public:
         m_ctx.precision = p;
         return true;
     }
+    void setDeterministic(bool on) override { m_ctx.deterministic = on; }
 
     Tensor empty(const Shape &shape, DType dtype = DType::F32) override;
     void copy(void *dst, const void *src, size_t bytes) override;

@@ -20,6 +20,9 @@ struct CudaContext {
     // The arithmetic of convolutions and matrix products made from now on (Backend::
     // setPrecision). Float32 by default: the CPU's results within float rounding.
     Precision precision = Precision::Float32;
+    // Only algorithms that give the same bits on every run (Backend::setDeterministic); cuDNN's
+    // fastest ones for some passes sum with atomics, in an order that changes between runs.
+    bool deterministic = false;
     bool tf32() const { return precision == Precision::Tf32; }
     bool bf16() const { return precision == Precision::Bf16; }
 };

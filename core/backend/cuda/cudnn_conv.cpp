@@ -9,6 +9,11 @@
 // has no separate TF32 setting); CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION is never taken, as it
 // rounds to FP16/BF16 behind the caller's back.
 //
+// Determinism: the fastest algorithm of a pass may sum with atomics, in an order that changes from
+// run to run, and the timings that pick it vary too. Under CudaContext::deterministic the choice
+// comes from cuDNN's heuristics (no timing) and only algorithms reported CUDNN_DETERMINISTIC are
+// taken, so a run, and a resumed run, gives the same bits every time on the same GPU and cuDNN.
+//
 // bf16 mixed precision (Precision::Bf16): the convolution itself runs on bfloat16 tensors with
 // float32 accumulation (cuDNN's PSEUDO_BFLOAT16_CONFIG: x, w and y bfloat16, the descriptor's
 // compute type float). x, w and dy are rounded into bfloat16 buffers made with the kernel; cuDNN
@@ -53,15 +58,16 @@ bool mathAllowed(cudnnMathType_t math, bool tensorOps)
 }
 
 // cuDNN returns the trials sorted by time, fastest first: take the first that ran, fits the
-// workspace and keeps the precision asked for.
+// workspace, keeps the precision asked for and, when asked, is deterministic.
 template <class Perf>
 const Perf *fastestUsable(const std::vector<Perf> &perf, int returned, size_t workspace,
-                          bool tensorOps)
+                          bool tensorOps, bool deterministic)
 {
     for (int i = 0; i < returned && i < int(perf.size()); ++i) {
         const Perf &p = perf[size_t(i)];
         if (p.status == CUDNN_STATUS_SUCCESS && p.memory <= workspace &&
-            mathAllowed(p.mathType, tensorOps))
+            mathAllowed(p.mathType, tensorOps) &&
+            (!deterministic || p.determinism == CUDNN_DETERMINISTIC))
             return &p;
     }
     return nullptr;
@@ -86,6 +92,7 @@ public:
         : m_ctx(ctx)
         , m_d(d)
         , m_tf32(ctx.tf32())
+        , m_deterministic(ctx.deterministic)
         , m_bf16(ctx.bf16())
         , m_type(m_bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT)
         , m_elem(m_bf16 ? sizeof(uint16_t) : sizeof(float))
@@ -295,7 +302,10 @@ private:
     }
 
     // Times every algorithm of the three passes and keeps the fastest usable one of each, with
-    // its math type and workspace. False when some pass has none.
+    // its math type and workspace. False when some pass has none. Under m_deterministic the
+    // candidates come from cuDNN's heuristics instead of trials (the same list on every run, where
+    // timings may reorder two close algorithms) and only deterministic ones are taken: PyTorch's
+    // benchmark=False with deterministic=True.
     bool findAll(void *x, void *y, void *w, const DeviceBuffer &ws, std::string &problem)
     {
         setConvolutions(); // a previous attempt may have changed their math types
@@ -305,12 +315,17 @@ private:
 
         FB_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &count));
         std::vector<cudnnConvolutionFwdAlgoPerf_t> fwd(size_t(std::max(count, 1)));
-        if (!FB_FIND_RAN(cudnnFindConvolutionForwardAlgorithmEx(
-                             h, m_xDesc.get(), x, m_wDesc.get(), w, m_fwdConv.get(), m_yDesc.get(),
-                             y, int(fwd.size()), &returned, fwd.data(), ws.data(), ws.bytes()),
-                         problem))
+        if (m_deterministic)
+            FB_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
+                h, m_xDesc.get(), m_wDesc.get(), m_fwdConv.get(), m_yDesc.get(), int(fwd.size()),
+                &returned, fwd.data()));
+        else if (!FB_FIND_RAN(cudnnFindConvolutionForwardAlgorithmEx(
+                                  h, m_xDesc.get(), x, m_wDesc.get(), w, m_fwdConv.get(),
+                                  m_yDesc.get(), y, int(fwd.size()), &returned, fwd.data(),
+                                  ws.data(), ws.bytes()),
+                              problem))
             return false;
-        const auto *f = fastestUsable(fwd, returned, ws.bytes(), tensorOps);
+        const auto *f = fastestUsable(fwd, returned, ws.bytes(), tensorOps, m_deterministic);
         if (!f) return false;
         m_fwdAlgo = f->algo;
         FB_CUDNN_CHECK(cudnnSetConvolutionMathType(m_fwdConv.get(), f->mathType));
@@ -321,13 +336,17 @@ private:
 
         FB_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &count));
         std::vector<cudnnConvolutionBwdDataAlgoPerf_t> bd(size_t(std::max(count, 1)));
-        if (!FB_FIND_RAN(cudnnFindConvolutionBackwardDataAlgorithmEx(
-                             h, m_wDesc.get(), w, m_yDesc.get(), y, m_bwdDataConv.get(),
-                             m_xDesc.get(), x, int(bd.size()), &returned, bd.data(), ws.data(),
-                             ws.bytes()),
-                         problem))
+        if (m_deterministic)
+            FB_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                h, m_wDesc.get(), m_yDesc.get(), m_bwdDataConv.get(), m_xDesc.get(), int(bd.size()),
+                &returned, bd.data()));
+        else if (!FB_FIND_RAN(cudnnFindConvolutionBackwardDataAlgorithmEx(
+                                  h, m_wDesc.get(), w, m_yDesc.get(), y, m_bwdDataConv.get(),
+                                  m_xDesc.get(), x, int(bd.size()), &returned, bd.data(), ws.data(),
+                                  ws.bytes()),
+                              problem))
             return false;
-        const auto *b = fastestUsable(bd, returned, ws.bytes(), tensorOps);
+        const auto *b = fastestUsable(bd, returned, ws.bytes(), tensorOps, m_deterministic);
         if (!b) return false;
         m_bwdDataAlgo = b->algo;
         FB_CUDNN_CHECK(cudnnSetConvolutionMathType(m_bwdDataConv.get(), b->mathType));
@@ -338,13 +357,17 @@ private:
 
         FB_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &count));
         std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> bf(size_t(std::max(count, 1)));
-        if (!FB_FIND_RAN(cudnnFindConvolutionBackwardFilterAlgorithmEx(
-                             h, m_xDesc.get(), x, m_yDesc.get(), y, m_bwdFilterConv.get(),
-                             m_wDesc.get(), w, int(bf.size()), &returned, bf.data(), ws.data(),
-                             ws.bytes()),
-                         problem))
+        if (m_deterministic)
+            FB_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                h, m_xDesc.get(), m_yDesc.get(), m_bwdFilterConv.get(), m_wDesc.get(),
+                int(bf.size()), &returned, bf.data()));
+        else if (!FB_FIND_RAN(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+                                  h, m_xDesc.get(), x, m_yDesc.get(), y, m_bwdFilterConv.get(),
+                                  m_wDesc.get(), w, int(bf.size()), &returned, bf.data(), ws.data(),
+                                  ws.bytes()),
+                              problem))
             return false;
-        const auto *g = fastestUsable(bf, returned, ws.bytes(), tensorOps);
+        const auto *g = fastestUsable(bf, returned, ws.bytes(), tensorOps, m_deterministic);
         if (!g) return false;
         m_bwdFilterAlgo = g->algo;
         FB_CUDNN_CHECK(cudnnSetConvolutionMathType(m_bwdFilterConv.get(), g->mathType));
@@ -360,7 +383,7 @@ private:
     CudaContext &m_ctx;
     ConvDesc m_d;
     // The precision the kernel was made with, and the convolution's data type and element size.
-    bool m_tf32, m_bf16;
+    bool m_tf32, m_deterministic, m_bf16;
     cudnnDataType_t m_type;
     size_t m_elem;
     // x, y and w as the convolution reads them (m_type); y in float32 for the bias ops.
