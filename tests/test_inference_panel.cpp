@@ -10,6 +10,7 @@
 
 #include <qcustomplot.h>
 
+#include <QFile>
 #include <QLabel>
 #include <QListWidget>
 #include <QMediaDevices>
@@ -192,6 +193,48 @@ private slots:
         QVERIFY(done.wait(30000));
         QVERIFY2(panel.status().contains("holds no model.safetensors"), qPrintable(panel.status()));
         QVERIFY(panel.results().isEmpty());
+    }
+
+    // The engine's answers are read without trusting them: fields of the wrong type, null
+    // probabilities (a model whose weights are inf), absurd shapes. Before, a mistyped field
+    // threw out of the slot and ended the window.
+    void mistypedAnswersAreNotTrusted()
+    {
+        QTemporaryDir dir;
+        const QString cli = dir.filePath("fake-cli");
+        {
+            QFile f(cli);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(R"(#!/bin/sh
+cat <<'END'
+{"input": 5, "top": "x"}
+{"input": "a.png", "top": [{"class": 3, "probability": "high"}], "ms": "fast"}
+{"input": "b.png", "top": [{"class": "cat", "probability": null}]}
+{"input": "c.png", "top": [5, {"class": "dog", "probability": 0.9}], "sample": 12,
+{"input": "d.png", "top": [{"class": "dog", "probability": 0.9}], "sample": "AAAA", "input_shape": [1, -5, 1000000000000], "saliency": [], "waveform": {}, "sample_rate": "x", "kind": 7}
+{"input": "e.png", "top": [{"class": "dog", "probability": 0.75}], "ms": 1.5}
+END
+)");
+        }
+        QVERIFY(QFile::setPermissions(cli, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner));
+        InferencePanel panel;
+        panel.setCliPath(cli);
+        panel.setModel(m_run);
+        QSignalSpy done(&panel, &InferencePanel::predicted);
+        panel.predictFiles({m_dir.filePath("try/night.pgm")});
+        QVERIFY(done.wait(30000));
+        const auto &r = panel.results();
+        QCOMPARE(r.size(), 5);           // the unfinished line is not an answer
+        QCOMPARE(r[0].input, QString()); // a number where a name belongs reads as none
+        QVERIFY2(!r[0].error.isEmpty(), qPrintable(r[0].error));
+        QVERIFY2(r[1].error.contains("no usable probabilities"), qPrintable(r[1].error));
+        QVERIFY2(r[2].error.contains("no usable probabilities"), qPrintable(r[2].error));
+        QVERIFY(r[3].error.isEmpty());
+        QVERIFY(r[3].view.isNull()); // no picture from an impossible shape
+        QCOMPARE(r[3].classes, QStringList{"dog"});
+        QCOMPARE(r[4].classes, QStringList{"dog"});
+        QCOMPARE(r[4].probabilities.value(0), 0.75);
+        QVERIFY2(panel.status().contains("predicted"), qPrintable(panel.status()));
     }
 };
 

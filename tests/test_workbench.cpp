@@ -19,6 +19,11 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QUndoStack>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QProcess>
+#include <QScopeGuard>
+#include <cstdio>
 #include <QtTest>
 
 #include "app/gui/data_set_dialog.h"
@@ -28,6 +33,7 @@
 #include "widgets/canvas/graph_scene.h"
 #include "widgets/canvas/graph_view.h"
 #include "widgets/editing/edited_pipeline.h"
+#include "widgets/editing/recovery.h"
 #include "widgets/evaluation/evaluation_view.h"
 #include "widgets/log/log_view.h"
 #include "widgets/palette/node_palette.h"
@@ -100,6 +106,75 @@ private slots:
         QStandardPaths::setTestModeEnabled(true);
         QSettings().clear();
         qputenv("FLOWBENCH_CLI", FLOWBENCH_CLI);
+    }
+
+    // Crash recovery as a person meets it: a window (another process) deletes a node, is
+    // SIGKILLed after its autosave, and the next window offers the edit back.
+    void killedWindowsEditIsRestored()
+    {
+        QTemporaryDir dir;
+        qputenv("FLOWBENCH_RECOVERY_DIR", dir.path().toLocal8Bit());
+        auto unset = qScopeGuard([] { qunsetenv("FLOWBENCH_RECOVERY_DIR"); });
+        QProcess child;
+        child.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        child.start(QCoreApplication::applicationFilePath(), {QStringLiteral("--recovery-child")});
+        QVERIFY(child.waitForStarted());
+        QByteArray said;
+        QElapsedTimer clock;
+        clock.start();
+        while (!said.contains('\n') && clock.elapsed() < 60000 &&
+               child.state() == QProcess::Running) {
+            child.waitForReadyRead(200);
+            said += child.readAllStandardOutput();
+        }
+        QVERIFY2(said.startsWith("autosaved after "), said.constData());
+        // At most 10 s of edits may be lost to a kill at any moment.
+        const int ms = said.mid(int(qstrlen("autosaved after "))).split(' ').value(0).toInt();
+        QVERIFY2(ms > 0 && ms <= 10000, said.constData());
+        child.kill();
+        QVERIFY(child.waitForFinished(10000));
+        QCOMPARE(child.exitStatus(), QProcess::CrashExit);
+
+        Window win;
+        QVERIFY(win.w.openPipeline(kCnn, true));
+        QVERIFY(win.w.pipeline()->document().node("relu3"));
+        QString offer;
+        QMessageBox::StandardButton answer = QMessageBox::Ignore;
+        win.w.setAsker([&](const QString &, const QString &text, QMessageBox::StandardButtons b) {
+            offer = text;
+            return b.testFlag(answer) ? answer : QMessageBox::Cancel;
+        });
+        // Kept for later: nothing changes, and it is offered again.
+        QVERIFY(!win.w.offerRecovery());
+        QVERIFY2(offer.contains(QStringLiteral("fashion_mnist_cnn.json")), qPrintable(offer));
+        QVERIFY(win.w.pipeline()->document().node("relu3"));
+        answer = QMessageBox::Open;
+        offer.clear();
+        QVERIFY(win.w.offerRecovery());
+        QVERIFY(!offer.isEmpty());
+        QVERIFY(!win.w.pipeline()->document().node("relu3"));
+        QVERIFY(win.w.pipeline()->isModified());
+        QVERIFY(win.w.isWindowModified());
+        QCOMPARE(win.w.pipeline()->filePath(), QFileInfo(kCnn).absoluteFilePath());
+        // The crashed window's files are gone; the restored edit is this window's autosave now.
+        const QStringList left = QDir(dir.path()).entryList(QDir::Files);
+        QCOMPARE(left.filter(QStringLiteral(".pipeline.json")),
+                 QStringList{QFileInfo(win.w.recovery()->pipelineFile()).fileName()});
+        // A window started beside a running one offers nothing of it.
+        {
+            app::MainWindow other;
+            bool asked = false;
+            other.setAsker([&](const QString &, const QString &, QMessageBox::StandardButtons) {
+                asked = true;
+                return QMessageBox::Open;
+            });
+            QVERIFY(!other.offerRecovery());
+            QVERIFY(!asked);
+        }
+        // Saved: the autosave goes.
+        QTemporaryDir saveDir;
+        QVERIFY(win.w.savePipeline(saveDir.filePath(QStringLiteral("cnn.json"))));
+        QVERIFY(!QFileInfo::exists(win.w.recovery()->pipelineFile()));
     }
 
     void opensAndShowsTheDocument()
@@ -253,7 +328,24 @@ private slots:
         QVERIFY2(win.w.lastRunMessage().contains(QStringLiteral("signal 9")) ||
                      win.w.lastRunMessage().contains(QStringLiteral("SIGKILL")),
                  qPrintable(win.w.lastRunMessage()));
-        QVERIFY(win.w.log()->text().contains(QStringLiteral("abnormally")));
+        // The status bar: one line with the reason.
+        QVERIFY2(!win.w.statusText().contains('\n') &&
+                     win.w.statusText().contains(QStringLiteral("SIGKILL")),
+                 qPrintable(win.w.statusText()));
+        // The Log: the reason once, the only error; the engine's own output (the layer table)
+        // once, at its own level.
+        const QStringList lines = win.w.log()->text().split('\n');
+        QCOMPARE(lines.filter(QStringLiteral("abnormally")).size(), 1);
+        QCOMPARE(lines.filter(QRegularExpression(QStringLiteral("^\\S+\\s+error "))).size(), 1);
+        QCOMPARE(lines.filter(QRegularExpression(QStringLiteral("\\bfc2\\s+linear\\s"))).size(), 1);
+        QVERIFY(lines.filter(QStringLiteral("Its last output")).isEmpty());
+        // The canvas: nothing live left.
+        for (QGraphicsItem *item : win.w.scene()->items()) {
+            if (auto *edge = dynamic_cast<widgets::EdgeItem *>(item))
+                QVERIFY2(!edge->hasLiveStats(), qPrintable(edge->liveText()));
+            if (auto *node = dynamic_cast<widgets::NodeItem *>(item))
+                QVERIFY(!node->isBottleneck());
+        }
         QVERIFY(!win.w.isRunning());
         // The person's work is as it was, still unsaved, still editable and undoable.
         QCOMPARE(docJson(win.w), before);
@@ -481,5 +573,33 @@ private slots:
     }
 };
 
-QTEST_MAIN(TestWorkbench)
+// The window killedWindowsEditIsRestored kills: opens the CNN example, deletes relu3, says how long
+// the autosave took to come, then waits to be killed.
+int recoveryChild()
+{
+    QStandardPaths::setTestModeEnabled(true);
+    app::MainWindow w;
+    w.show();
+    if (!w.openPipeline(kCnn, true)) return 1;
+    QSignalSpy saved(w.recovery(), &widgets::RecoveryStore::saved);
+    QElapsedTimer clock;
+    clock.start();
+    w.pipeline()->remove({"relu3"}, {});
+    if (!saved.wait(20000)) return 2;
+    std::printf("autosaved after %lld ms\n", static_cast<long long>(clock.elapsed()));
+    std::fflush(stdout);
+    QTest::qWait(120000);
+    return 3;
+}
+
+int main(int argc, char **argv)
+{
+    QApplication app(argc, argv);
+    app.setAttribute(Qt::AA_Use96Dpi, true);
+    if (argc > 1 && qstrcmp(argv[1], "--recovery-child") == 0) return recoveryChild();
+    TestWorkbench test;
+    QTEST_SET_MAIN_SOURCE_PATH
+    return QTest::qExec(&test, argc, argv);
+}
+
 #include "test_workbench.moc"

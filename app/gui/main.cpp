@@ -132,6 +132,12 @@ int main(int argc, char **argv)
         if (scripted) QCoreApplication::exit(ok ? 0 : 1);
     });
 
+    // A window that crashed left its unsaved changes in the recovery folder: offered once the
+    // window shows. Not in scripted runs (--run, --quit-when-done): the files wait for a start
+    // where a person answers.
+    if (!cli.isSet(run) && !scripted)
+        QTimer::singleShot(0, &window, [&] { window.offerRecovery(); });
+
     if (cli.isSet(run)) {
         QTimer::singleShot(0, &window, [&] {
             QString why;

@@ -25,6 +25,8 @@
 #include <QPainter>
 #include <QProgressBar>
 #include <QSettings>
+#include <QLocale>
+#include <QAbstractButton>
 #include <QStandardItemModel>
 #include <QStandardPaths>
 #include <QStatusBar>
@@ -39,6 +41,7 @@
 #include "core/graph/node_types.h"
 #include "core/graph/pipeline_file.h"
 #include "widgets/canvas/canvas_items.h"
+#include "widgets/editing/recovery.h"
 #include "widgets/canvas/graph_scene.h"
 #include "widgets/canvas/graph_view.h"
 #include "widgets/editing/edited_pipeline.h"
@@ -89,13 +92,19 @@ MainWindow::MainWindow(QWidget *parent)
     , m_view(new widgets::GraphView(m_scene, this))
     , m_session(new widgets::RunSession(this))
     , m_record(new widgets::RunRecord(this))
+    , m_recovery(
+          new widgets::RecoveryStore(m_pipeline, widgets::RecoveryStore::defaultDirectory(), this))
 {
     setObjectName(QStringLiteral("MainWindow"));
     setCentralWidget(m_view);
     setDockOptions(AnimatedDocks | AllowTabbedDocks | AllowNestedDocks);
     m_ask = [this](const QString &title, const QString &text,
                    QMessageBox::StandardButtons buttons) {
-        return QMessageBox::question(this, title, text, buttons);
+        QMessageBox box(QMessageBox::Question, title, text, buttons, this);
+        // The recovery offer's buttons say what they do.
+        if (QAbstractButton *b = box.button(QMessageBox::Open)) b->setText(tr("&Restore"));
+        if (QAbstractButton *b = box.button(QMessageBox::Ignore)) b->setText(tr("Keep for &Later"));
+        return QMessageBox::StandardButton(box.exec());
     };
     m_runsDir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation) +
                 QStringLiteral("/runs");
@@ -146,10 +155,69 @@ MainWindow::MainWindow(QWidget *parent)
     connect(m_session, &widgets::RunSession::pausedChanged, this, &MainWindow::updateActions);
     connect(m_session, &widgets::RunSession::finished, this, &MainWindow::onRunFinished);
 
+    connect(m_recovery, &widgets::RecoveryStore::failed, this, [this](const QString &why) {
+        m_log->addLine(QStringLiteral("warning"), tr("autosave failed: %1").arg(why));
+        statusBar()->showMessage(tr("Autosave failed: %1").arg(why), 8000);
+    });
+    if (!m_recovery->isActive())
+        m_log->addLine(QStringLiteral("warning"),
+                       tr("crash recovery is off: %1").arg(m_recovery->error()));
+
     restoreSettings();
     updateTitle();
     updateProblems();
     updateActions();
+}
+
+void MainWindow::setRunStatus(const QString &text, const QString &tooltip)
+{
+    const QString line = text.section(QLatin1Char('\n'), 0, 0).simplified();
+    const int room = qMax(240, width() / 2);
+    m_statusRun->setText(m_statusRun->fontMetrics().elidedText(line, Qt::ElideRight, room));
+    m_statusRun->setToolTip(tooltip.isEmpty() ? text : tooltip);
+}
+
+bool MainWindow::offerRecovery()
+{
+    std::vector<widgets::RecoveryStore::Orphan> orphans = m_recovery->orphans();
+    for (size_t i = 0; i < orphans.size(); ++i) {
+        const auto &o = orphans[i];
+        QString text =
+            tr("Flowbench did not close properly. Unsaved changes to %1 were recovered "
+               "(autosaved %2%3).\n\nRestore them? The pipeline opens with the changes, not yet "
+               "saved.")
+                .arg(o.displayName,
+                     QLocale().toString(o.savedAt.toLocalTime(), QLocale::ShortFormat),
+                     o.originalPath.isEmpty() ? QString()
+                                              : tr(", edited as %1").arg(o.originalPath));
+        if (orphans.size() - i > 1)
+            text += tr("\n\n%n more recovered pipeline(s) after this one.", "",
+                       int(orphans.size() - i - 1));
+        const auto answer = m_ask(tr("Restore unsaved changes?"), text,
+                                  QMessageBox::Open | QMessageBox::Discard | QMessageBox::Ignore);
+        if (answer == QMessageBox::Discard) {
+            m_recovery->discard(o);
+            continue;
+        }
+        if (answer != QMessageBox::Open || !maybeSave()) break;
+        if (Status s = m_recovery->adopt(o); !s) {
+            QMessageBox::warning(this, tr("Could not restore"), q(s.error().str()));
+            m_recovery->release(o);
+            break;
+        }
+        m_log->addLine(QStringLiteral("info"),
+                       tr("restored %1 from its autosave of %2")
+                           .arg(o.displayName, o.savedAt.toLocalTime().toString(Qt::ISODate)));
+        statusBar()->showMessage(tr("Restored %1: save it to keep the changes").arg(o.displayName),
+                                 10000);
+        // The rest stay for the next start.
+        for (size_t j = i + 1; j < orphans.size(); ++j)
+            m_recovery->release(orphans[j]);
+        return true;
+    }
+    for (const auto &o : orphans)
+        m_recovery->release(o); // kept for the next start (a no-op for those discarded)
+    return false;
 }
 
 MainWindow::~MainWindow()
@@ -1012,7 +1080,7 @@ bool MainWindow::startRun(QString *error)
     QString why;
     if (!m_session->start(req, &why)) return refuse(tr("The run did not start: %1").arg(why));
     m_log->addLine(QStringLiteral("info"), tr("Run started: output in %1").arg(outDir));
-    m_statusRun->setText(tr("Starting…"));
+    setRunStatus(tr("Starting…"));
     m_lastRunMessage.clear();
     m_docks["plots"]->show();
     m_docks["plots"]->raise();
@@ -1065,7 +1133,7 @@ void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
                 todo.push_back(edge->fromNode);
         }
         m_totalSteps = long(eventNumber(e, "steps_per_epoch")) * long(eventNumber(e, "epochs"));
-        m_statusRun->setText(tr("Training on %1…").arg(q(eventString(e, "device"))));
+        setRunStatus(tr("Training on %1…").arg(q(eventString(e, "device"))));
         updateActions();
     } else if (type == "progress") {
         const double step = eventNumber(e, "step"),
@@ -1078,14 +1146,14 @@ void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
             m_canvasProgressClock.elapsed() < 500)
             return;
         m_canvasProgressClock.start();
-        m_statusRun->setText(tr("epoch %1/%2   step %3/%4   %5 samples/s   loss %6   ETA %7")
-                                 .arg(eventNumber(e, "epoch"))
-                                 .arg(eventNumber(e, "epochs"))
-                                 .arg(step)
-                                 .arg(total)
-                                 .arg(eventNumber(e, "samples_per_s"), 0, 'f', 0)
-                                 .arg(eventNumber(e, "loss"), 0, 'f', 4)
-                                 .arg(clock(eventNumber(e, "eta_s", -1))));
+        setRunStatus(tr("epoch %1/%2   step %3/%4   %5 samples/s   loss %6   ETA %7")
+                         .arg(eventNumber(e, "epoch"))
+                         .arg(eventNumber(e, "epochs"))
+                         .arg(step)
+                         .arg(total)
+                         .arg(eventNumber(e, "samples_per_s"), 0, 'f', 0)
+                         .arg(eventNumber(e, "loss"), 0, 'f', 4)
+                         .arg(clock(eventNumber(e, "eta_s", -1))));
         if (total > 0) {
             m_statusProgress->setRange(0, 1000);
             m_statusProgress->setValue(int(1000 * step / total));
@@ -1180,13 +1248,21 @@ void MainWindow::onRunFinished(const widgets::RunOutcome &outcome)
         outcome.summary.contains("out_dir") && outcome.summary["out_dir"].is_string())
         m_inference->setModel(
             QString::fromStdString(outcome.summary["out_dir"].get<std::string>()));
-    m_statusRun->setText(text);
+    // The status bar: one line with the reason (the whole text, and the engine's last output, in
+    // its tooltip); the engine's output is in the Log already, at its own levels, as it came.
+    setRunStatus(text, outcome.lastOutput.isEmpty()
+                           ? text
+                           : text + tr("\n\nIts last output:\n") + outcome.lastOutput.join('\n'));
     m_statusProgress->hide();
-    m_log->addLine(outcome.status == O::Ok || outcome.status == O::Stopped
-                       ? QStringLiteral("info")
-                       : QStringLiteral("error"),
-                   text, outcome.node);
+    m_log->addLine(
+        outcome.status == O::Ok || outcome.status == O::Stopped ? QStringLiteral("info")
+                                                                : QStringLiteral("error"),
+        outcome.lastOutput.isEmpty() ? text
+                                     : text + tr(" (the engine's last output is just above)"),
+        outcome.node);
     if (!outcome.node.isEmpty()) focusNode(outcome.node);
+    // A run that did not finish leaves no live state behind: no flowing wires, no bottleneck.
+    if (outcome.status != O::Ok) m_scene->clearRunState();
     if (outcome.status == O::Crashed || outcome.status == O::Failed) {
         m_docks["log"]->show();
         m_docks["log"]->raise();
@@ -1233,8 +1309,8 @@ bool MainWindow::openRunLog(const QString &path, bool quiet)
     m_plots->addEvents(m_record->events());
     showPendingEvaluation();
     m_scene->clearRunState(); // a finished run: the canvas shows the document, not live state
-    m_statusRun->setText(tr("Run log %1: %n event(s)", nullptr, int(events.value().size()))
-                             .arg(QFileInfo(path).fileName()));
+    setRunStatus(tr("Run log %1: %n event(s)", nullptr, int(events.value().size()))
+                     .arg(QFileInfo(path).fileName()));
     m_docks["plots"]->show();
     m_docks["plots"]->raise();
     m_docks["log"]->raise(); // the problems tab is empty: a run only starts without any

@@ -33,6 +33,7 @@ class Inspector;
 class LivePlots;
 class LogView;
 class NodePalette;
+class RecoveryStore;
 class RunRecord;
 class RunSession;
 struct RunOutcome;
@@ -84,6 +85,12 @@ public:
     bool makeSpokenDigits(QString *why = nullptr);
     DataSetDialog *dataSetDialog() const { return m_dataSetDialog; }
 
+    // Crash recovery (widgets/editing/recovery.h): offers to restore the pipelines that windows
+    // which crashed left in the recovery folder, newest first, until the person restores one or
+    // keeps the rest for later. Called once at start by main(); returns true when one was restored.
+    bool offerRecovery();
+    widgets::RecoveryStore *recovery() const { return m_recovery; }
+
     bool openRunLog(const QString &path, bool quiet = false);
     bool saveRunLog(const QString &path);
 
@@ -126,6 +133,9 @@ private:
     void restoreSettings();
     void saveSettings();
     void updateTitle();
+    // The run's state in the status bar: the first line of `text`, elided to fit; the whole of
+    // `tooltip` (default: text) as its tooltip.
+    void setRunStatus(const QString &text, const QString &tooltip = {});
     void updateActions();
     void updateProblems();
     void refreshRecentMenu();
@@ -164,6 +174,7 @@ private:
     widgets::InferencePanel *m_inference = nullptr;
     widgets::RunSession *m_session;
     widgets::RunRecord *m_record;
+    widgets::RecoveryStore *m_recovery;
     QListWidget *m_problems = nullptr;
     QComboBox *m_device = nullptr;
     QString m_wantedDevice; // saved or asked for before the GPUs were listed

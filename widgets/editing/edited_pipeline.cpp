@@ -71,6 +71,22 @@ Status EditedPipeline::load(const QString &path)
     return {};
 }
 
+Status EditedPipeline::restore(const QString &file, const QString &originalPath)
+{
+    auto loaded = graph::loadPipeline(file.toStdString());
+    if (!loaded) return loaded.error();
+    m_undo.clear();
+    const graph::PipelineDocument &doc = loaded.value();
+    m_doc = doc;
+    m_path = originalPath.isEmpty() ? QString() : QFileInfo(originalPath).absoluteFilePath();
+    m_undo.resetClean(); // no clean state: the restored edits are not in any saved file
+    emit documentReplaced();
+    emit filePathChanged(m_path);
+    emit modifiedChanged(true);
+    validateNow();
+    return {};
+}
+
 Status EditedPipeline::save(const QString &path)
 {
     Status written = writeFileAtomically(path, graph::serializePipeline(m_doc), "the pipeline");

@@ -41,6 +41,10 @@ public:
     Status load(const QString &path);
     // Atomic (QSaveFile): a failed save leaves the old file whole. Marks the document saved.
     Status save(const QString &path);
+    // Replaces the document with a recovered copy (crash recovery: `file` is the autosave),
+    // under the name of the file it was edited as (`originalPath`, empty for "Untitled"), and
+    // marks it modified: it is not saved until the person saves it.
+    Status restore(const QString &file, const QString &originalPath);
 
     // Every validation problem, recomputed (coalesced) after each change.
     const std::vector<Error> &problems() const { return m_problems; }

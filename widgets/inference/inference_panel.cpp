@@ -1,6 +1,8 @@
 #include "widgets/inference/inference_panel.h"
 
 #include <nlohmann/json.hpp>
+
+#include "widgets/run/event_fields.h"
 #include <qcustomplot.h>
 
 #include <QAudioSource>
@@ -30,6 +32,23 @@ namespace fb::widgets {
 
 namespace {
 
+// An input's [c, h, w] as `infer --inputs` gives it; empty when it is missing or not a sane
+// picture's shape (each side 1 to 16384, c 1 to 4), so nothing below sizes an image from it.
+std::vector<int64_t> shapeOf(const nlohmann::json &j)
+{
+    const auto it = j.find("input_shape");
+    if (it == j.end() || !it->is_array() || it->size() != 3) return {};
+    std::vector<int64_t> shape;
+    for (const auto &d : *it) {
+        if (!d.is_number_integer()) return {};
+        shape.push_back(d.get<int64_t>());
+    }
+    if (shape[0] < 1 || shape[0] > 4 || shape[1] < 1 || shape[1] > 16384 || shape[2] < 1 ||
+        shape[2] > 16384)
+        return {};
+    return shape;
+}
+
 QVector<float> floatsOf(const std::string &base64)
 {
     const QByteArray bytes = QByteArray::fromBase64(QByteArray::fromStdString(base64));
@@ -45,10 +64,19 @@ QImage pictureOf(const QVector<float> &v, const std::vector<int64_t> &shape, boo
     if (shape.size() != 3 || v.isEmpty()) return {};
     const int c = int(shape[0]), h = int(shape[1]), w = int(shape[2]);
     if (qsizetype(c) * h * w != v.size()) return {};
-    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-    const float scale = *hi > *lo ? 255.0f / (*hi - *lo) : 0.0f;
+    // Over the finite values only: a NaN or an infinity (a broken model's input) shows black.
+    float lo = 0, hi = 0;
+    bool any = false;
+    for (float x : v)
+        if (std::isfinite(x)) {
+            lo = any ? std::min(lo, x) : x;
+            hi = any ? std::max(hi, x) : x;
+            any = true;
+        }
+    const float scale = hi > lo ? 255.0f / (hi - lo) : 0.0f;
     auto byte = [&](int ch, int y, int x) {
-        return int((v[(ch * h + y) * w + x] - *lo) * scale + 0.5f);
+        const float value = v[(ch * h + y) * w + x];
+        return std::isfinite(value) ? std::clamp(int((value - lo) * scale + 0.5f), 0, 255) : 0;
     };
     QImage img(w, h, c == 3 ? QImage::Format_RGB32 : QImage::Format_Grayscale8);
     for (int y = 0; y < h; ++y)
@@ -68,11 +96,14 @@ QImage overlayOf(const QVector<float> &map, const std::vector<int64_t> &shape, b
 {
     if (shape.size() != 3 || map.size() != qsizetype(shape[1] * shape[2])) return {};
     const int h = int(shape[1]), w = int(shape[2]);
-    const float top = *std::max_element(map.begin(), map.end());
+    float top = 0;
+    for (float v : map)
+        if (std::isfinite(v)) top = std::max(top, v);
     QImage img(w, h, QImage::Format_ARGB32);
     for (int y = 0; y < h; ++y)
         for (int x = 0; x < w; ++x) {
-            const float v = top > 0 ? std::max(0.0f, map[y * w + x] / top) : 0.0f;
+            const float m = map[y * w + x];
+            const float v = top > 0 && std::isfinite(m) ? std::clamp(m / top, 0.0f, 1.0f) : 0.0f;
             img.setPixel(x, y, qRgba(255, 40, 0, int(200 * v)));
         }
     return audio ? img.mirrored(false, true) : img;
@@ -327,26 +358,35 @@ void InferencePanel::readLines()
         if (nl < 0) break;
         const QByteArray line = m_pending.left(nl);
         m_pending.remove(0, nl + 1);
-        const auto j = nlohmann::json::parse(line.toStdString(), nullptr, false);
+        // The answer comes from another process: every field is read without throwing (a
+        // missing or mistyped one reads as empty), so nothing reaches the event loop.
+        const auto j = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
         if (!j.is_object() || !j.contains("input")) continue;
         Result r;
-        r.input = QString::fromStdString(j.value("input", ""));
-        r.error = QString::fromStdString(j.value("error", ""));
-        if (j.contains("top"))
-            for (const auto &c : j["top"]) {
-                r.classes << QString::fromStdString(c.value("class", ""));
-                r.probabilities << c.value("probability", 0.0);
+        r.input = QString::fromStdString(eventString(j, "input"));
+        r.error = QString::fromStdString(eventString(j, "error"));
+        if (const auto top = j.find("top"); top != j.end() && top->is_array())
+            for (const auto &c : *top) {
+                if (!c.is_object()) continue;
+                r.classes << QString::fromStdString(eventString(c, "class"));
+                const double p = eventNumber(c, "probability", qQNaN());
+                r.probabilities << p;
             }
-        r.milliseconds = j.value("ms", 0.0);
-        r.audio = j.value("kind", "") == "audio";
+        if (r.error.isEmpty() && r.classes.isEmpty())
+            r.error = tr("the engine gave no prediction for it");
+        if (r.error.isEmpty() && std::any_of(r.probabilities.begin(), r.probabilities.end(),
+                                             [](double p) { return !std::isfinite(p); }))
+            r.error = tr("the model gave no usable probabilities (not numbers): its weights may "
+                         "be damaged");
+        r.milliseconds = eventNumber(j, "ms");
+        r.audio = eventString(j, "kind") == "audio";
+        const std::vector<int64_t> shape = shapeOf(j);
         if (j.contains("sample"))
-            r.view = pictureOf(floatsOf(j["sample"].get<std::string>()),
-                               j.value("input_shape", std::vector<int64_t>{}), r.audio);
+            r.view = pictureOf(floatsOf(eventString(j, "sample")), shape, r.audio);
         if (j.contains("saliency"))
-            r.saliency = overlayOf(floatsOf(j["saliency"].get<std::string>()),
-                                   j.value("input_shape", std::vector<int64_t>{}), r.audio);
-        if (j.contains("waveform")) r.waveform = floatsOf(j["waveform"].get<std::string>());
-        r.sampleRate = j.value("sample_rate", 0);
+            r.saliency = overlayOf(floatsOf(eventString(j, "saliency")), shape, r.audio);
+        if (j.contains("waveform")) r.waveform = floatsOf(eventString(j, "waveform"));
+        r.sampleRate = int(std::clamp(eventNumber(j, "sample_rate"), 0.0, 1e6));
         m_results << r;
         auto *item = new QListWidgetItem(
             QFileInfo(r.input).fileName() +

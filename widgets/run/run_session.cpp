@@ -447,8 +447,6 @@ void RunSession::onFinished(int exitCode, QProcess::ExitStatus status)
     RunOutcome outcome;
     outcome.summary = m_summary;
     const QStringList tail = m_stderrTail.mid(qMax(0, m_stderrTail.size() - kStderrTailInMessage));
-    const QString tailText =
-        tail.isEmpty() ? QString() : tr("\nIts last output:\n%1").arg(tail.join('\n'));
     if (status == QProcess::CrashExit) {
         // On Unix, Qt 6 reports the signal's number as the exit code of a crashed process.
         const int sig = exitCode;
@@ -464,13 +462,12 @@ void RunSession::onFinished(int exitCode, QProcess::ExitStatus status)
         else
             what += ".";
         outcome.status = RunOutcome::Crashed;
-        outcome.message = what + tailText;
-        emit logLine("error", outcome.message, {});
+        outcome.message = what;
+        outcome.lastOutput = tail;
     } else if (!m_summary.is_object()) {
         outcome.status = RunOutcome::Crashed;
-        outcome.message =
-            tr("The engine exited with code %1 without a summary.").arg(exitCode) + tailText;
-        emit logLine("error", outcome.message, {});
+        outcome.message = tr("The engine exited with code %1 without a summary.").arg(exitCode);
+        outcome.lastOutput = tail;
     } else if (str(m_summary, "status") == "ok") {
         const qint64 steps = qint64(eventNumber(m_summary, "steps"));
         if (eventFlag(m_summary, "stopped")) {
@@ -500,8 +497,10 @@ void RunSession::onFinished(int exitCode, QProcess::ExitStatus status)
             outcome.message = (where.isEmpty() ? QString() : where + ": ") + str(*err, "message");
             outcome.node = str(*err, "node");
         }
-        if (outcome.message.isEmpty())
-            outcome.message = tr("The run failed (exit code %1).").arg(exitCode) + tailText;
+        if (outcome.message.isEmpty()) {
+            outcome.message = tr("The run failed (exit code %1).").arg(exitCode);
+            outcome.lastOutput = tail;
+        }
     }
     finish(std::move(outcome));
 }

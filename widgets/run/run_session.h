@@ -37,7 +37,9 @@ struct RunOutcome {
                  // outDir
         Crashed  // killed by a signal, crashed, or exited without a summary line
     } status = Crashed;
-    QString message;        // for people; for Crashed it ends with the engine's last stderr lines
+    QString message;        // for people: one line, the reason
+    QStringList lastOutput; // Crashed, or Failed without a summary: the engine's last stderr lines
+                            // (already sent through logLine at their levels as they came)
     QString node;           // the node at fault (Failed), else empty
     nlohmann::json summary; // the engine's summary object (null when there was none)
 };
