@@ -1,13 +1,21 @@
 // Tests for core/graph: the pipeline document, node-type registry, file format, --set overrides
 // and validation.
+#include "core/base/json_nesting.h"
+#include "core/base/safe_text.h"
+#include "core/exec/control.h"
+#include "core/exec/inference.h"
 #include "core/graph/graph.h"
+#include "core/io/safetensors.h"
 
 #include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <climits>
 #include <cmath>
+#include <cstring>
+#include <map>
 #include <set>
 
 using namespace fb;
@@ -130,6 +138,10 @@ private slots:
     void validationErrors();
     void allProblemsReported();
     void floatParamAcceptsInteger();
+    void floatParamsAreCheckedAsFloats_data();
+    void floatParamsAreCheckedAsFloats();
+    void floatRoundingWithoutARange();
+    void everyNumberHasARange();
     void parseErrors_data();
     void parseErrors();
     void roundTrip();
@@ -146,6 +158,10 @@ private slots:
     void checkEdgeBeforeAdding();
     void describeListsEverything();
     void nodeTypesJsonListsEverything();
+    void deepNestingIsRefused();
+    void otherJsonReadersRefuseDeepNesting();
+    void safeTextEscapesWhatHidesOrReorders();
+    void oddIdsAreQuotedSafely();
 };
 
 void TestGraph::builtinTypes()
@@ -212,7 +228,7 @@ void TestGraph::builtinTypes()
     QVERIFY(reg.find("nope") == nullptr);
 
     const ParamSpec *std_ = reg.find("normalize")->param("std");
-    QVERIFY(std_ && std_->min == 0 && std_->minExclusive);
+    QVERIFY(std_ && std_->min == 1e-6 && !std_->minExclusive && std_->max == 1e6);
     const ParamSpec *p = reg.find("dropout")->param("p");
     QVERIFY(p && p->max == 1 && p->maxExclusive && p->min == 0 && !p->minExclusive);
     QCOMPARE(reg.find("adamw")->param("weight_decay")->defaultValue, json(0.01));
@@ -365,13 +381,17 @@ void TestGraph::validationErrors_data()
     QTest::newRow("enum given number") << bytes(withParam("fm_train", "split", 1))
                                        << "fm_train.split" << QStringList{"train, test"};
     QTest::newRow("below min") << bytes(withParam("linear", "out_features", 0))
-                               << "linear.out_features" << QStringList{"= 0", "allowed: >= 1"};
+                               << "linear.out_features"
+                               << QStringList{"= 0", "allowed: [1, 65536]"};
     QTest::newRow("negative int") << bytes(withParam("train", "seed", -1)) << "train.seed"
-                                  << QStringList{"= -1", "out of range", ">= 0"};
-    QTest::newRow("exclusive min")
-        << bytes(withParam("norm", "std", 0)) << "norm.std" << QStringList{"= 0", "allowed: > 0"};
+                                  << QStringList{"= -1", "out of range", "[0, 2147483647]"};
+    QTest::newRow("above an int max")
+        << bytes(withParam("train", "data_workers", 100000)) << "train.data_workers"
+        << QStringList{"= 100000", "out of range", "allowed: [0, 256]"};
+    QTest::newRow("std zero") << bytes(withParam("norm", "std", 0)) << "norm.std"
+                              << QStringList{"= 0", "allowed: [1e-06, 1000000]"};
     QTest::newRow("exclusive min lr")
-        << bytes(withParam("sgd", "lr", 0.0)) << "sgd.lr" << QStringList{"out of range", "> 0"};
+        << bytes(withParam("sgd", "lr", 0.0)) << "sgd.lr" << QStringList{"out of range", "(0, 10]"};
     QTest::newRow("above max") << bytes(withParam("sgd", "momentum", 1.5)) << "sgd.momentum"
                                << QStringList{"= 1.5", "allowed: [0, 1]"};
     QTest::newRow("exclusive max") << bytes(withLayer("drop", "dropout", {{"p", 1.0}})) << "drop.p"
@@ -435,6 +455,131 @@ void TestGraph::floatParamAcceptsInteger()
     QVERIFY2(errors.empty(), qPrintable(listErrors(errors)));
     errors = validate(parseOrFail(withParam("sgd", "momentum", 1)));
     QVERIFY2(errors.empty(), qPrintable(listErrors(errors)));
+}
+
+// Float parameters are used as floats: the value, rounded to float, must be finite and inside
+// the range (std = 1e-50 passed a check in double, became 0 and aborted the run).
+void TestGraph::floatParamsAreCheckedAsFloats_data()
+{
+    QTest::addColumn<QString>("param"); // node.param of minimalPipeline()
+    QTest::addColumn<QString>("value"); // as typed in --set and written in the file
+    QTest::addColumn<bool>("ok");
+    QTest::addColumn<QString>("expect"); // substring of the message
+
+    QTest::newRow("std rounds to 0") << "norm.std"
+                                     << "1e-50" << false << "norm.std = 1e-50 is out of range";
+    QTest::newRow("std below its range") << "norm.std"
+                                         << "1e-7" << false << "allowed: [1e-06, 1000000]";
+    QTest::newRow("std at its documented end") << "norm.std"
+                                               << "1e-6" << true << "";
+    QTest::newRow("std at its upper end") << "norm.std"
+                                          << "1e6" << true << "";
+    QTest::newRow("mean beyond a float") << "norm.mean"
+                                         << "1e39" << false << "allowed: [-1000000, 1000000]";
+    QTest::newRow("mean beyond its range") << "norm.mean"
+                                           << "-2e6" << false << "out of range";
+    QTest::newRow("mean at its end") << "norm.mean"
+                                     << "-1e6" << true << "";
+    QTest::newRow("lr rounds to 0") << "sgd.lr"
+                                    << "1e-50" << false << "allowed: (0, 10]";
+    QTest::newRow("lr small but a float") << "sgd.lr"
+                                          << "1e-30" << true << "";
+    QTest::newRow("lr above its range") << "sgd.lr"
+                                        << "10.5" << false << "allowed: (0, 10]";
+    QTest::newRow("momentum rounds to 0, which is in range") << "sgd.momentum"
+                                                             << "1e-60" << true << "";
+}
+
+void TestGraph::floatParamsAreCheckedAsFloats()
+{
+    QFETCH(QString, param);
+    QFETCH(QString, value);
+    QFETCH(bool, ok);
+    QFETCH(QString, expect);
+    const std::string id = param.section('.', 0, 0).toStdString();
+    const std::string name = param.section('.', 1).toStdString();
+
+    // In a file.
+    auto errors = validate(parseOrFail(withParam(id, name, json::parse(value.toStdString()))));
+    QVERIFY2(errors.empty() == ok, qPrintable(listErrors(errors)));
+    if (!ok) {
+        QCOMPARE(errors.size(), size_t(1));
+        QCOMPARE(QString::fromStdString(errors[0].node), param);
+        QVERIFY2(QString::fromStdString(errors[0].message).contains(expect),
+                 errors[0].message.c_str());
+    }
+
+    // On the command line (--set).
+    PipelineDocument doc = parseOrFail(minimalPipeline());
+    Status s = applySetting(doc, (param + "=" + value).toStdString());
+    QCOMPARE(s.ok(), ok);
+    if (!ok) {
+        QCOMPARE(QString::fromStdString(s.error().node), param);
+        QVERIFY2(QString::fromStdString(s.error().message).contains(expect),
+                 s.error().message.c_str());
+    }
+}
+
+// The rounding itself, on parameters whose range says nothing about floats' limits.
+void TestGraph::floatRoundingWithoutARange()
+{
+    ParamSpec unbounded;
+    unbounded.name = "x";
+    unbounded.type = ParamType::Float;
+    unbounded.defaultValue = 0.0;
+    QVERIFY(checkParamValue(unbounded, 3.4e38, "n").ok());
+    Status s = checkParamValue(unbounded, 1e39, "n");
+    QVERIFY(!s.ok());
+    QCOMPARE(s.error().node, std::string("n.x"));
+    QVERIFY2(QString::fromStdString(s.error().message).contains("too large for a float"),
+             s.error().message.c_str());
+    QVERIFY(!checkParamValue(unbounded, -1e39, "n").ok());
+
+    ParamSpec positive = unbounded;
+    positive.min = 0;
+    positive.minExclusive = true;
+    QVERIFY(checkParamValue(positive, 1e-45, "n").ok()); // the smallest float above 0
+    s = checkParamValue(positive, 1e-50, "n");
+    QVERIFY(!s.ok());
+    QVERIFY2(QString::fromStdString(s.error().message).contains("allowed: > 0"),
+             s.error().message.c_str());
+
+    // Ints are not rounded: 16777217 is no float, but a fine int.
+    ParamSpec count;
+    count.name = "k";
+    count.type = ParamType::Int;
+    count.defaultValue = 0;
+    count.max = 16777217;
+    QVERIFY(checkParamValue(count, 16777217, "n").ok());
+    QVERIFY(!checkParamValue(count, 16777218, "n").ok());
+}
+
+// Every number a node takes has both ends, inside what the engine's int or float holds, and its
+// default in between (100000 data workers aborted the run).
+void TestGraph::everyNumberHasARange()
+{
+    for (const NodeTypeSpec &t : NodeTypeRegistry::builtin().all()) {
+        for (const ParamSpec &p : t.params) {
+            if (p.type != ParamType::Int && p.type != ParamType::Float) continue;
+            const std::string name = t.type + "." + p.name;
+            QVERIFY2(std::isfinite(p.min) && std::isfinite(p.max), name.c_str());
+            QVERIFY2(p.min < p.max, name.c_str());
+            if (p.type == ParamType::Int) {
+                QVERIFY2(p.min >= INT_MIN && p.max <= INT_MAX, name.c_str());
+                QVERIFY2(std::floor(p.min) == p.min && std::floor(p.max) == p.max, name.c_str());
+            } else {
+                QVERIFY2(std::isfinite(float(p.min)) && std::isfinite(float(p.max)), name.c_str());
+            }
+            QVERIFY2(checkParamValue(p, p.defaultValue, "n").ok(), name.c_str());
+            // The ends themselves, as the inspector's spin boxes offer them, and beyond.
+            auto value = [&](double v) {
+                return p.type == ParamType::Int ? json(static_cast<long long>(v)) : json(v);
+            };
+            if (!p.minExclusive) QVERIFY2(checkParamValue(p, value(p.min), "n").ok(), name.c_str());
+            if (!p.maxExclusive) QVERIFY2(checkParamValue(p, value(p.max), "n").ok(), name.c_str());
+            QVERIFY2(!checkParamValue(p, value(p.max * 2 + 1), "n").ok(), name.c_str());
+        }
+    }
 }
 
 void TestGraph::parseErrors_data()
@@ -689,7 +834,13 @@ void TestGraph::applySettings_data()
     QTest::newRow("bool given text") << "train.shuffle=yes" << false << "train.shuffle"
                                      << "expects true or false";
     QTest::newRow("out of range") << "train.epochs=0" << false << "train.epochs"
-                                  << "allowed: >= 1";
+                                  << "allowed: [1, 1000000]";
+    QTest::newRow("data workers at most")
+        << "train.data_workers=256" << true << "train.data_workers"
+        << "256";
+    QTest::newRow("data workers too many")
+        << "train.data_workers=100000" << false << "train.data_workers"
+        << "allowed: [0, 256]";
     QTest::newRow("not a choice") << "train.device=tpu" << false << "train.device"
                                   << "not one of: auto, cpu, cuda";
     QTest::newRow("no equals") << "train.epochs" << false << ""
@@ -975,6 +1126,168 @@ void TestGraph::nodeTypesJsonListsEverything()
     QCOMPARE(dropout["max"], json(1.0));
     QCOMPARE(dropout["max_exclusive"], json(true));
     QCOMPARE(dropout["min_exclusive"], json(false));
+}
+
+namespace {
+
+// A pipeline with an unknown top-level field "deep": arrays nested `levels` deep, so the file
+// nests levels + 1 deep (its own object is one level).
+std::string deeplyNested(int levels)
+{
+    return R"({"format": "flowbench.pipeline", "version": 1, "nodes": [], "deep": )" +
+           std::string(size_t(levels), '[') + std::string(size_t(levels), ']') + "}";
+}
+
+} // namespace
+
+// Unknown fields are kept verbatim, so 100,000 nested brackets in one parsed fine and then
+// overflowed the stack when copied (SIGSEGV in validate and run). Refused before parsing.
+void TestGraph::deepNestingIsRefused()
+{
+    const std::string deep = deeplyNested(100000);
+    auto doc = parsePipeline(deep, "dir/deep.json");
+    QVERIFY(!doc.ok());
+    QCOMPARE(doc.error().file, std::string("dir/deep.json"));
+    QCOMPARE(doc.error().line, 1);
+    const QString text = QString::fromStdString(doc.error().str());
+    // The bracket too many: the 64th of "deep", inside the file's object.
+    const QString column = QString("(line 1, column %1)").arg(deep.find("[[") + 64);
+    QVERIFY2(text.startsWith("dir/deep.json:1: ") && text.contains("more than 64 levels deep") &&
+                 text.contains(column) && text.contains("Flowbench reads at most 64 levels"),
+             qPrintable(text));
+
+    // The limit, exactly: 64 levels are read (and kept), 65 are not.
+    auto deepest = parsePipeline(deeplyNested(kMaxJsonNesting - 1), "ok.json");
+    QVERIFY2(deepest.ok(), deepest.ok() ? "" : deepest.error().str().c_str());
+    QVERIFY(deepest->extra().contains("deep"));
+    QVERIFY(!parsePipeline(deeplyNested(kMaxJsonNesting), "no.json").ok());
+
+    // Brackets inside strings, escaped quotes included, are text, not nesting.
+    const std::string brackets(1000, '[');
+    auto inString = parsePipeline(R"({"format": "flowbench.pipeline", "version": 1, "nodes": [],
+        "note": "\"[)" + brackets + R"(", "more": ")" +
+                                      brackets + R"(\\"})",
+                                  "s.json");
+    QVERIFY2(inString.ok(), inString.ok() ? "" : inString.error().str().c_str());
+
+    // Line and column of the bracket too many.
+    Status s = checkJsonNesting("{\n  \"a\": [[[\n", "f.json", 3);
+    QVERIFY(!s.ok());
+    QCOMPARE(s.error().line, 2);
+    QVERIFY2(QString::fromStdString(s.error().message).contains("(line 2, column 10)"),
+             s.error().message.c_str());
+    QVERIFY(checkJsonNesting("{\n  \"a\": [[]]\n}", "f.json", 3).ok());
+}
+
+// The other readers of JSON from files and pipes use the same limit (json_nesting.h).
+void TestGraph::otherJsonReadersRefuseDeepNesting()
+{
+    const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+
+    // Commands on stdin.
+    exec::ParsedCommand command = exec::parseCommand(deep);
+    QVERIFY(!command.command);
+    QVERIFY2(QString::fromStdString(command.rejection.message).contains("64 levels"),
+             command.rejection.message.c_str());
+    QVERIFY(exec::parseCommand(R"({"command": "pause", "id": [[[1]]]})").command);
+    // set_lr takes a rate that is one as a float.
+    QVERIFY(!exec::parseCommand(R"({"command": "set_lr", "lr": 1e-50})").command);
+    QVERIFY(!exec::parseCommand(R"({"command": "set_lr", "lr": 1e39})").command);
+
+    // Safetensors files: the header, and a model's saved preprocessing inside its metadata.
+    QTemporaryDir dir;
+    auto writeSafetensors = [&](const QString &name, const std::string &header) {
+        const QString path = dir.filePath(name);
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly)) qFatal("test setup: cannot write %s", qPrintable(path));
+        QByteArray size(8, '\0');
+        for (int i = 0; i < 8; ++i)
+            size[i] = char((uint64_t(header.size()) >> (8 * i)) & 0xFF);
+        f.write(size);
+        f.write(header.data(), qint64(header.size()));
+        return path.toStdString();
+    };
+    const std::string headerPath = writeSafetensors("header.safetensors", "{\"x\": " + deep + "}");
+    auto header = io::readSafetensors(headerPath);
+    QVERIFY(!header.ok());
+    QCOMPARE(header.error().file, headerPath);
+    QVERIFY2(QString::fromStdString(header.error().message).contains("64 levels"),
+             header.error().message.c_str());
+
+    const std::string modelPath = writeSafetensors(
+        "model.safetensors", R"({"__metadata__": {"format": "flowbench.model", "pipeline": "{}",
+            "class_names": "[]", "preprocessing": ")" +
+                                 deep + "\"}}");
+    auto model = exec::Predictor::open(modelPath, "cpu");
+    QVERIFY(!model.ok());
+    QCOMPARE(model.error().file, modelPath + " (saved preprocessing)");
+    QVERIFY2(QString::fromStdString(model.error().message).contains("64 levels"),
+             model.error().message.c_str());
+}
+
+void TestGraph::safeTextEscapesWhatHidesOrReorders()
+{
+    QCOMPARE(safeText("conv1.out_channels"), std::string("conv1.out_channels"));
+    QCOMPARE(safeText(std::string("a\0b", 3)), std::string("a\\x00b"));
+    QCOMPARE(safeText("one\ntwo\tthree\x1b[31m\x7f"),
+             std::string("one\\x0Atwo\\x09three\\x1B[31m\\x7F"));
+    // Bidirectional overrides and isolates, marks, line and paragraph separators, C1 controls.
+    QCOMPARE(safeText("\u202Eevil\u202A\u2066x\u2069\u200F\u061C\u2028\xc2\x85"),
+             std::string("\\u{202E}evil\\u{202A}\\u{2066}x\\u{2069}\\u{200F}\\u{061C}\\u{2028}"
+                         "\\u{0085}"));
+    // Other scripts stay; bytes that are not UTF-8 (stray, cut short, overlong, surrogates) not.
+    QCOMPARE(safeText("caf\u00e9 \u4e2d\u6587 \U0001F600"),
+             std::string("caf\u00e9 \u4e2d\u6587 \U0001F600"));
+    QCOMPARE(safeText("\xff\xc3 \xc0\xaf \xed\xa0\x80"),
+             std::string("\\xFF\\xC3 \\xC0\\xAF \\xED\\xA0\\x80"));
+    // Escaping twice changes nothing more.
+    const std::string once = safeText(std::string("a\0\u202E\\x", 7));
+    QCOMPARE(safeText(once), once);
+}
+
+// A NUL in an id cut the message off at "node 'a"; control and bidirectional characters were
+// printed as they were. Ids are refused, and every message quotes them escaped.
+void TestGraph::oddIdsAreQuotedSafely()
+{
+    const std::string nul("a\0b", 3), rlo = "\u202Eevil", newline = "x\ny";
+    json p = minimalPipeline();
+    addNode(p, nul, "mse");
+    addNode(p, rlo, "mse");
+    addNode(p, newline, "mse");
+    const auto errors = validate(parseOrFail(p));
+    QCOMPARE(errors.size(), size_t(3));
+    const std::map<std::string, std::string> shown{
+        {nul, "a\\x00b"}, {rlo, "\\u{202E}evil"}, {newline, "x\\x0Ay"}};
+    for (const Error &e : errors) {
+        QVERIFY(shown.count(e.node)); // the node field keeps the id, so an editor can find it
+        const std::string expected = "node '" + shown.at(e.node) + "': invalid node id '" +
+                                     shown.at(e.node) + "': use only letters, digits";
+        const std::string line = e.str();
+        QVERIFY2(line.rfind(expected, 0) == 0, line.c_str());
+        QCOMPARE(std::strlen(line.c_str()), line.size());
+        QVERIFY(line.find('\n') == std::string::npos && line.find("\u202E") == std::string::npos);
+    }
+
+    // Edges, --set and the file's own structure errors quote them the same way.
+    json q = minimalPipeline();
+    wire(q, rlo + ".loss", "train.loss");
+    bool edgeQuoted = false;
+    for (const Error &e : validate(parseOrFail(q)))
+        edgeQuoted = edgeQuoted || e.message.find("no node '\\u{202E}evil'") != std::string::npos;
+    QVERIFY(edgeQuoted);
+    PipelineDocument doc = parseOrFail(minimalPipeline());
+    Status s = applySetting(doc, rlo + ".epochs=1");
+    QVERIFY(!s.ok());
+    QCOMPARE(s.error().node, rlo);
+    QVERIFY2(s.error().message.find("no node '\\u{202E}evil'") != std::string::npos,
+             s.error().message.c_str());
+    auto noType = parsePipeline(
+        R"({"format": "flowbench.pipeline", "version": 1, "nodes": [{"id": "a\u0000b"}]})",
+        "dir/\u202Egnp.json");
+    QVERIFY(!noType.ok());
+    QCOMPARE(noType.error().str(),
+             std::string("node 'a\\x00b': dir/\\u{202E}gnp.json: nodes[0] (id 'a\\x00b') has no "
+                         "\"type\""));
 }
 
 QTEST_GUILESS_MAIN(TestGraph)

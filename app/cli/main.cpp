@@ -6,6 +6,7 @@
 #include "app/cli/progress.h"
 #include "app/cli/spoken_digits.h"
 #include "core/backend/backend.h"
+#include "core/base/safe_text.h"
 #include "core/exec/evaluation.h"
 #include "core/exec/inference.h"
 #include "core/exec/runner.h"
@@ -77,6 +78,14 @@ Exit codes: 0 success (also a stopped run), 1 the run failed (infer: an input co
 read), 2 bad input or usage (infer: the model cannot be opened)
 )";
 
+// One JSON line for stdout. ASCII only (other characters as \u escapes), so an id or file name
+// holding a right-to-left override cannot reorder the line in a terminal, and invalid UTF-8
+// from a command line is replaced rather than thrown on: JSON readers see the same values.
+std::string jsonLine(const json &j)
+{
+    return j.dump(-1, ' ', true, json::error_handler_t::replace);
+}
+
 json errorJson(const Error &e)
 {
     json j{{"message", e.message}};
@@ -88,7 +97,7 @@ json errorJson(const Error &e)
 
 int usageError(const std::string &message)
 {
-    std::fprintf(stderr, "flowbench-cli: %s\n\n%s", message.c_str(), kUsage);
+    std::fprintf(stderr, "flowbench-cli: %s\n\n%s", safeText(message).c_str(), kUsage);
     return kExitBadInput;
 }
 
@@ -122,13 +131,14 @@ int cmdValidate(int argc, char **argv)
     if (argc < 1) return usageError("validate needs a pipeline file");
     std::vector<Error> problems;
     auto doc = loadAndValidate(cli::resolvePipelineArgument(argv[0]), {}, problems);
+    const std::string shown = safeText(argv[0]);
     if (!problems.empty()) {
         printProblems(problems);
-        std::fprintf(stderr, "%s: %zu problem%s\n", argv[0], problems.size(),
+        std::fprintf(stderr, "%s: %zu problem%s\n", shown.c_str(), problems.size(),
                      problems.size() == 1 ? "" : "s");
         return kExitBadInput;
     }
-    std::fprintf(stderr, "%s: valid (%zu nodes, %zu edges)\n", argv[0], doc->nodes().size(),
+    std::fprintf(stderr, "%s: valid (%zu nodes, %zu edges)\n", shown.c_str(), doc->nodes().size(),
                  doc->edges().size());
     return kExitOk;
 }
@@ -169,12 +179,12 @@ int cmdInfer(int argc, char **argv)
     auto predictor = exec::Predictor::open(model, device);
     if (!predictor.ok()) {
         std::fprintf(stderr, "error: %s\n", predictor.error().str().c_str());
-        std::cout << json{{"status", "error"}, {"error", errorJson(predictor.error())}}.dump()
+        std::cout << jsonLine(json{{"status", "error"}, {"error", errorJson(predictor.error())}})
                   << std::endl;
         return kExitBadInput;
     }
     exec::Predictor &p = *predictor.value();
-    std::fprintf(stderr, "model: %s (%zu classes, input %s)\n", p.modelFile().c_str(),
+    std::fprintf(stderr, "model: %s (%zu classes, input %s)\n", safeText(p.modelFile()).c_str(),
                  p.classNames().size(), p.sampleShape().str().c_str());
     const auto results = p.predictFiles(inputs, top, withSaliency);
     bool allRead = true;
@@ -183,7 +193,8 @@ int cmdInfer(int argc, char **argv)
         if (!results[i].ok()) {
             allRead = false;
             line["error"] = results[i].error().str();
-            std::fprintf(stderr, "%s: %s\n", inputs[i].c_str(), results[i].error().message.c_str());
+            std::fprintf(stderr, "%s: %s\n", safeText(inputs[i]).c_str(),
+                         safeText(results[i].error().message).c_str());
         } else {
             const exec::Prediction &pred = results[i].value();
             json classes = json::array();
@@ -212,10 +223,10 @@ int cmdInfer(int argc, char **argv)
                     line["sample_rate"] = p.preprocessing().value("sample_rate", 0);
                 }
             }
-            std::fprintf(stderr, "%s: %s (%.2f ms)\n", inputs[i].c_str(), text.c_str(),
-                         pred.milliseconds);
+            std::fprintf(stderr, "%s: %s (%.2f ms)\n", safeText(inputs[i]).c_str(),
+                         safeText(text).c_str(), pred.milliseconds);
         }
-        std::cout << line.dump() << "\n";
+        std::cout << jsonLine(line) << "\n";
     }
     std::cout.flush();
     return allRead ? kExitOk : kExitRunFailed;
@@ -241,10 +252,10 @@ int cmdNodes(int argc, char **argv)
 int cmdMakeData(int argc, char **argv)
 {
     auto fail = [](int code, const std::string &message) {
-        std::cout << json{{"status", "error"}, {"error", {{"message", message}}}}.dump()
+        std::cout << jsonLine(json{{"status", "error"}, {"error", {{"message", message}}}})
                   << std::endl;
         if (code == kExitBadInput) return usageError(message);
-        std::fprintf(stderr, "error: %s\n", message.c_str());
+        std::fprintf(stderr, "error: %s\n", safeText(message).c_str());
         return code;
     };
     if (argc >= 1 && (std::strcmp(argv[0], "--help") == 0 || std::strcmp(argv[0], "-h") == 0)) {
@@ -273,9 +284,9 @@ int cmdMakeData(int argc, char **argv)
     }
     const cli::SpokenDigitsOutcome outcome = cli::makeSpokenDigits(request);
     if (!outcome.ok) return fail(kExitRunFailed, outcome.message);
-    std::cout
-        << json{{"status", "ok"}, {"path", outcome.path}, {"recordings", outcome.recordings}}.dump()
-        << std::endl;
+    std::cout << jsonLine(json{
+                     {"status", "ok"}, {"path", outcome.path}, {"recordings", outcome.recordings}})
+              << std::endl;
     return kExitOk;
 }
 
@@ -348,7 +359,7 @@ int runUsageError(const std::string &message)
 {
     json summary = emptySummary("", "");
     summary["error"] = {{"node", nullptr}, {"message", message}};
-    std::cout << summary.dump() << std::endl;
+    std::cout << jsonLine(summary) << std::endl;
     return usageError(message);
 }
 
@@ -407,7 +418,7 @@ int cmdRun(int argc, char **argv)
         summary["wall_s"] =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         reporter.summary(summary);
-        std::cout << summary.dump() << std::endl;
+        std::cout << jsonLine(summary) << std::endl;
         return code;
     };
 
@@ -483,12 +494,12 @@ int main(int argc, char **argv)
         }
     } catch (const std::bad_alloc &) {
         std::fprintf(stderr, "error: out of memory\n");
-        std::cout << json{{"status", "error"}, {"error", {{"message", "out of memory"}}}}.dump()
+        std::cout << jsonLine(json{{"status", "error"}, {"error", {{"message", "out of memory"}}}})
                   << std::endl;
         return kExitRunFailed;
     } catch (const std::exception &e) {
         std::fprintf(stderr, "error: %s\n", e.what());
-        std::cout << json{{"status", "error"}, {"error", {{"message", e.what()}}}}.dump()
+        std::cout << jsonLine(json{{"status", "error"}, {"error", {{"message", e.what()}}}})
                   << std::endl;
         return kExitRunFailed;
     }

@@ -1,5 +1,7 @@
 #include "app/cli/progress.h"
 
+#include "core/base/safe_text.h"
+
 #include <unistd.h>
 
 #include <cmath>
@@ -58,7 +60,8 @@ void RunReporter::event(json e)
     if (!m_events) return;
     std::lock_guard lock(m_eventMutex);
     e["t"] = std::round(since(m_start) * 1000) / 1000;
-    std::fprintf(m_events, "%s\n", e.dump().c_str());
+    // ASCII only and never a throw, as the summary line (main.cpp's jsonLine).
+    std::fprintf(m_events, "%s\n", e.dump(-1, ' ', true, json::error_handler_t::replace).c_str());
     std::fflush(m_events);
 }
 
@@ -274,7 +277,7 @@ void RunReporter::message(LogLevel level, const std::string &text)
 void RunReporter::nodeMessage(LogLevel level, const std::string &node, const std::string &text)
 {
     clearBar();
-    log(level, "node '" + node + "': " + text);
+    log(level, "node '" + safeText(node) + "': " + safeText(text));
     static const char *names[] = {"debug", "info", "warning", "error"};
     event({{"type", "log"}, {"level", names[int(level)]}, {"message", text}, {"node", node}});
 }

@@ -1,5 +1,7 @@
 #include "core/base/result.h"
 
+#include "core/base/safe_text.h"
+
 namespace fb {
 
 std::string Error::str() const
@@ -12,7 +14,7 @@ std::string Error::str() const
         if (line > 0) out.append(":").append(std::to_string(line));
         out.append(": ");
     }
-    return out.append(message);
+    return safeText(out.append(message));
 }
 
 Error makeError(std::string message)

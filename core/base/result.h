@@ -15,7 +15,9 @@ struct Error {
     std::string file; // input file at fault
     int line = 0;     // line in that file, 0 when unknown
 
-    // "node 'conv1': message" / "file.idx: message" / "message".
+    // "node 'conv1': message" / "file.idx: message" / "message", as one line that is safe to
+    // print: control and bidirectional characters of ids, file names and the message are
+    // escaped (safeText), so a NUL in an id cannot cut the line short nor an U+202E reorder it.
     std::string str() const;
     // The node part of `node` ("conv1" of "conv1.out_channels"): ids have no '.'.
     std::string nodeId() const { return node.substr(0, node.find('.')); }

@@ -2,6 +2,8 @@
 
 #include "core/data/file_split.h"
 
+#include "core/base/safe_text.h"
+
 #include <samplerate.h>
 #include <sndfile.h>
 
@@ -233,8 +235,8 @@ Result<ImageDataset> loadAudioFolder(const std::string &dir, const AudioFilesOpt
     if (ds.count == 0)
         return fileError(dir, "none of its " + std::to_string(files.size()) +
                                   " files is a readable recording (the first, " +
-                                  ds.skipped[unmatched].path + ": " + ds.skipped[unmatched].reason +
-                                  ")");
+                                  safeText(ds.skipped[unmatched].path) + ": " +
+                                  ds.skipped[unmatched].reason + ")");
     return ds;
 }
 

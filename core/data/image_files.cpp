@@ -2,6 +2,8 @@
 
 #include "core/data/file_split.h"
 
+#include "core/base/safe_text.h"
+
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
@@ -217,7 +219,8 @@ Result<ImageDataset> loadImageFolder(const std::string &dir, const ImageFilesOpt
     if (ds.count == 0)
         return fileError(dir, "none of its " + std::to_string(files.size()) +
                                   " files is a readable image (the first, " +
-                                  ds.skipped.front().path + ": " + ds.skipped.front().reason + ")");
+                                  safeText(ds.skipped.front().path) + ": " +
+                                  ds.skipped.front().reason + ")");
     return ds;
 }
 
@@ -258,8 +261,8 @@ Result<ImageDataset> loadImageList(const std::string &csvPath, const ImageFilesO
     if (ds.count == 0)
         return fileError(csvPath, "none of its " + std::to_string(files.size()) +
                                       " files is a readable image (the first, " +
-                                      ds.skipped.front().path + ": " + ds.skipped.front().reason +
-                                      ")");
+                                      safeText(ds.skipped.front().path) + ": " +
+                                      ds.skipped.front().reason + ")");
     return ds;
 }
 

@@ -1,5 +1,8 @@
 #include "core/exec/control.h"
 
+#include "core/base/json_nesting.h"
+#include "core/base/safe_text.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -27,10 +30,14 @@ ParsedCommand parseCommand(const std::string &line)
 {
     ParsedCommand out;
     out.rejection.ok = false;
-    auto reject = [&](std::string message) {
-        out.rejection.message = std::move(message);
+    auto reject = [&](const std::string &message) {
+        out.rejection.message = safeText(message); // it may quote the line as it came
         return out;
     };
+    // Nesting is limited before parsing, as in every JSON Flowbench reads (json_nesting.h): a
+    // line of a hundred thousand brackets parses, but a copy or a dump of it overflows the stack.
+    if (Status deep = checkJsonNesting(line, ""); !deep.ok())
+        return reject("not a command: " + deep.error().message);
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object())
         return reject("a command is one JSON object per line, like {\"command\": \"pause\"}");
@@ -54,7 +61,8 @@ ParsedCommand parseCommand(const std::string &line)
         if (!j.contains("lr") || !j["lr"].is_number())
             return reject("set_lr needs a number \"lr\"");
         c.lr = j["lr"].get<double>();
-        if (!std::isfinite(c.lr) || c.lr <= 0)
+        // Used as a float: 1e-50 would be 0 there, and 1e39 infinite.
+        if (!std::isfinite(float(c.lr)) || float(c.lr) <= 0)
             return reject("set_lr needs a positive, finite \"lr\", got " + j["lr"].dump());
     } else {
         return reject("unknown command '" + name +

@@ -1,6 +1,7 @@
 #include "core/exec/inference.h"
 
 #include "core/backend/backend.h"
+#include "core/base/json_nesting.h"
 #include "core/data/audio_files.h"
 #include "core/data/image_files.h"
 #include "core/graph/pipeline_file.h"
@@ -193,6 +194,9 @@ Result<std::unique_ptr<Predictor>> Predictor::open(const std::string &path,
         if (!meta.count(key))
             return fileError(s->file, std::string("has no saved '") + key +
                                           "' (written by an older Flowbench): train it again");
+    // Checked before parsing, as every JSON Flowbench reads (json_nesting.h).
+    for (const char *key : {"preprocessing", "class_names"})
+        FB_TRY(checkJsonNesting(meta.at(key), s->file + " (saved " + key + ")"));
     try {
         s->preprocessing = json::parse(meta.at("preprocessing"));
         s->classNames = json::parse(meta.at("class_names")).get<std::vector<std::string>>();

@@ -6,6 +6,7 @@
 
 #include "core/backend/backend.h"
 #include "core/base/check.h"
+#include "core/base/safe_text.h"
 #include "core/data/dataflow.h"
 #include "core/io/safetensors.h"
 
@@ -94,7 +95,7 @@ std::string skippedFilesWarning(const DataSpec &spec, const data::ImageDataset &
     }
     if (ds.skipped.size() > kNamed)
         w.append("; and ").append(std::to_string(ds.skipped.size() - kNamed)).append(" more");
-    return w;
+    return safeText(w); // file names are as the folder holds them: any byte but '/' and NUL
 }
 
 Result<std::unique_ptr<data::DataFlow>> makeFlow(const DataSpec &spec, const std::string &consumer,

@@ -6,36 +6,41 @@ namespace fb::graph {
 
 namespace {
 
-constexpr double inf = std::numeric_limits<double>::infinity();
-
-// Allowed range of a numeric parameter.
+// Allowed range of a numeric parameter. Every number has both ends: a value far outside what
+// anyone uses (100000 data workers, a std of 1e-50) is a typo or a damaged file, and stopping it
+// here with the range in the message beats an abort deep in the engine. Int parameters stay in
+// what an int holds (the engine and the inspector's spin boxes use int), float parameters
+// within what a float holds (validation rounds them to float, as the engine uses them).
 struct Range {
-    double min = -inf;
-    double max = inf;
+    double min = 0;
+    double max = 0;
     bool minExclusive = false;
     bool maxExclusive = false;
 };
 
-Range any()
-{
-    return {};
-}
-Range atLeast(double v)
-{
-    return {v, inf, false, false};
-}
-Range above(double v)
-{
-    return {v, inf, true, false};
-}
 Range closed(double lo, double hi)
 {
     return {lo, hi, false, false};
-}
+} // [lo, hi]
 Range halfOpen(double lo, double hi)
 {
     return {lo, hi, false, true};
 } // [lo, hi)
+Range leftOpen(double lo, double hi)
+{
+    return {lo, hi, true, false};
+} // (lo, hi]
+
+// Shared ends, so that the same kind of number has the same range everywhere.
+constexpr double kMaxSeed = 2147483647;    // 2^31 - 1: an int, and a spin box's maximum
+constexpr double kMaxSamples = 1000000000; // a data set's sample or file count (limit)
+constexpr double kMaxImageSide = 4096;     // pixels, as image sources decode them
+constexpr double kMaxFeatures = 65536;     // units or channels of one layer
+constexpr double kMaxWindow = 64;          // kernel size, stride, padding of a layer
+constexpr double kMaxSteps = 1000000000;   // training steps
+constexpr double kMaxEpochs = 1000000;     // training epochs
+constexpr double kMaxBatch = 65536;        // samples in one batch
+constexpr double kMaxPixelValue = 1000000; // a pixel or feature value (mean, fill)
 
 ParamSpec intParam(std::string name, long long def, Range r, std::string help)
 {
@@ -165,9 +170,11 @@ NodeTypeSpec audioFeature(std::string type, std::string title, std::string help,
 
 std::vector<ParamSpec> poolParams()
 {
-    return {intParam("kernel_size", 2, atLeast(1), "Height and width of the pooling window."),
-            intParam("stride", 0, atLeast(0), "Step between windows; 0 = same as kernel_size."),
-            intParam("padding", 0, atLeast(0), "Rows/columns added on every side.")};
+    return {intParam("kernel_size", 2, closed(1, kMaxWindow),
+                     "Height and width of the pooling window."),
+            intParam("stride", 0, closed(0, kMaxWindow),
+                     "Step between windows; 0 = same as kernel_size."),
+            intParam("padding", 0, closed(0, kMaxWindow), "Rows/columns added on every side.")};
 }
 
 std::vector<ParamSpec> scheduleParams()
@@ -175,12 +182,12 @@ std::vector<ParamSpec> scheduleParams()
     return {
         enumParam("schedule", {"constant", "step", "cosine"}, "constant",
                   "Learning-rate schedule after warmup: constant, step decay or cosine decay."),
-        intParam("warmup_steps", 0, atLeast(0),
+        intParam("warmup_steps", 0, closed(0, kMaxSteps),
                  "Linear warmup from 0 to lr over this many steps; 0 = no warmup."),
-        intParam("step_epochs", 10, atLeast(1),
+        intParam("step_epochs", 10, closed(1, kMaxEpochs),
                  "For the step schedule: multiply the rate by gamma every step_epochs epochs."),
-        floatParam("gamma", 0.1, above(0), "For the step schedule: the decay factor."),
-        floatParam("min_lr", 0.0, atLeast(0),
+        floatParam("gamma", 0.1, leftOpen(0, 1), "For the step schedule: the decay factor."),
+        floatParam("min_lr", 0.0, closed(0, 10),
                    "For the cosine schedule: the rate it decays to at the last step."),
     };
 }
@@ -202,11 +209,12 @@ NodeTypeSpec optimizer(std::string type, std::string title, std::string help,
 
 std::vector<ParamSpec> adamParams(double weightDecay, const char *decayHelp)
 {
-    return {floatParam("lr", 0.001, above(0), "Learning rate (peak rate when scheduled)."),
+    return {floatParam("lr", 0.001, leftOpen(0, 10), "Learning rate (peak rate when scheduled)."),
             floatParam("beta1", 0.9, halfOpen(0, 1), "Decay rate of the gradient mean."),
             floatParam("beta2", 0.999, halfOpen(0, 1), "Decay rate of the squared-gradient mean."),
-            floatParam("eps", 1e-8, above(0), "Added to the denominator for numerical stability."),
-            floatParam("weight_decay", weightDecay, atLeast(0), decayHelp)};
+            floatParam("eps", 1e-8, leftOpen(0, 1),
+                       "Added to the denominator for numerical stability."),
+            floatParam("weight_decay", weightDecay, closed(0, 1), decayHelp)};
 }
 
 NodeTypeRegistry makeBuiltin()
@@ -228,7 +236,8 @@ NodeTypeRegistry makeBuiltin()
                       "Folder with the gzip IDX files (train-images-idx3-ubyte.gz, ...)."),
             enumParam("split", {"train", "test"}, "train",
                       "Which part to read: 60000 training or 10000 test samples."),
-            intParam("limit", 0, atLeast(0), "Read only the first N samples; 0 = all samples."),
+            intParam("limit", 0, closed(0, kMaxSamples),
+                     "Read only the first N samples; 0 = all samples."),
         };
         r.add(std::move(t));
     }
@@ -242,7 +251,8 @@ NodeTypeRegistry makeBuiltin()
         t.params = {
             pathParam("images", "", "IDX file of images (uint8, N x H x W)."),
             pathParam("labels", "", "IDX file of labels (uint8, N), one per image."),
-            intParam("limit", 0, atLeast(0), "Read only the first N samples; 0 = all samples."),
+            intParam("limit", 0, closed(0, kMaxSamples),
+                     "Read only the first N samples; 0 = all samples."),
         };
         r.add(std::move(t));
     }
@@ -256,16 +266,16 @@ NodeTypeRegistry makeBuiltin()
                       "into train and validation by validation_fraction; all = every file."),
             floatParam("validation_fraction", 0.2, closed(0, 0.9),
                        "Share of each class's files held out for validation."),
-            intParam("split_seed", 0, atLeast(0),
+            intParam("split_seed", 0, closed(0, kMaxSeed),
                      "Seed of the split: the same seed gives the same validation files."),
             enumParam("color", {"grey", "rgb"}, "grey",
                       "grey: 1 channel; rgb: 3 channels (red, green, blue)."),
-            intParam("height", 32, closed(1, 4096), "Sample height in pixels."),
-            intParam("width", 32, closed(1, 4096), "Sample width in pixels."),
+            intParam("height", 32, closed(1, kMaxImageSide), "Sample height in pixels."),
+            intParam("width", 32, closed(1, kMaxImageSide), "Sample width in pixels."),
             enumParam("resize", {"stretch", "pad"}, "stretch",
                       "stretch: scaled to height x width (aspect ratio lost); pad: scaled to fit "
                       "inside, aspect ratio kept, the rest black."),
-            intParam("limit", 0, atLeast(0),
+            intParam("limit", 0, closed(0, kMaxSamples),
                      "Read at most N files of the subset (classes interleaved); 0 = all."),
         };
     };
@@ -321,11 +331,11 @@ NodeTypeRegistry makeBuiltin()
                       "Which part of the seeded split to read; all = every file."),
             floatParam("validation_fraction", 0.2, closed(0, 0.9),
                        "Share of the speakers (or of each class's files) held out."),
-            intParam("split_seed", 0, atLeast(0), "Seed of the split."),
+            intParam("split_seed", 0, closed(0, kMaxSeed), "Seed of the split."),
             boolParam("split_by_speaker", true,
                       "With {speaker} in the pattern: every recording of a speaker on one side, so "
                       "validation measures voices the model never heard."),
-            intParam("limit", 0, atLeast(0),
+            intParam("limit", 0, closed(0, kMaxSamples),
                      "Read at most N files of the subset (classes interleaved); 0 = all."),
         };
         r.add(std::move(t));
@@ -341,9 +351,9 @@ NodeTypeRegistry makeBuiltin()
         t.inputs = {port("samples", PortType::Samples, "Samples to normalize.")};
         t.outputs = {port("samples", PortType::Samples, "The same samples, normalized.")};
         t.params = {
-            floatParam("mean", 0.2860, any(),
+            floatParam("mean", 0.2860, closed(-kMaxPixelValue, kMaxPixelValue),
                        "Subtracted from every pixel (the Fashion-MNIST mean is 0.2860)."),
-            floatParam("std", 0.3530, above(0),
+            floatParam("std", 0.3530, closed(1e-6, kMaxPixelValue),
                        "Then every pixel is divided by it (the Fashion-MNIST std is 0.3530)."),
         };
         r.add(std::move(t));
@@ -356,9 +366,10 @@ NodeTypeRegistry makeBuiltin()
                      "One value per channel, separated by commas, or one for all (ImageNet's RGB "
                      "means are the default)."),
          stringParam("std", "0.229,0.224,0.225", "One value per channel, or one for all.")}));
-    r.add(preprocessing("center_crop", "Centre crop", "Cuts the centre window of each sample.",
-                        {intParam("height", 0, atLeast(0), "Window height; 0 = the input's."),
-                         intParam("width", 0, atLeast(0), "Window width; 0 = the input's.")}));
+    r.add(preprocessing(
+        "center_crop", "Centre crop", "Cuts the centre window of each sample.",
+        {intParam("height", 0, closed(0, kMaxImageSide), "Window height; 0 = the input's."),
+         intParam("width", 0, closed(0, kMaxImageSide), "Window width; 0 = the input's.")}));
     r.add(preprocessing("grayscale", "Greyscale",
                         "RGB to one grey channel (0.299 R + 0.587 G + 0.114 B, as OpenCV).", {}));
     r.add(augmentation(
@@ -381,28 +392,35 @@ NodeTypeRegistry makeBuiltin()
         {floatParam("degrees", 10, closed(0, 180), "Rotation: uniform in [-degrees, degrees]."),
          floatParam("translate", 0.1, halfOpen(0, 1),
                     "Shift: up to this fraction of the width and of the height."),
-         floatParam("scale_min", 0.9, above(0), "Smallest zoom factor."),
-         floatParam("scale_max", 1.1, above(0), "Largest zoom factor (at least scale_min)."),
-         floatParam("fill", 0, any(), "Value of pixels the image no longer covers.")}));
+         floatParam("scale_min", 0.9, closed(0.01, 100), "Smallest zoom factor."),
+         floatParam("scale_max", 1.1, closed(0.01, 100),
+                    "Largest zoom factor (at least scale_min)."),
+         floatParam("fill", 0, closed(-kMaxPixelValue, kMaxPixelValue),
+                    "Value of pixels the image no longer covers.")}));
     r.add(augmentation(
         "random_crop", "Random crop",
         "Pads each side with the fill value, then cuts a window at a random place (OpenCV).",
-        {intParam("height", 0, atLeast(0), "Height of the window; 0 = the input's height."),
-         intParam("width", 0, atLeast(0), "Width of the window; 0 = the input's width."),
-         intParam("padding", 4, atLeast(0), "Pixels added on every side before cropping."),
-         floatParam("fill", 0, any(), "Value of the padding pixels.")}));
+        {intParam("height", 0, closed(0, kMaxImageSide),
+                  "Height of the window; 0 = the input's height."),
+         intParam("width", 0, closed(0, kMaxImageSide),
+                  "Width of the window; 0 = the input's width."),
+         intParam("padding", 4, closed(0, 1024), "Pixels added on every side before cropping."),
+         floatParam("fill", 0, closed(-kMaxPixelValue, kMaxPixelValue),
+                    "Value of the padding pixels.")}));
 
     // --- Audio features (docs/audio.md)
     const std::vector<ParamSpec> stftParams = {
         intParam("n_fft", 512, closed(16, 65536), "FFT length and Hann window size (samples)."),
-        intParam("hop_length", 160, atLeast(1), "Samples between frames (160 = 10 ms at 16 kHz)."),
+        intParam("hop_length", 160, closed(1, 65536),
+                 "Samples between frames (160 = 10 ms at 16 kHz)."),
     };
     const std::vector<ParamSpec> melParams = {
         intParam("n_mels", 40, closed(1, 512), "Mel bands (Slaney scale and normalization)."),
-        floatParam("f_min", 20, atLeast(0), "Lowest frequency of the mel bands (Hz)."),
-        floatParam("f_max", 0, atLeast(0), "Highest frequency (Hz); 0 = half the sample rate."),
+        floatParam("f_min", 20, closed(0, 96000), "Lowest frequency of the mel bands (Hz)."),
+        floatParam("f_max", 0, closed(0, 96000),
+                   "Highest frequency (Hz); 0 = half the sample rate."),
     };
-    const ParamSpec topDb = floatParam("top_db", 80, atLeast(0),
+    const ParamSpec topDb = floatParam("top_db", 80, closed(0, 200),
                                        "Floor in dB below the sample's loudest cell; 0 = none.");
     auto join = [](std::vector<std::vector<ParamSpec>> parts) {
         std::vector<ParamSpec> out;
@@ -428,23 +446,25 @@ NodeTypeRegistry makeBuiltin()
         join({stftParams,
               melParams,
               {intParam("n_mfcc", 13, closed(1, 512), "Coefficients kept."), topDb}})));
-    r.add(augmentation("add_noise", "Add noise",
-                       "Adds white Gaussian noise to waveforms at a random signal-to-noise ratio.",
-                       {floatParam("snr_min", 10, any(), "Lowest signal-to-noise ratio (dB)."),
-                        floatParam("snr_max", 30, any(), "Highest signal-to-noise ratio (dB)."),
-                        floatParam("p", 0.5, closed(0, 1), "Probability a sample gets noise.")}));
+    r.add(augmentation(
+        "add_noise", "Add noise",
+        "Adds white Gaussian noise to waveforms at a random signal-to-noise ratio.",
+        {floatParam("snr_min", 10, closed(-100, 100), "Lowest signal-to-noise ratio (dB)."),
+         floatParam("snr_max", 30, closed(-100, 100), "Highest signal-to-noise ratio (dB)."),
+         floatParam("p", 0.5, closed(0, 1), "Probability a sample gets noise.")}));
     r.add(augmentation("time_shift", "Time shift",
                        "Shifts waveforms earlier or later by a random amount, filling with "
                        "silence.",
                        {floatParam("max_shift", 0.1, closed(0, 0.5),
                                    "Largest shift, as a fraction of the length.")}));
-    r.add(augmentation("spec_augment", "SpecAugment",
-                       "Masks random frequency bands and time spans of spectrogram features "
-                       "(Park et al. 2019), set to the sample's mean.",
-                       {intParam("freq_masks", 2, atLeast(0), "Frequency masks per sample."),
-                        intParam("freq_width", 5, atLeast(0), "Widest frequency mask (rows)."),
-                        intParam("time_masks", 2, atLeast(0), "Time masks per sample."),
-                        intParam("time_width", 10, atLeast(0), "Widest time mask (frames).")}));
+    r.add(
+        augmentation("spec_augment", "SpecAugment",
+                     "Masks random frequency bands and time spans of spectrogram features "
+                     "(Park et al. 2019), set to the sample's mean.",
+                     {intParam("freq_masks", 2, closed(0, 64), "Frequency masks per sample."),
+                      intParam("freq_width", 5, closed(0, 4096), "Widest frequency mask (rows)."),
+                      intParam("time_masks", 2, closed(0, 64), "Time masks per sample."),
+                      intParam("time_width", 10, closed(0, 4096), "Widest time mask (frames).")}));
 
     // --- Model
     {
@@ -456,22 +476,25 @@ NodeTypeRegistry makeBuiltin()
         t.outputs = {port("out", PortType::Tensor, "A batch of input samples.")};
         r.add(std::move(t));
     }
-    r.add(layer("linear", "Linear", "Fully connected layer: out = in x W^T + b.",
-                {intParam("out_features", 128, atLeast(1), "Number of output features."),
-                 boolParam("bias", true, "Learn an additive bias per output feature.")}));
-    r.add(layer("conv2d", "Conv 2D", "2-D convolution over NCHW images.",
-                {intParam("out_channels", 32, atLeast(1), "Number of output channels (filters)."),
-                 intParam("kernel_size", 3, atLeast(1), "Height and width of each filter."),
-                 intParam("stride", 1, atLeast(1), "Step between filter positions."),
-                 intParam("padding", 0, atLeast(0), "Zero rows/columns added on every side."),
-                 boolParam("bias", true, "Learn an additive bias per output channel.")}));
+    r.add(
+        layer("linear", "Linear", "Fully connected layer: out = in x W^T + b.",
+              {intParam("out_features", 128, closed(1, kMaxFeatures), "Number of output features."),
+               boolParam("bias", true, "Learn an additive bias per output feature.")}));
+    r.add(layer(
+        "conv2d", "Conv 2D", "2-D convolution over NCHW images.",
+        {intParam("out_channels", 32, closed(1, kMaxFeatures),
+                  "Number of output channels (filters)."),
+         intParam("kernel_size", 3, closed(1, kMaxWindow), "Height and width of each filter."),
+         intParam("stride", 1, closed(1, kMaxWindow), "Step between filter positions."),
+         intParam("padding", 0, closed(0, kMaxWindow), "Zero rows/columns added on every side."),
+         boolParam("bias", true, "Learn an additive bias per output channel.")}));
     r.add(
         layer("maxpool2d", "Max pool 2D", "Keeps the largest value in each window.", poolParams()));
     r.add(
         layer("avgpool2d", "Average pool 2D", "Averages the values in each window.", poolParams()));
     r.add(layer("relu", "ReLU", "max(0, x), elementwise."));
     r.add(layer("leaky_relu", "Leaky ReLU", "x for x > 0, negative_slope * x otherwise.",
-                {floatParam("negative_slope", 0.01, atLeast(0), "Slope for negative inputs.")}));
+                {floatParam("negative_slope", 0.01, closed(0, 1), "Slope for negative inputs.")}));
     r.add(layer("sigmoid", "Sigmoid", "1 / (1 + exp(-x)), elementwise."));
     r.add(layer("tanh", "Tanh", "Hyperbolic tangent, elementwise."));
     r.add(layer("gelu", "GELU", "Gaussian error linear unit (tanh approximation), elementwise."));
@@ -482,12 +505,12 @@ NodeTypeRegistry makeBuiltin()
                 "While training, zeroes each value with probability p and scales the rest by "
                 "1/(1-p); passes values through unchanged when evaluating.",
                 {floatParam("p", 0.5, halfOpen(0, 1), "Probability of zeroing a value.")}));
-    r.add(
-        layer("batchnorm2d", "Batch norm 2D",
-              "Normalizes each channel over the batch, then scales and shifts it (learned).",
-              {floatParam("eps", 1e-5, above(0), "Added to the variance for numerical stability."),
-               floatParam("momentum", 0.1, closed(0, 1),
-                          "Weight of the current batch in the running mean and variance.")}));
+    r.add(layer(
+        "batchnorm2d", "Batch norm 2D",
+        "Normalizes each channel over the batch, then scales and shifts it (learned).",
+        {floatParam("eps", 1e-5, leftOpen(0, 1), "Added to the variance for numerical stability."),
+         floatParam("momentum", 0.1, closed(0, 1),
+                    "Weight of the current batch in the running mean and variance.")}));
     {
         NodeTypeSpec t;
         t.type = "add";
@@ -522,10 +545,10 @@ NodeTypeRegistry makeBuiltin()
     }
     r.add(optimizer(
         "sgd", "SGD", "Stochastic gradient descent, optionally with momentum.",
-        {floatParam("lr", 0.01, above(0), "Learning rate (peak rate when scheduled)."),
+        {floatParam("lr", 0.01, leftOpen(0, 10), "Learning rate (peak rate when scheduled)."),
          floatParam("momentum", 0.0, closed(0, 1), "Momentum factor; 0 = plain SGD."),
          boolParam("nesterov", false, "Use Nesterov momentum."),
-         floatParam("weight_decay", 0.0, atLeast(0), "L2 penalty added to the gradient.")}));
+         floatParam("weight_decay", 0.0, closed(0, 1), "L2 penalty added to the gradient.")}));
     r.add(optimizer("adam", "Adam", "Adam: adaptive per-parameter rates from gradient moments.",
                     adamParams(0.0, "L2 penalty added to the gradient (coupled, as in Adam).")));
     r.add(optimizer("adamw", "AdamW", "Adam with weight decay applied directly to the weights.",
@@ -544,18 +567,19 @@ NodeTypeRegistry makeBuiltin()
         };
         t.outputs = {port("trained", PortType::Model, "The trained model, for Evaluate.")};
         t.params = {
-            intParam("epochs", 1, atLeast(1), "Passes over the training data."),
-            intParam("batch_size", 128, atLeast(1), "Samples per training step."),
-            intParam("seed", 0, atLeast(0), "Seeds weight init, shuffling and dropout."),
+            intParam("epochs", 1, closed(1, kMaxEpochs), "Passes over the training data."),
+            intParam("batch_size", 128, closed(1, kMaxBatch), "Samples per training step."),
+            intParam("seed", 0, closed(0, kMaxSeed), "Seeds weight init, shuffling and dropout."),
             boolParam("shuffle", true, "Shuffle the samples at the start of every epoch."),
-            intParam("checkpoint_every", 1, atLeast(0),
+            intParam("checkpoint_every", 1, closed(0, kMaxEpochs),
                      "Write a checkpoint every N epochs; 0 = only at the end."),
-            intParam("checkpoint_steps", 0, atLeast(0),
+            intParam("checkpoint_steps", 0, closed(0, kMaxSteps),
                      "Also write a checkpoint every N steps; 0 = only at epoch ends."),
-            intParam("keep_checkpoints", 3, atLeast(0),
+            intParam("keep_checkpoints", 3, closed(0, 10000),
                      "How many of the newest checkpoints to keep; 0 = keep them all."),
-            intParam("data_workers", 0, atLeast(0),
-                     "Threads that prepare batches; 0 = one per two cores (at least 1)."),
+            intParam("data_workers", 0, closed(0, 256),
+                     "Threads that prepare batches; 0 = one per two cores (at least 1); at most "
+                     "256, as --data-workers."),
             enumParam("device", {"auto", "cpu", "cuda"}, "auto",
                       "Where to train; auto = the GPU when there is one, else the CPU."),
             enumParam("precision", {"float32", "tf32", "bf16"}, "float32",
@@ -582,7 +606,8 @@ NodeTypeRegistry makeBuiltin()
             port("model", PortType::Model, "The trained model."),
         };
         t.outputs = {port("metrics", PortType::Metrics, "Loss, accuracy and confusion matrix.")};
-        t.params = {intParam("batch_size", 1000, atLeast(1), "Samples per evaluation step.")};
+        t.params = {
+            intParam("batch_size", 1000, closed(1, kMaxBatch), "Samples per evaluation step.")};
         r.add(std::move(t));
     }
     return r;

@@ -2,11 +2,24 @@
 
 #include <algorithm>
 
+#include "core/base/safe_text.h"
+
 namespace fb::graph {
+
+namespace {
+
+// Ids and port names may come from a file as they are (control or bidirectional characters
+// included), so messages that quote them are made safe to print; the node field keeps them.
+Error problem(std::string node, const std::string &message)
+{
+    return nodeError(std::move(node), safeText(message));
+}
+
+} // namespace
 
 std::string Edge::str() const
 {
-    return fromNode + "." + fromPort + " -> " + toNode + "." + toPort;
+    return safeText(fromNode + "." + fromPort + " -> " + toNode + "." + toPort);
 }
 
 bool Edge::sameEnds(const Edge &o) const
@@ -57,11 +70,11 @@ Node *PipelineDocument::node(std::string_view id)
 Status PipelineDocument::addNode(Node n, size_t index)
 {
     if (!isValidNodeId(n.id)) {
-        return nodeError(n.id, "invalid node id '" + n.id +
-                                   "': use letters, digits, '_' and '-' only, at least one");
+        return problem(n.id, "invalid node id '" + n.id +
+                                 "': use letters, digits, '_' and '-' only, at least one");
     }
-    if (node(n.id)) return nodeError(n.id, "a node with id '" + n.id + "' already exists");
-    if (!n.params.is_object()) return nodeError(n.id, "parameters must be a JSON object");
+    if (node(n.id)) return problem(n.id, "a node with id '" + n.id + "' already exists");
+    if (!n.params.is_object()) return problem(n.id, "parameters must be a JSON object");
     if (!n.extra.is_object()) n.extra = nlohmann::json::object();
     std::string id = n.id;
     m_nodes.insert(m_nodes.begin() + std::min(index, m_nodes.size()), std::move(n));
@@ -73,7 +86,7 @@ Status PipelineDocument::removeNode(std::string_view id)
 {
     auto it =
         std::find_if(m_nodes.begin(), m_nodes.end(), [&](const Node &n) { return n.id == id; });
-    if (it == m_nodes.end()) return nodeError(std::string(id), "no node '" + std::string(id) + "'");
+    if (it == m_nodes.end()) return problem(std::string(id), "no node '" + std::string(id) + "'");
 
     // Edges first, so an observer never sees an edge whose node is gone.
     std::vector<Edge> removed;
@@ -92,17 +105,17 @@ Status PipelineDocument::removeNode(std::string_view id)
 Status PipelineDocument::addEdge(Edge e, size_t index)
 {
     if (!node(e.fromNode))
-        return nodeError(e.fromNode + "." + e.fromPort,
-                         "edge " + e.str() + ": there is no node '" + e.fromNode + "'");
+        return problem(e.fromNode + "." + e.fromPort,
+                       "edge " + e.str() + ": there is no node '" + e.fromNode + "'");
     if (!node(e.toNode))
-        return nodeError(e.toNode + "." + e.toPort,
-                         "edge " + e.str() + ": there is no node '" + e.toNode + "'");
+        return problem(e.toNode + "." + e.toPort,
+                       "edge " + e.str() + ": there is no node '" + e.toNode + "'");
     if (e.fromPort.empty() || e.toPort.empty())
-        return nodeError(e.fromPort.empty() ? e.fromNode : e.toNode,
-                         "edge " + e.str() + ": a port name is empty");
+        return problem(e.fromPort.empty() ? e.fromNode : e.toNode,
+                       "edge " + e.str() + ": a port name is empty");
     for (const Edge &x : m_edges)
         if (x.sameEnds(e))
-            return nodeError(e.toNode + "." + e.toPort, "edge " + e.str() + " already exists");
+            return problem(e.toNode + "." + e.toPort, "edge " + e.str() + " already exists");
     if (!e.extra.is_object()) e.extra = nlohmann::json::object();
     m_edges.insert(m_edges.begin() + std::min(index, m_edges.size()), e);
     notify({Change::EdgeAdded, {}, std::move(e)});
@@ -113,7 +126,7 @@ Status PipelineDocument::removeEdge(const Edge &e)
 {
     auto it =
         std::find_if(m_edges.begin(), m_edges.end(), [&](const Edge &x) { return x.sameEnds(e); });
-    if (it == m_edges.end()) return nodeError(e.toNode, "no edge " + e.str());
+    if (it == m_edges.end()) return problem(e.toNode, "no edge " + e.str());
     Edge removed = std::move(*it);
     m_edges.erase(it);
     notify({Change::EdgeRemoved, {}, std::move(removed)});
@@ -123,12 +136,12 @@ Status PipelineDocument::removeEdge(const Edge &e)
 Status PipelineDocument::renameNode(std::string_view id, const std::string &newId)
 {
     Node *n = node(id);
-    if (!n) return nodeError(std::string(id), "no node '" + std::string(id) + "'");
+    if (!n) return problem(std::string(id), "no node '" + std::string(id) + "'");
     if (newId == id) return {};
     if (!isValidNodeId(newId))
-        return nodeError(std::string(id),
-                         "invalid node id '" + newId + "': use letters, digits, '_' and '-' only");
-    if (node(newId)) return nodeError(std::string(id), "a node with id '" + newId + "' exists");
+        return problem(std::string(id),
+                       "invalid node id '" + newId + "': use letters, digits, '_' and '-' only");
+    if (node(newId)) return problem(std::string(id), "a node with id '" + newId + "' exists");
     const std::string oldId(id);
     std::vector<size_t> touched;
     for (size_t i = 0; i < m_edges.size(); ++i)
@@ -153,8 +166,8 @@ Status PipelineDocument::setParam(std::string_view nodeId, std::string_view name
                                   nlohmann::json value)
 {
     Node *n = node(nodeId);
-    if (!n) return nodeError(std::string(nodeId), "no node '" + std::string(nodeId) + "'");
-    if (name.empty()) return nodeError(n->id, "empty parameter name");
+    if (!n) return problem(std::string(nodeId), "no node '" + std::string(nodeId) + "'");
+    if (name.empty()) return problem(n->id, "empty parameter name");
     if (value.is_null())
         n->params.erase(std::string(name));
     else

@@ -25,7 +25,7 @@ struct Edge {
     std::string fromNode, fromPort, toNode, toPort;
     nlohmann::json extra = nlohmann::json::object(); // unknown fields, kept on save
 
-    // "NODE.PORT -> NODE.PORT", for messages.
+    // "NODE.PORT -> NODE.PORT", for messages: safe to print (safeText), so not for lookups.
     std::string str() const;
     // Same endpoints; extra fields do not make an edge different.
     bool sameEnds(const Edge &other) const;

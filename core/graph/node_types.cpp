@@ -55,11 +55,14 @@ std::string_view paramTypeName(ParamType type)
 
 namespace {
 
-// Shortest text that reads back as the same double ("128", "0.01", "1e-05").
+// Shortest text that reads back as the same double ("128", "0.01", "1e-05"), whole numbers in
+// full as people write range ends ("1000000", not "1e+06").
 std::string numberText(double v)
 {
     char buf[64];
-    auto res = std::to_chars(buf, buf + sizeof buf, v);
+    auto res = std::isfinite(v) && std::floor(v) == v && std::fabs(v) < 1e15
+                   ? std::to_chars(buf, buf + sizeof buf, static_cast<long long>(v))
+                   : std::to_chars(buf, buf + sizeof buf, v);
     return std::string(buf, res.ptr);
 }
 

@@ -12,6 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/base/json_nesting.h"
+#include "core/base/safe_text.h"
+
 namespace fb::graph {
 
 using nlohmann::json;
@@ -87,6 +90,9 @@ ordered_json coordinate(double v)
 
 Result<PipelineDocument> parsePipeline(std::string_view text, const std::string &sourceName)
 {
+    // Before nlohmann builds a tree: one nested a hundred thousand levels deep parses, but its
+    // first copy (into a node's unknown fields) overflows the stack.
+    FB_TRY(checkJsonNesting(text, sourceName));
     json root;
     try {
         root = json::parse(text.begin(), text.end());
@@ -94,16 +100,17 @@ Result<PipelineDocument> parsePipeline(std::string_view text, const std::string 
         auto [line, column] = lineAndColumn(text, e.byte > 0 ? e.byte - 1 : 0);
         return fileError(sourceName,
                          "not valid JSON (line " + std::to_string(line) + ", column " +
-                             std::to_string(column) + "): " + parseErrorReason(e),
+                             std::to_string(column) + "): " + safeText(parseErrorReason(e)),
                          line);
     } catch (const json::exception &e) {
         // Not a syntax error but a value nlohmann cannot hold, e.g. a number like 1e999.
         std::string what = e.what();
         if (auto p = what.find("] "); p != std::string::npos) what.erase(0, p + 2);
-        return fileError(sourceName, "not valid JSON: " + what);
+        return fileError(sourceName, "not valid JSON: " + safeText(what));
     }
-    auto fail = [&](std::string message, std::string node = {}) {
-        Error e = fileError(sourceName, std::move(message));
+    // Messages quote ids and values from the file as they are: safe to print (safeText).
+    auto fail = [&](const std::string &message, std::string node = {}) {
+        Error e = fileError(sourceName, safeText(message));
         e.node = std::move(node);
         return e;
     };

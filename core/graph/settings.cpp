@@ -5,11 +5,19 @@
 #include <charconv>
 #include <cmath>
 
+#include "core/base/safe_text.h"
 #include "core/graph/validate.h"
 
 namespace fb::graph {
 
 namespace {
+
+// The node id, parameter name and value come from a command line as they were typed, so the
+// message is made safe to print (safeText); the node field keeps them as they are.
+Error problem(std::string node, const std::string &message)
+{
+    return nodeError(std::move(node), safeText(message));
+}
 
 std::string_view trimmed(std::string_view s)
 {
@@ -48,7 +56,7 @@ Status applySetting(PipelineDocument &doc, std::string_view assignment,
     const auto dot = text.find('.');
     if (eq == std::string::npos || dot == std::string::npos || dot > eq || dot == 0 ||
         dot + 1 == eq) {
-        return makeError("expected NODE.PARAM=VALUE, got '" + text + "'");
+        return makeError(safeText("expected NODE.PARAM=VALUE, got '" + text + "'"));
     }
     const std::string nodeId = text.substr(0, dot);
     const std::string name = text.substr(dot + 1, eq - dot - 1);
@@ -56,19 +64,19 @@ Status applySetting(PipelineDocument &doc, std::string_view assignment,
     const std::string where = nodeId + "." + name;
 
     const Node *node = doc.node(nodeId);
-    if (!node) return nodeError(nodeId, "there is no node '" + nodeId + "' in the pipeline");
+    if (!node) return problem(nodeId, "there is no node '" + nodeId + "' in the pipeline");
     const NodeTypeSpec *spec = registry.find(node->type);
     if (!spec) {
-        return nodeError(nodeId, "node '" + nodeId + "' has unknown type '" + node->type +
-                                     "', so its parameters are unknown too");
+        return problem(nodeId, "node '" + nodeId + "' has unknown type '" + node->type +
+                                   "', so its parameters are unknown too");
     }
     const ParamSpec *param = spec->param(name);
     if (!param) {
         std::string names;
         for (const ParamSpec &p : spec->params)
             names += (names.empty() ? "" : ", ") + p.name;
-        return nodeError(where, "node type " + spec->type + " has no parameter '" + name + "'" +
-                                    (names.empty() ? "" : " (parameters: " + names + ")"));
+        return problem(where, "node type " + spec->type + " has no parameter '" + name + "'" +
+                                  (names.empty() ? "" : " (parameters: " + names + ")"));
     }
 
     nlohmann::json value;
@@ -76,14 +84,14 @@ Status applySetting(PipelineDocument &doc, std::string_view assignment,
     case ParamType::Int: {
         long long v = 0;
         if (!parseNumber(raw, v))
-            return nodeError(where, where + " expects an integer, got '" + std::string(raw) + "'");
+            return problem(where, where + " expects an integer, got '" + std::string(raw) + "'");
         value = v;
         break;
     }
     case ParamType::Float: {
         double v = 0;
         if (!parseNumber(raw, v) || !std::isfinite(v))
-            return nodeError(where, where + " expects a number, got '" + std::string(raw) + "'");
+            return problem(where, where + " expects a number, got '" + std::string(raw) + "'");
         value = v;
         break;
     }
@@ -94,8 +102,8 @@ Status applySetting(PipelineDocument &doc, std::string_view assignment,
         else if (s == "false" || s == "0")
             value = false;
         else
-            return nodeError(where, where + " expects true or false (or 1 or 0), got '" +
-                                        std::string(raw) + "'");
+            return problem(where, where + " expects true or false (or 1 or 0), got '" +
+                                      std::string(raw) + "'");
         break;
     }
     case ParamType::String:

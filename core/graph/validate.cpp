@@ -8,11 +8,21 @@
 #include <map>
 #include <set>
 
+#include "core/base/safe_text.h"
+
 namespace fb::graph {
 
 using nlohmann::json;
 
 namespace {
+
+// An error whose message is safe to print: ids, port and parameter names and types come from the
+// file as they are, and may hold control or bidirectional characters (safeText). The node field
+// keeps the id as it is, so an editor can still find the node.
+Error problem(std::string node, const std::string &message)
+{
+    return nodeError(std::move(node), safeText(message));
+}
 
 std::string joined(const std::vector<std::string> &items)
 {
@@ -62,11 +72,19 @@ std::string suggestion(std::string_view name, const std::vector<std::string> &kn
     return best ? " (did you mean '" + *best + "'?)" : std::string();
 }
 
-bool inRange(double v, const ParamSpec &spec)
+bool inRange(double v, double min, double max, const ParamSpec &spec)
 {
-    if (std::isfinite(spec.min) && (spec.minExclusive ? v <= spec.min : v < spec.min)) return false;
-    if (std::isfinite(spec.max) && (spec.maxExclusive ? v >= spec.max : v > spec.max)) return false;
+    if (std::isfinite(min) && (spec.minExclusive ? v <= min : v < min)) return false;
+    if (std::isfinite(max) && (spec.maxExclusive ? v >= max : v > max)) return false;
     return true;
+}
+
+// A float parameter is used as a float: 1e-50 is 0 and 1e39 is infinity there, though both pass
+// a check made in double. So the value and the range's ends are rounded to float first (the
+// ends too, so that a value typed as the documented end, 1e-06 say, is inside), then compared.
+float asFloat(double v)
+{
+    return static_cast<float>(v);
 }
 
 std::string endpoint(const std::string &node, const std::string &port)
@@ -97,44 +115,43 @@ void checkEdgePorts(const PipelineDocument &doc, const NodeTypeRegistry &registr
     const std::string what = "edge " + e.str() + ": ";
     End src = resolve(doc, registry, e.fromNode);
     End dst = resolve(doc, registry, e.toNode);
-    if (!src.node) out.push_back(nodeError(from, what + "there is no node '" + e.fromNode + "'"));
-    if (!dst.node) out.push_back(nodeError(to, what + "there is no node '" + e.toNode + "'"));
+    if (!src.node) out.push_back(problem(from, what + "there is no node '" + e.fromNode + "'"));
+    if (!dst.node) out.push_back(problem(to, what + "there is no node '" + e.toNode + "'"));
 
     const PortSpec *out_ = nullptr;
     const PortSpec *in = nullptr;
     if (src.spec) {
         out_ = src.spec->output(e.fromPort);
         if (!out_ && src.spec->input(e.fromPort)) {
-            out.push_back(nodeError(from, what + "starts at " + from +
-                                              ", which is an input port; edges go from an "
-                                              "output to an input"));
+            out.push_back(problem(from, what + "starts at " + from +
+                                            ", which is an input port; edges go from an "
+                                            "output to an input"));
         } else if (!out_) {
             auto names = portNames(src.spec->outputs);
-            out.push_back(
-                nodeError(from, what + "node '" + e.fromNode + "' (" + src.spec->type +
-                                    ") has no output port '" + e.fromPort + "'" +
-                                    (names.empty() ? " (it has no outputs)"
-                                                   : " (outputs: " + joined(names) + ")")));
+            out.push_back(problem(from, what + "node '" + e.fromNode + "' (" + src.spec->type +
+                                            ") has no output port '" + e.fromPort + "'" +
+                                            (names.empty() ? " (it has no outputs)"
+                                                           : " (outputs: " + joined(names) + ")")));
         }
     }
     if (dst.spec) {
         in = dst.spec->input(e.toPort);
         if (!in && dst.spec->output(e.toPort)) {
-            out.push_back(nodeError(to, what + "ends at " + to +
-                                            ", which is an output port; edges go from an "
-                                            "output to an input"));
+            out.push_back(problem(to, what + "ends at " + to +
+                                          ", which is an output port; edges go from an "
+                                          "output to an input"));
         } else if (!in) {
             auto names = portNames(dst.spec->inputs);
-            out.push_back(nodeError(to, what + "node '" + e.toNode + "' (" + dst.spec->type +
-                                            ") has no input port '" + e.toPort + "'" +
-                                            (names.empty() ? " (it has no inputs)"
-                                                           : " (inputs: " + joined(names) + ")")));
+            out.push_back(problem(to, what + "node '" + e.toNode + "' (" + dst.spec->type +
+                                          ") has no input port '" + e.toPort + "'" +
+                                          (names.empty() ? " (it has no inputs)"
+                                                         : " (inputs: " + joined(names) + ")")));
         }
     }
     if (out_ && in && out_->type != in->type) {
         const std::string a(portTypeName(out_->type)), b(portTypeName(in->type));
-        out.push_back(nodeError(to, what + "port types differ: " + from + " gives " + a + ", but " +
-                                        to + " takes " + b));
+        out.push_back(problem(to, what + "port types differ: " + from + " gives " + a + ", but " +
+                                      to + " takes " + b));
     }
 }
 
@@ -249,9 +266,9 @@ void findCycles(const PipelineDocument &doc, std::vector<Error> &out)
         for (const std::string &id : path)
             text += id + " -> ";
         text += ids[s];
-        out.push_back(nodeError(ids[s], "cycle: " + text +
-                                            "; a pipeline must not loop back "
-                                            "on itself"));
+        out.push_back(problem(ids[s], "cycle: " + text +
+                                          "; a pipeline must not loop back "
+                                          "on itself"));
     }
 }
 
@@ -261,14 +278,14 @@ Status checkParamValue(const ParamSpec &spec, const json &value, std::string_vie
 {
     const std::string where = std::string(nodeId) + "." + spec.name;
     auto wrongType = [&](const char *expected) {
-        return nodeError(where, where + " expects " + expected + ", got " + jsonText(value));
+        return problem(where, where + " expects " + expected + ", got " + jsonText(value));
     };
     switch (spec.type) {
     case ParamType::Int:
         if (!value.is_number_integer()) return wrongType("an integer");
         if (value.is_number_unsigned() &&
             value.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
-            return nodeError(where, where + " = " + jsonText(value) + " is too large");
+            return problem(where, where + " = " + jsonText(value) + " is too large");
         break;
     case ParamType::Float:
         if (!value.is_number()) return wrongType("a number");
@@ -286,15 +303,26 @@ Status checkParamValue(const ParamSpec &spec, const json &value, std::string_vie
         if (!value.is_string()) return wrongType(("one of: " + joined(spec.choices)).c_str());
         break;
     }
-    if (value.is_number() && !inRange(value.get<double>(), spec)) {
-        return nodeError(where, where + " = " + jsonText(value) +
-                                    " is out of range; allowed: " + spec.rangeText());
+    if (value.is_number()) {
+        double v = value.get<double>(), min = spec.min, max = spec.max;
+        if (spec.type == ParamType::Float) {
+            v = asFloat(v);
+            min = asFloat(min);
+            max = asFloat(max);
+        }
+        if (!inRange(v, min, max, spec))
+            return problem(where, where + " = " + jsonText(value) +
+                                      " is out of range; allowed: " + spec.rangeText());
+        if (!std::isfinite(v)) {
+            return problem(where, where + " = " + jsonText(value) +
+                                      " is too large for a float (at most about 3.4e38)");
+        }
     }
     if (spec.type == ParamType::Enum) {
         const std::string s = value.get<std::string>();
         if (std::find(spec.choices.begin(), spec.choices.end(), s) == spec.choices.end())
-            return nodeError(where, where + " = " + jsonText(value) +
-                                        " is not one of: " + joined(spec.choices));
+            return problem(where, where + " = " + jsonText(value) +
+                                      " is not one of: " + joined(spec.choices));
     }
     return {};
 }
@@ -312,23 +340,23 @@ std::vector<Error> validate(const PipelineDocument &doc, const NodeTypeRegistry 
     for (size_t i = 0; i < nodes.size(); ++i) {
         const Node &n = nodes[i];
         if (!isValidNodeId(n.id)) {
-            errors.push_back(nodeError(n.id, "invalid node id '" + n.id +
-                                                 "': use only letters, digits, '_' and '-'"));
+            errors.push_back(problem(n.id, "invalid node id '" + n.id +
+                                               "': use only letters, digits, '_' and '-'"));
         }
         auto [it, fresh] = firstIndex.emplace(n.id, i);
         if (!fresh) {
-            errors.push_back(nodeError(n.id, "duplicate node id '" + n.id + "' (nodes[" +
-                                                 std::to_string(it->second) + "] and nodes[" +
-                                                 std::to_string(i) + "])"));
+            errors.push_back(problem(n.id, "duplicate node id '" + n.id + "' (nodes[" +
+                                               std::to_string(it->second) + "] and nodes[" +
+                                               std::to_string(i) + "])"));
         }
         const NodeTypeSpec *spec = registry.find(n.type);
         if (!spec) {
-            errors.push_back(nodeError(n.id, "unknown node type '" + n.type + "'" +
-                                                 suggestion(n.type, typeNames)));
+            errors.push_back(problem(n.id, "unknown node type '" + n.type + "'" +
+                                               suggestion(n.type, typeNames)));
             continue;
         }
         if (!n.params.is_object()) {
-            errors.push_back(nodeError(n.id, "parameters must be a JSON object"));
+            errors.push_back(problem(n.id, "parameters must be a JSON object"));
             continue;
         }
         for (auto p = n.params.begin(); p != n.params.end(); ++p) {
@@ -337,11 +365,11 @@ std::vector<Error> validate(const PipelineDocument &doc, const NodeTypeRegistry 
                 std::vector<std::string> names;
                 for (const ParamSpec &q : spec->params)
                     names.push_back(q.name);
-                errors.push_back(nodeError(n.id + "." + p.key(),
-                                           "unknown parameter '" + p.key() + "' for node type " +
-                                               spec->type + suggestion(p.key(), names) +
-                                               (names.empty() ? "; it has no parameters"
-                                                              : "; parameters: " + joined(names))));
+                errors.push_back(problem(n.id + "." + p.key(),
+                                         "unknown parameter '" + p.key() + "' for node type " +
+                                             spec->type + suggestion(p.key(), names) +
+                                             (names.empty() ? "; it has no parameters"
+                                                            : "; parameters: " + joined(names))));
                 continue;
             }
             Status s = checkParamValue(*ps, p.value(), n.id);
@@ -351,9 +379,9 @@ std::vector<Error> validate(const PipelineDocument &doc, const NodeTypeRegistry 
         if (n.type == "random_affine") {
             const json lo = doc.param(n.id, "scale_min"), hi = doc.param(n.id, "scale_max");
             if (lo.is_number() && hi.is_number() && lo.get<double>() > hi.get<double>())
-                errors.push_back(nodeError(n.id + ".scale_min", "scale_min (" + lo.dump() +
-                                                                    ") is above scale_max (" +
-                                                                    hi.dump() + ")"));
+                errors.push_back(problem(n.id + ".scale_min", "scale_min (" + lo.dump() +
+                                                                  ") is above scale_max (" +
+                                                                  hi.dump() + ")"));
         }
     }
 
@@ -373,15 +401,15 @@ std::vector<Error> validate(const PipelineDocument &doc, const NodeTypeRegistry 
             auto it = into.find({n.id, port.name});
             if (it == into.end()) {
                 if (!port.optional) {
-                    errors.push_back(nodeError(where, "required input " + where + " (" +
-                                                          std::string(portTypeName(port.type)) +
-                                                          ") is not connected"));
+                    errors.push_back(problem(where, "required input " + where + " (" +
+                                                        std::string(portTypeName(port.type)) +
+                                                        ") is not connected"));
                 }
             } else if (it->second.size() > 1) {
                 std::vector<std::string> sources;
                 for (const Edge *e : it->second)
                     sources.push_back(endpoint(e->fromNode, e->fromPort));
-                errors.push_back(nodeError(
+                errors.push_back(problem(
                     where, "input " + where + " has " + std::to_string(sources.size()) +
                                " edges (from " + joined(sources) + "); an input takes one"));
             }
@@ -399,14 +427,14 @@ Status checkEdge(const PipelineDocument &doc, const Edge &edge, const NodeTypeRe
     if (!errors.empty()) return errors.front();
     const std::string to = endpoint(edge.toNode, edge.toPort);
     for (const Edge &e : doc.edges()) {
-        if (e.sameEnds(edge)) return nodeError(to, "edge " + edge.str() + " already exists");
+        if (e.sameEnds(edge)) return problem(to, "edge " + edge.str() + " already exists");
         if (e.toNode == edge.toNode && e.toPort == edge.toPort) {
-            return nodeError(to, "input " + to + " is already connected (from " +
-                                     endpoint(e.fromNode, e.fromPort) + ")");
+            return problem(to, "input " + to + " is already connected (from " +
+                                   endpoint(e.fromNode, e.fromPort) + ")");
         }
     }
     if (edge.fromNode == edge.toNode || reaches(doc, edge.toNode, edge.fromNode)) {
-        return nodeError(to, "edge " + edge.str() + " would make a cycle");
+        return problem(to, "edge " + edge.str() + " would make a cycle");
     }
     return {};
 }

@@ -2,6 +2,8 @@
 // safetensors library (the reference implementation is Rust with Python bindings).
 #include "core/io/safetensors.h"
 
+#include "core/base/json_nesting.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -252,6 +254,7 @@ Result<SafetensorsFile> readSafetensors(const std::string &path)
                 duplicate = parsed.get<std::string>();
             return true;
         };
+        FB_TRY(checkJsonNesting(text, path)); // before parsing (json_nesting.h)
         const Json header = Json::parse(text, onEvent, /*allow_exceptions=*/false);
         if (header.is_discarded()) return fileError(path, "the header is not valid JSON");
         if (!header.is_object()) return fileError(path, "the header is not a JSON object");

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/base/json_nesting.h"
 #include "widgets/run/event_fields.h"
 #include <qcustomplot.h>
 
@@ -360,6 +361,8 @@ void InferencePanel::readLines()
         m_pending.remove(0, nl + 1);
         // The answer comes from another process: every field is read without throwing (a
         // missing or mistyped one reads as empty), so nothing reaches the event loop.
+        if (!checkJsonNesting(std::string_view(line.constData(), size_t(line.size())), "").ok())
+            continue;
         const auto j = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
         if (!j.is_object() || !j.contains("input")) continue;
         Result r;

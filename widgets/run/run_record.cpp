@@ -1,5 +1,7 @@
 #include "widgets/run/run_record.h"
 
+#include "core/base/json_nesting.h"
+
 #include "widgets/files/atomic_write.h"
 
 #include <QFile>
@@ -79,6 +81,13 @@ fb::Result<std::vector<json>> RunRecord::load(const QString &path)
             line.chop(1);
         if (line.trimmed().isEmpty()) continue;
 
+        // A saved log is a person's file: deep nesting is refused before parsing (it would
+        // overflow the stack in nlohmann's recursive copies).
+        if (!checkJsonNesting(std::string_view(line.constData(), size_t(line.size())), "").ok())
+            return fb::fileError(file,
+                                 "an event nests arrays and objects more than " +
+                                     std::to_string(kMaxJsonNesting) + " levels deep",
+                                 lineNo);
         json e = json::parse(line.constBegin(), line.constEnd(), nullptr, false);
         if (e.is_discarded()) {
             // A run killed while writing leaves its last line cut short, without a newline.

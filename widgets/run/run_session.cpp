@@ -1,5 +1,7 @@
 #include "widgets/run/run_session.h"
 
+#include "core/base/json_nesting.h"
+
 #include "widgets/run/event_fields.h"
 
 #include "widgets/run/run_record.h"
@@ -276,7 +278,10 @@ void RunSession::handleLine(const QByteArray &raw)
     QByteArray line = raw.trimmed();
     if (line.isEmpty()) return;
     // Nothing may throw into the event loop: parse without exceptions, and guard the rest.
-    json e = json::parse(line.constBegin(), line.constEnd(), nullptr, false);
+    const bool tooDeep =
+        !checkJsonNesting(std::string_view(line.constData(), size_t(line.size())), "").ok();
+    json e = tooDeep ? json(json::value_t::discarded)
+                     : json::parse(line.constBegin(), line.constEnd(), nullptr, false);
     if (e.is_discarded() || !e.is_object()) {
         // Something else wrote to stdout (a library, a debug print): a message, not a crash.
         emit logLine("info", QString::fromUtf8(line), {});
