@@ -436,6 +436,38 @@ private slots:
         }
     }
 
+    // A label outside [0, classes) in a batch: every backend, the reference too, adds nothing to
+    // the loss for its row, counts it as wrong and gives it no gradient (the GPU kernel cannot
+    // assert; the CPU used to abort). The runner refuses such data before it reaches a step.
+    void outOfRangeLabelsAreTheSameEverywhere()
+    {
+        const int n = 4, classes = 5;
+        Vec logits = vec(n * classes, 31);
+        const std::vector<int32_t> labels{0, 7, 2, -1};
+        // The valid rows alone: rows 0 and 2.
+        Vec valid(2 * classes), dv(2 * classes);
+        std::copy_n(logits.begin(), classes, valid.begin());
+        std::copy_n(logits.begin() + 2 * classes, classes, valid.begin() + classes);
+        const std::vector<int32_t> validLabels{0, 2};
+        const LossResult v = referenceBackend().softmaxCrossEntropy(
+            valid.data(), validLabels.data(), 2, classes, dv.data());
+        std::vector<Backend *> all = fastBackends();
+        all.push_back(&referenceBackend());
+        for (Backend *be : all) {
+            Buf bl(*be, logits), d(*be, n * classes);
+            Labels lab(*be, labels);
+            const LossResult r = be->softmaxCrossEntropy(bl.p(), lab.p(), n, classes, d.p());
+            QVERIFY2(std::abs(r.loss - v.loss * 2 / n) < 1e-5f, be->name().c_str());
+            QCOMPARE(r.correct, v.correct);
+            const Vec g = d.host();
+            for (int k = 0; k < classes; ++k) {
+                QCOMPARE(g[size_t(1 * classes + k)], 0.0f);
+                QCOMPARE(g[size_t(3 * classes + k)], 0.0f);
+                QVERIFY(std::abs(g[size_t(k)] - dv[size_t(k)] * 2 / n) < 1e-6f);
+            }
+        }
+    }
+
     // The small ops of training: sums, losses, dropout, optimizer updates (one at a time and
     // as a fused group), the batch gather of resident data.
     void smallOps()

@@ -53,7 +53,14 @@ LossResult ReferenceBackend::softmaxCrossEntropy(const float *logits, const int3
     for (int64_t r = 0; r < n; ++r) {
         const float *row = logits + r * classes;
         const int32_t label = labels[r];
-        FB_ASSERT(label >= 0 && label < classes, "label out of range");
+        // As the GPU kernel does (it cannot assert): a label outside [0, classes) adds nothing to
+        // the loss, is not correct and gets no gradient. The runner refuses such data before any
+        // step (it names the data node), so this is the backend contract, not a path data takes.
+        if (label < 0 || label >= classes) {
+            if (dlogits)
+                std::fill(dlogits + r * classes, dlogits + (r + 1) * classes, 0.0f);
+            continue;
+        }
         // Subtracting the row maximum keeps exp() from overflowing; its index is the prediction
         // (the first maximum on ties).
         int64_t best = 0;

@@ -34,6 +34,7 @@
 
 #include "core/backend/cuda/cuda_kernels.h"
 #include "core/backend/cuda/cuda_ops.h"
+#include "core/backend/cuda/cuda_runtime_types.h"
 
 #include "core/base/check.h"
 
@@ -73,6 +74,7 @@ public:
 
     void forward(const float *x, const float *w, const float *b, float *y) override
     {
+        DeviceScope scope(m_ctx.device); // its stream and handles belong to it
         m_dyRounded = false;
         gemm(CUBLAS_OP_T, CUBLAS_OP_N, m_out, m_n, m_in, in(w, m_wb, m_d.out * m_d.in), m_in,
              in(x, m_xb, m_d.n * m_d.in), m_in, y, m_out);
@@ -81,6 +83,7 @@ public:
 
     void backwardData(const float *dy, const float *w, float *dx) override
     {
+        DeviceScope scope(m_ctx.device); // its stream and handles belong to it
         gemm(CUBLAS_OP_N, CUBLAS_OP_N, m_in, m_n, m_out, in(w, m_wb, m_d.out * m_d.in), m_in,
              in(dy, m_dyb, m_d.n * m_d.out), m_out, dx, m_in);
         m_dyRounded = m_bf16;
@@ -88,6 +91,7 @@ public:
 
     void backwardWeights(const float *x, const float *dy, float *dw, float *db) override
     {
+        DeviceScope scope(m_ctx.device); // its stream and handles belong to it
         // Under bf16, x and dy as rounded by the latest forward and backwardData.
         const void *xin = m_bf16 ? m_xb.data() : static_cast<const void *>(x);
         const void *dyin = m_dyRounded ? m_dyb.data() : in(dy, m_dyb, m_d.n * m_d.out);

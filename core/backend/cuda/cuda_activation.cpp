@@ -5,6 +5,7 @@
 
 #include "core/backend/cuda/cuda_kernels.h"
 #include "core/backend/cuda/cuda_ops.h"
+#include "core/backend/cuda/cuda_runtime_types.h"
 
 #include "core/base/check.h"
 
@@ -22,12 +23,14 @@ public:
 
     void forward(const float *x, float *y) override
     {
+        DeviceScope scope(m_ctx.device); // its stream and handles belong to it
         if (m_d.count == 0) return; // no launch with an empty grid
         activationForward(m_d.kind, m_d.alpha, x, y, m_d.count, m_ctx.stream);
     }
 
     void backward(const float *x, const float *dy, float *dx) override
     {
+        DeviceScope scope(m_ctx.device); // its stream and handles belong to it
         if (m_d.count == 0) return;
         activationBackward(m_d.kind, m_d.alpha, x, dy, dx, m_d.count, m_ctx.stream);
     }

@@ -127,6 +127,7 @@ Tensor CudaBackend::empty(const Shape &shape, DType dtype)
 
 void CudaBackend::copy(void *dst, const void *src, size_t bytes)
 {
+    DeviceScope scope(m_ctx.device);
     if (bytes)
         FB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, m_ctx.stream));
 }
@@ -196,6 +197,7 @@ void CudaBackend::stage(void *dst, const void *host, size_t bytes, cudaStream_t 
 
 void CudaBackend::download(void *host, const void *src, size_t bytes)
 {
+    DeviceScope scope(m_ctx.device);
     if (!bytes) return;
     refuseWhileCapturing("a download");
     FB_CUDA_CHECK(cudaMemcpyAsync(host, src, bytes, cudaMemcpyDeviceToHost, m_ctx.stream));
@@ -204,16 +206,19 @@ void CudaBackend::download(void *host, const void *src, size_t bytes)
 
 void CudaBackend::fill(float *y, float value, int64_t count)
 {
+    DeviceScope scope(m_ctx.device);
     cuda::fill(y, value, count, m_ctx.stream);
 }
 
 void CudaBackend::zero(void *dst, size_t bytes)
 {
+    DeviceScope scope(m_ctx.device);
     if (bytes) FB_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, m_ctx.stream));
 }
 
 void CudaBackend::synchronize()
 {
+    DeviceScope scope(m_ctx.device);
     if (m_copyStream) m_copyStream->synchronize();
     m_stream->synchronize();
 }
@@ -238,6 +243,7 @@ std::unique_ptr<PoolKernel> CudaBackend::makePool(const PoolDesc &d)
 
 std::unique_ptr<ActivationKernel> CudaBackend::makeActivation(const ActivationDesc &d)
 {
+    DeviceScope scope(m_ctx.device);
     return cuda::makeActivation(m_ctx, d);
 }
 
@@ -249,33 +255,39 @@ std::unique_ptr<BatchNormKernel> CudaBackend::makeBatchNorm(const BatchNormDesc 
 
 void CudaBackend::add(const float *a, const float *b, float *y, int64_t count)
 {
+    DeviceScope scope(m_ctx.device);
     cuda::add(a, b, y, count, m_ctx.stream);
 }
 
 void CudaBackend::accumulate(float *y, const float *x, int64_t count)
 {
+    DeviceScope scope(m_ctx.device);
     cuda::accumulate(y, x, count, m_ctx.stream);
 }
 
 void CudaBackend::axpby(float *y, const float *x, int64_t count, float a, float b)
 {
+    DeviceScope scope(m_ctx.device);
     cuda::axpby(y, x, count, a, b, m_ctx.stream);
 }
 
 void CudaBackend::gatherRows(float *dst, const float *table, const int64_t *index, int64_t n,
                              int64_t rowElems)
 {
+    DeviceScope scope(m_ctx.device);
     cuda::gatherRows(table, index, dst, n, rowElems, m_ctx.stream);
 }
 
 void CudaBackend::gatherLabels(int32_t *dst, const int32_t *table, const int64_t *index, int64_t n)
 {
+    DeviceScope scope(m_ctx.device);
     cuda::gatherLabels(table, index, dst, n, m_ctx.stream);
 }
 
 LossResult CudaBackend::softmaxCrossEntropy(const float *logits, const int32_t *labels, int64_t n,
                                             int64_t classes, float *dlogits)
 {
+    DeviceScope scope(m_ctx.device);
     // The loss and the correct count come back in one small copy: the step's only wait for the
     // device, which the runner needs anyway to stop on a NaN loss.
     float *loss = m_lossOut.as<float>();
@@ -288,6 +300,7 @@ LossResult CudaBackend::softmaxCrossEntropy(const float *logits, const int32_t *
 
 LossResult CudaBackend::latestLoss()
 {
+    DeviceScope scope(m_ctx.device);
     download(m_lossHost.data(), m_lossOut.data(), kLossBytes);
     return decodeLoss(m_lossHost.data());
 }
@@ -307,6 +320,7 @@ std::unique_ptr<PendingLoss> CudaBackend::readLatestLoss()
 
 float CudaBackend::mse(const float *pred, const float *target, int64_t count, float *dpred)
 {
+    DeviceScope scope(m_ctx.device);
     float *loss = m_lossOut.as<float>();
     cuda::mse(pred, target, count, dpred, loss, m_ctx.stream);
     float out = 0;
@@ -318,6 +332,7 @@ float CudaBackend::mse(const float *pred, const float *target, int64_t count, fl
 void CudaBackend::dropoutForward(const float *x, float *y, float *mask, int64_t count, float p,
                                  uint64_t stepSeed, uint64_t salt)
 {
+    DeviceScope scope(m_ctx.device);
     StepValues wanted = m_stepHost;
     wanted.seed = stepSeed;
     cuda::dropoutForward(x, y, mask, count, p, stepValues(wanted, "dropout"), salt, m_ctx.stream);
@@ -325,18 +340,21 @@ void CudaBackend::dropoutForward(const float *x, float *y, float *mask, int64_t 
 
 void CudaBackend::dropoutBackward(const float *dy, const float *mask, float *dx, int64_t count)
 {
+    DeviceScope scope(m_ctx.device);
     cuda::mul(dy, mask, dx, count, m_ctx.stream);
 }
 
 void CudaBackend::sgdStep(float *w, const float *g, float *buf, int64_t count, const SgdParams &p,
                           int64_t step)
 {
+    DeviceScope scope(m_ctx.device);
     sgdSteps({ParamSlot{w, g, buf, nullptr, count}}, p, step);
 }
 
 void CudaBackend::adamStep(float *w, const float *g, float *m, float *v, int64_t count,
                            const AdamParams &p, int64_t step)
 {
+    DeviceScope scope(m_ctx.device);
     adamSteps({ParamSlot{w, g, m, v, count}}, p, step);
 }
 
@@ -374,6 +392,7 @@ CudaBackend::GroupUpdate CudaBackend::prepareUpdate(const std::vector<ParamSlot>
 
 void CudaBackend::sgdSteps(const std::vector<ParamSlot> &group, const SgdParams &p, int64_t step)
 {
+    DeviceScope scope(m_ctx.device);
     FB_ASSERT(step >= 1, "SGD steps count from 1");
     if (group.empty()) return;
     const GroupUpdate u = prepareUpdate(group, p.lr, step, "SGD");
@@ -382,6 +401,7 @@ void CudaBackend::sgdSteps(const std::vector<ParamSlot> &group, const SgdParams 
 
 void CudaBackend::adamSteps(const std::vector<ParamSlot> &group, const AdamParams &p, int64_t step)
 {
+    DeviceScope scope(m_ctx.device);
     FB_ASSERT(step >= 1, "Adam steps count from 1");
     if (group.empty()) return;
     const GroupUpdate u = prepareUpdate(group, p.lr, step, "Adam");
@@ -411,6 +431,7 @@ const StepValues *CudaBackend::stepValues(const StepValues &wanted, const char *
 
 void CudaBackend::setStepValues(const StepValues &v)
 {
+    DeviceScope scope(m_ctx.device);
     refuseWhileCapturing("setting the step's values");
     // Through the pinned staging, in stream order: kernels queued before read the old values,
     // kernels queued after (or a replay) the new ones.

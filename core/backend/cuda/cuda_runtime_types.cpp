@@ -85,12 +85,15 @@ void Graph::launch(cudaStream_t stream) const
 DeviceScope::DeviceScope(int device)
 {
     FB_CUDA_CHECK(cudaGetDevice(&m_previous));
-    if (m_previous != device) FB_CUDA_CHECK(cudaSetDevice(device));
+    // Nothing to set (and nothing to restore) in the usual case of one GPU: only cudaGetDevice,
+    // a host-side call that is allowed while a stream is being captured.
+    m_changed = m_previous != device;
+    if (m_changed) FB_CUDA_CHECK(cudaSetDevice(device));
 }
 
 DeviceScope::~DeviceScope()
 {
-    cudaSetDevice(m_previous);
+    if (m_changed) cudaSetDevice(m_previous);
 }
 
 } // namespace fb::cuda

@@ -88,6 +88,7 @@ public:
 
 private:
     int m_previous = 0;
+    bool m_changed = false;
 };
 
 } // namespace fb::cuda

@@ -10,6 +10,7 @@
 
 #include "core/backend/cuda/batchnorm_stats.h"
 #include "core/backend/cuda/cuda_ops.h"
+#include "core/backend/cuda/cuda_runtime_types.h"
 #include "core/backend/cuda/cudnn_common.h"
 
 #include "core/base/check.h"
@@ -40,6 +41,7 @@ public:
     void forwardTraining(const float *x, const float *gamma, const float *beta, float *y,
                          float *mean, float *var) override
     {
+        DeviceScope scope(m_ctx.device); // its stream and handles belong to it
         const float one = 1.0f, zero = 0.0f;
         // The average factor only weighs the running averages, which are not asked for.
         const double unusedFactor = 1.0;
@@ -55,6 +57,7 @@ public:
     void forwardInference(const float *x, const float *gamma, const float *beta, const float *mean,
                           const float *var, float *y) override
     {
+        DeviceScope scope(m_ctx.device); // its stream and handles belong to it
         const float one = 1.0f, zero = 0.0f;
         FB_CUDNN_CHECK(cudnnBatchNormalizationForwardInference(
             m_ctx.cudnn, kMode, &one, &zero, m_xDesc.get(), x, m_xDesc.get(), y, m_paramDesc.get(),
@@ -66,6 +69,7 @@ public:
     void backward(const float *x, const float *dy, const float *gamma, const float *mean,
                   const float *var, float *dx, float *dgamma, float *dbeta) override
     {
+        DeviceScope scope(m_ctx.device); // its stream and handles belong to it
         FB_ASSERT(m_haveSaved, "batch normalization backward before any training forward");
         // Both the data and the parameter gradients are overwritten (alpha 1, beta 0).
         const float one = 1.0f, zero = 0.0f;

@@ -34,6 +34,7 @@
 
 #include "core/backend/cuda/cuda_kernels.h"
 #include "core/backend/cuda/cuda_ops.h"
+#include "core/backend/cuda/cuda_runtime_types.h"
 #include "core/backend/cuda/cudnn_common.h"
 
 #include "core/base/check.h"
@@ -120,6 +121,7 @@ public:
 
     void forward(const float *x, const float *w, const float *b, float *y) override
     {
+        DeviceScope scope(m_ctx.device); // its stream and handles belong to it
         const float one = 1.0f, zero = 0.0f;
         m_dyRounded = false;
         const void *xin = rounded(x, m_xb, xCount());
@@ -140,6 +142,7 @@ public:
 
     void backwardData(const float *dy, const float *w, float *dx) override
     {
+        DeviceScope scope(m_ctx.device); // its stream and handles belong to it
         const float one = 1.0f, zero = 0.0f;
         const void *dyin = rounded(dy, m_dyb, yCount());
         m_dyRounded = m_bf16;
@@ -152,6 +155,7 @@ public:
 
     void backwardWeights(const float *x, const float *dy, float *dw, float *db) override
     {
+        DeviceScope scope(m_ctx.device); // its stream and handles belong to it
         const float one = 1.0f, zero = 0.0f;
         // Under bf16: x as forward rounded it, dy as backwardData did (or now), and the gradient
         // into m_wb (free again: the next forward rounds w anew) before it is widened into dw.

@@ -8,6 +8,7 @@
 // forward() call. backend.h guarantees those buffers are unchanged until the backward pass.
 
 #include "core/backend/cuda/cuda_ops.h"
+#include "core/backend/cuda/cuda_runtime_types.h"
 #include "core/backend/cuda/cudnn_common.h"
 
 #include "core/base/check.h"
@@ -45,6 +46,7 @@ public:
 
     void forward(const float *x, float *y) override
     {
+        DeviceScope scope(m_ctx.device); // its stream and handles belong to it
         const float one = 1.0f, zero = 0.0f;
         FB_CUDNN_CHECK(cudnnPoolingForward(m_ctx.cudnn, m_pool.get(), &one, m_xDesc.get(), x, &zero,
                                            m_yDesc.get(), y));
@@ -54,6 +56,7 @@ public:
 
     void backward(const float *dy, float *dx) override
     {
+        DeviceScope scope(m_ctx.device); // its stream and handles belong to it
         // Average pooling needs neither x nor y in principle, but cuDNN's call takes both.
         FB_ASSERT(m_lastX && m_lastY, "pooling backward before any forward");
         const float one = 1.0f, zero = 0.0f;
