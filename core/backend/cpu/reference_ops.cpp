@@ -57,8 +57,7 @@ LossResult ReferenceBackend::softmaxCrossEntropy(const float *logits, const int3
         // the loss, is not correct and gets no gradient. The runner refuses such data before any
         // step (it names the data node), so this is the backend contract, not a path data takes.
         if (label < 0 || label >= classes) {
-            if (dlogits)
-                std::fill(dlogits + r * classes, dlogits + (r + 1) * classes, 0.0f);
+            if (dlogits) std::fill(dlogits + r * classes, dlogits + (r + 1) * classes, 0.0f);
             continue;
         }
         // Subtracting the row maximum keeps exp() from overflowing; its index is the prediction

@@ -24,7 +24,7 @@ public:
     void forward(const float *x, float *y) override
     {
         DeviceScope scope(m_ctx.device); // its stream and handles belong to it
-        if (m_d.count == 0) return; // no launch with an empty grid
+        if (m_d.count == 0) return;      // no launch with an empty grid
         activationForward(m_d.kind, m_d.alpha, x, y, m_d.count, m_ctx.stream);
     }
 
