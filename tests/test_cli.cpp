@@ -743,6 +743,12 @@ private slots:
         QCOMPARE(r.summary["status"].toString(), QString("error"));
         QVERIFY2(r.summary["error"].toObject()["message"].toString().contains("NaN"),
                  qPrintable(r.out));
+        // The summary counts the steps that ran (300 samples, batch 128), not 0.
+        QCOMPARE(r.summary["steps"].toInt(), 3);
+        // No checkpoint holds the broken weights.
+        QVERIFY(QDir(dir.path() + "/checkpoints")
+                    .entryList(QDir::Dirs | QDir::NoDotAndDotDot)
+                    .isEmpty());
     }
 
     void resumingAFinishedRunSaysSo()
@@ -783,6 +789,7 @@ private slots:
         QTest::newRow("garbage images") << "garbage";
         QTest::newRow("missing images") << "missing";
         QTest::newRow("labels of another count") << "labels";
+        QTest::newRow("a label of 255") << "label255"; // blamed on the data, not the last layer
     }
     void damagedDataNamesTheFile()
     {
@@ -804,6 +811,20 @@ private slots:
             f.write(QByteArray(5000, 'x'));
         } else if (damage == "missing") {
             QVERIFY(QFile::remove(images));
+        } else if (damage == "label255") {
+            // The labels uncompressed (the reader takes either), sample 17's made 255.
+            const QString gz = dir.path() + "/train-labels-idx1-ubyte.gz";
+            QProcess gunzip;
+            gunzip.start("gzip", {"-dc", gz});
+            QVERIFY(gunzip.waitForFinished(30000));
+            QByteArray bytes = gunzip.readAllStandardOutput();
+            QCOMPARE(bytes.size(), 8 + 60000);
+            bytes[8 + 17] = char(255);
+            QFile::setPermissions(gz, QFile::ReadOwner | QFile::WriteOwner);
+            QVERIFY(QFile::remove(gz));
+            QFile plain(dir.path() + "/train-labels-idx1-ubyte");
+            QVERIFY(plain.open(QIODevice::WriteOnly));
+            plain.write(bytes);
         } else {
             const QString labels = dir.path() + "/train-labels-idx1-ubyte.gz";
             QFile::setPermissions(labels, QFile::ReadOwner | QFile::WriteOwner);
@@ -815,6 +836,10 @@ private slots:
         QVERIFY2(r.exitCode == 1 || r.exitCode == 2, qPrintable(r.err));
         const QJsonObject err = r.summary["error"].toObject();
         QCOMPARE(err["node"].toString(), QString("train_data"));
+        if (damage == "label255") {
+            QVERIFY2(err["message"].toString().contains("sample 17, label 255"), qPrintable(r.out));
+            return;
+        }
         QVERIFY2(err["message"].toString().contains("train-") ||
                      err["file"].toString().contains("train-"),
                  qPrintable(r.out));
@@ -1008,6 +1033,10 @@ private slots:
         const QString msg = r.summary["error"].toObject()["message"].toString();
         QVERIFY2(msg.contains("at step") && (msg.contains("NaN") || msg.contains("infinite")),
                  qPrintable(r.out));
+        // The failing step is not counted; the ones before it are.
+        const int failedAt = msg.section("at step ", 1).section(' ', 0, 0).toInt();
+        QVERIFY2(failedAt > 1, qPrintable(msg));
+        QCOMPARE(r.summary["steps"].toInt(), failedAt - 1);
     }
 };
 

@@ -440,6 +440,8 @@ int cmdRun(int argc, char **argv)
     Result<exec::RunSummary> result = makeError("the run did not start");
     exec::RunControl control;
     options.control = &control;
+    int64_t stepsDone = 0;
+    options.stepsDone = &stepsDone;
     try {
         cli::CommandPump commands(control, !events.empty());
         result = exec::runPipeline(doc.value(), options, reporter);
@@ -453,6 +455,7 @@ int cmdRun(int argc, char **argv)
         reporter.error(result.error());
         std::fprintf(stderr, "error: %s\n", result.error().str().c_str());
         summary["error"] = errorJson(result.error());
+        summary["steps"] = stepsDone; // trained before it failed (a resumed run: in all)
         // Problems found before training started are bad input; later ones are a failed run.
         return finish(reporter.started() ? kExitRunFailed : kExitBadInput);
     }

@@ -279,7 +279,8 @@ Status writeFileAtomically(const fs::path &path, const std::string &text)
 Status writeCheckpoint(Backend &backend, const std::string &outDir, const TrainState &st,
                        const std::string &hash, uint64_t seed, nn::Model &model,
                        const nn::Optimizer &opt, int64_t keep,
-                       const std::map<std::string, std::string> &inference, std::string &writtenDir)
+                       const std::map<std::string, std::string> &inference,
+                       const std::string &blameNode, std::string &writtenDir)
 {
     char name[32];
     std::snprintf(name, sizeof name, "step-%08lld", (long long)st.step);
@@ -306,11 +307,28 @@ Status writeCheckpoint(Backend &backend, const std::string &outDir, const TrainS
                                             {"optimizer", opt.type()},
                                             {"pipeline_hash", hash}};
     meta.insert(inference.begin(), inference.end()); // what `flowbench-cli infer` reads
+    // The per-step check reads only the loss, so the last update may have made weights NaN or
+    // infinite after a finite loss: such a state is never written as a checkpoint (a resume
+    // from it could only fail), and the previous checkpoint stays the last whole one.
+    const io::NamedTensors tensors = onHost(backend, checkpointTensors(model, opt));
+    for (const auto &[name, t] : tensors) {
+        if (t.dtype() != DType::F32) continue;
+        const float *v = t.f32();
+        for (int64_t i = 0; i < t.numel(); ++i)
+            if (!std::isfinite(v[i])) {
+                fs::remove_all(tmp, ec);
+                return nodeError(blameNode, "the weights became NaN or infinite by step " +
+                                                std::to_string(st.step) + " ('" + name +
+                                                "'); no checkpoint was written for it; last whole "
+                                                "checkpoint: " +
+                                                lastCheckpointText(outDir) +
+                                                ". Try a lower learning rate");
+            }
+    }
     // writeSafetensors flushes the file; the folder is renamed into place only after that, and
     // the parent is flushed so the rename survives a crash: a kill at any moment leaves the
     // previous checkpoint whole and this one either whole or absent.
-    FB_TRY(io::writeSafetensors((tmp / "checkpoint.safetensors").string(),
-                                onHost(backend, checkpointTensors(model, opt)), meta));
+    FB_TRY(io::writeSafetensors((tmp / "checkpoint.safetensors").string(), tensors, meta));
     syncDirectory(tmp);
     // A checkpoint of the same step may exist (a stop resumed and stopped again): move it aside
     // rather than delete it first, so some whole checkpoint exists at every moment.
@@ -536,7 +554,32 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     auto loss = buildLoss(job);
     {
         Status s = loss->check(model.outputSample(), classes);
-        if (!s.ok()) return nodeError(job.outputNode, s.error().message);
+        if (!s.ok()) {
+            // More classes in the data than the model has outputs. When only a few samples carry
+            // the labels beyond them (a 255 in a file of 0..9), the labels are at fault, not the
+            // last layer: say so, with the first such sample.
+            const Shape out = model.outputSample();
+            const auto &labels = flow.dataset().labels;
+            if (out.rank() == 1 && out[0] > 0 && out[0] < classes && !labels.empty()) {
+                int64_t beyond = 0, first = -1;
+                for (size_t i = 0; i < labels.size(); ++i)
+                    if (labels[i] >= out[0]) {
+                        ++beyond;
+                        if (first < 0) first = int64_t(i);
+                    }
+                if (beyond > 0 && beyond * 100 <= int64_t(labels.size()))
+                    return nodeError(
+                        job.trainData.sourceNode,
+                        std::to_string(beyond) + " of " + std::to_string(labels.size()) +
+                            " samples have a label the model has no output for (the first: "
+                            "sample " +
+                            std::to_string(first) + ", label " +
+                            std::to_string(labels[size_t(first)]) + "; the model has " +
+                            std::to_string(out[0]) + " outputs, for labels 0.." +
+                            std::to_string(out[0] - 1) + "): are its labels damaged?");
+            }
+            return nodeError(job.outputNode, s.error().message);
+        }
     }
     model.initialize(job.seed);
     model.setProfiling(options.profile);
@@ -564,6 +607,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                                  std::to_string(job.epochs) +
                                  "; raise train.epochs to train further");
         resumedFrom = cp.dir;
+        if (options.stepsDone) *options.stepsDone = st.step;
     }
     // The weights were made (or read back) in host memory; from here on they live on the device.
     try {
@@ -645,7 +689,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     auto checkpoint = [&](const char *reason) -> Status {
         std::string dir;
         FB_TRY(writeCheckpoint(backend, outDir, st, hash, job.seed, model, *optimizer,
-                               job.keepCheckpoints, inference, dir));
+                               job.keepCheckpoints, inference, job.optimizer.node, dir));
         observer.checkpointWritten({dir, reason, st.epoch, st.step});
         return {};
     };
@@ -669,6 +713,16 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         const Submitted q = submitted.front();
         submitted.pop_front();
         const LossResult r = trainStep.finish();
+        if (!std::isfinite(r.loss) && st.step == 0 && options.resumeDir.empty()) {
+            // No update has happened yet: the optimizer is not to blame, the numbers reaching
+            // the model are (a data stage that divides by almost nothing, a damaged file).
+            return nodeError(job.trainData.sourceNode,
+                             "the loss was " +
+                                 std::string(std::isnan(r.loss) ? "NaN" : "infinite") +
+                                 " at the very first step, before any update: the samples this "
+                                 "data gives the model are not usable numbers (look at its data "
+                                 "stages, such as a normalize with a tiny std, and at the files)");
+        }
         if (!std::isfinite(r.loss)) {
             return nodeError(job.lossNode,
                              "the loss became " +
@@ -680,6 +734,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         }
         const int64_t n = q.n;
         ++st.step;
+        if (options.stepsDone) *options.stepsDone = st.step;
         ++st.batch;
         st.lossSum += double(r.loss) * double(n);
         st.correct += r.correct;

@@ -20,6 +20,7 @@ struct RunOptions {
     bool profile = false;          // time every layer and report where the step time went
     int dataWorkers = 0;           // 0 = the train node's data_workers (itself 0 = automatic)
     RunControl *control = nullptr; // commands for the run (pause, stop, ...); may be null
+    int64_t *stepsDone = nullptr;  // kept at the steps trained so far (a failed run reports it)
     // Trains on this backend instead of the device's (tests: a backend that records steps as a
     // GPU's graphs would); null for every real run.
     Backend *backend = nullptr;
