@@ -527,6 +527,26 @@ private slots:
         QVERIFY2(refused.summary["error"].toObject()["message"].toString().contains(
                      "different pipeline"),
                  qPrintable(refused.out));
+
+        // Another learning rate is a changed pipeline too: refused, naming the way out; with
+        // --accept-changes it resumes, saying what changed and that the run no longer matches.
+        // (part holds epoch 2 now: `rest` resumed into it.)
+        QStringList lower = smallRun(part.path() + "/lower", 3);
+        lower << "--set"
+              << "optimizer.lr=0.01"
+              << "--resume" << part.path();
+        CliResult again = cli(lower);
+        QCOMPARE(again.exitCode, 2);
+        QVERIFY2(
+            again.summary["error"].toObject()["message"].toString().contains("--accept-changes"),
+            qPrintable(again.out));
+        lower << "--accept-changes";
+        CliResult changed = cli(lower);
+        QVERIFY2(changed.exitCode == 0, qPrintable(changed.err));
+        QVERIFY2(changed.err.contains("resuming a changed pipeline (optimizer.lr 0.05 -> 0.01)") &&
+                     changed.err.contains("no longer matches an uninterrupted one"),
+                 qPrintable(changed.err));
+        QCOMPARE(changed.summary["steps"].toInt(), 3 * 24); // 3000 samples: 24 steps an epoch
     }
 
     void badPipelinesExitTwoNamingTheNode_data()

@@ -46,6 +46,8 @@ commands:
       --events FILE|-         write the JSON-lines event stream (- = stdout) and take
                               commands as JSON lines on stdin (pause, resume, stop, ...)
       --resume DIR            continue from the newest checkpoint under DIR
+      --accept-changes        with --resume: also from a checkpoint of a changed pipeline
+                              (e.g. another optimizer.lr), with a warning saying what changed
       --profile               report the forward and backward time of every layer
   infer MODEL INPUT...    try a trained model on image files: one JSON line per input on stdout,
                           {"input", "top": [{"class", "index", "probability"}, ...], "ms"}
@@ -396,6 +398,8 @@ int cmdRun(int argc, char **argv)
             options.resumeDir = v;
         else if (a == "--profile")
             options.profile = true;
+        else if (a == "--accept-changes")
+            options.acceptChanges = true;
         else if (a.starts_with("--"))
             return runUsageError("unknown option " + a);
         else if (pipeline.empty())

@@ -27,16 +27,29 @@ namespace fb::exec {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+namespace {
+
+// The train node's parameters that say how a run goes, not what it computes: training longer,
+// checkpointing more often or moving device continues the same run.
+constexpr const char *kRunOnlyParams[] = {
+    "epochs",       "checkpoint_every", "checkpoint_steps", "keep_checkpoints",
+    "data_workers", "device",           "precision",        "deterministic"};
+
+bool runOnly(const std::string &type, const std::string &param)
+{
+    return type == "train" && std::find(std::begin(kRunOnlyParams), std::end(kRunOnlyParams),
+                                        param) != std::end(kRunOnlyParams);
+}
+
+} // namespace
+
 std::string pipelineHash(const graph::PipelineDocument &doc)
 {
     nlohmann::json canon = nlohmann::json::parse(graph::serializePipeline(doc));
     for (auto &n : canon["nodes"]) {
         n.erase("position");
-        // Training longer, checkpointing more often or moving device continues the same run.
         if (n.value("type", "") == "train" && n.contains("params"))
-            for (const char *k :
-                 {"epochs", "checkpoint_every", "checkpoint_steps", "keep_checkpoints",
-                  "data_workers", "device", "precision", "deterministic"})
+            for (const char *k : kRunOnlyParams)
                 n["params"].erase(k);
     }
     const std::string text = canon.dump();
@@ -349,8 +362,42 @@ Status writeCheckpoint(Backend &backend, const std::string &outDir, const TrainS
     return {};
 }
 
+// What differs between the pipeline a run folder was made with (its pipeline.json) and this one:
+// "optimizer.lr 0.05 -> 0.01", "node fc3 added", ... at most `limit` of them, for the warning of
+// a resume that accepts changes. Empty when that file cannot be read.
+std::vector<std::string> pipelineChanges(const std::string &runDir,
+                                         const graph::PipelineDocument &now, size_t limit = 6)
+{
+    auto before = graph::loadPipeline(runDir + "/pipeline.json");
+    if (!before.ok()) return {};
+    std::vector<std::string> out;
+    auto add = [&](std::string s) {
+        if (out.size() < limit) out.push_back(std::move(s));
+    };
+    for (const graph::Node &n : now.nodes()) {
+        const graph::Node *old = before->node(n.id);
+        if (!old) {
+            add("node " + n.id + " added");
+            continue;
+        }
+        if (!n.params.is_object() || !old->params.is_object()) continue;
+        for (auto it = n.params.begin(); it != n.params.end(); ++it) {
+            if (runOnly(n.type, it.key())) continue;
+            const auto was = old->params.find(it.key());
+            if (was == old->params.end() || *was != it.value())
+                add(n.id + "." + it.key() + " " +
+                    (was == old->params.end() ? std::string("(default)")
+                                              : graph::jsonText(*was, 40)) +
+                    " -> " + graph::jsonText(it.value(), 40));
+        }
+    }
+    for (const graph::Node &n : before->nodes())
+        if (!now.node(n.id)) add("node " + n.id + " removed");
+    return out;
+}
+
 Status loadCheckpoint(const std::string &dir, const std::string &hash, nn::Model &model,
-                      nn::Optimizer &opt, TrainState &st)
+                      nn::Optimizer &opt, TrainState &st, bool acceptChanges, bool &changed)
 {
     const std::string path = dir + "/checkpoint.safetensors";
     auto file = io::readSafetensors(path);
@@ -365,10 +412,12 @@ Status loadCheckpoint(const std::string &dir, const std::string &hash, nn::Model
     if (get("version") != "2")
         return fileError(path, "checkpoint format version " + get("version") +
                                    " is not one this build reads (2)");
-    if (get("pipeline_hash") != hash)
+    changed = get("pipeline_hash") != hash;
+    if (changed && !acceptChanges)
         return fileError(path, "this checkpoint was written by a different pipeline (hash " +
                                    get("pipeline_hash") + ", this pipeline is " + hash +
-                                   "); refusing to resume from it");
+                                   "); refusing to resume from it (--accept-changes resumes "
+                                   "anyway, where the weights still fit)");
     for (auto &[name, t] : checkpointTensors(model, opt)) {
         const Tensor *src = file->find(name);
         if (!src) return fileError(path, "tensor '" + name + "' is missing");
@@ -599,7 +648,18 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         if (cp.step < 0)
             return fileError(options.resumeDir, "no whole checkpoint found under " +
                                                     options.resumeDir + "/checkpoints");
-        FB_TRY(loadCheckpoint(cp.dir, hash, model, *optimizer, st));
+        bool changed = false;
+        FB_TRY(loadCheckpoint(cp.dir, hash, model, *optimizer, st, options.acceptChanges, changed));
+        if (changed) {
+            const std::vector<std::string> what = pipelineChanges(options.resumeDir, doc);
+            std::string list;
+            for (const auto &w : what)
+                list += (list.empty() ? "" : ", ") + w;
+            observer.message(LogLevel::Warning,
+                             "resuming a changed pipeline" +
+                                 (list.empty() ? std::string() : " (" + list + ")") +
+                                 ": from here on this run no longer matches an uninterrupted one");
+        }
         if (st.epoch >= job.epochs)
             return nodeError(job.trainNode + ".epochs",
                              "nothing left to train: the checkpoint " + cp.dir + " is at epoch " +

@@ -21,6 +21,9 @@ struct RunOptions {
     int dataWorkers = 0;           // 0 = the train node's data_workers (itself 0 = automatic)
     RunControl *control = nullptr; // commands for the run (pause, stop, ...); may be null
     int64_t *stepsDone = nullptr;  // kept at the steps trained so far (a failed run reports it)
+    // Resume from a checkpoint of a changed pipeline (another learning rate, say), where the
+    // weights still fit; a warning says what changed. Off: such a checkpoint is refused.
+    bool acceptChanges = false;
     // Trains on this backend instead of the device's (tests: a backend that records steps as a
     // GPU's graphs would); null for every real run.
     Backend *backend = nullptr;
