@@ -771,6 +771,32 @@ private slots:
                     .isEmpty());
     }
 
+    // A new run into a folder that holds another run's checkpoints: they move aside (still
+    // resumable), and the new run's checkpoints and errors are its own.
+    void reusedOutputFolderKeepsTheEarlierRunApart()
+    {
+        QTemporaryDir dir;
+        QCOMPARE(cli(smallRun(dir.path(), 1)).exitCode, 0);
+        QStringList other = smallRun(dir.path(), 1);
+        other << "--set"
+              << "fc1.out_features=64";
+        CliResult r = cli(other);
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(r.err.contains("held the checkpoints of an earlier run"), qPrintable(r.err));
+        const QStringList earlier =
+            QDir(dir.path()).entryList({"earlier-*"}, QDir::Dirs | QDir::NoDotAndDotDot);
+        QCOMPARE(earlier.size(), 1);
+        const QString aside = dir.path() + "/" + earlier.front();
+        QVERIFY(QFile::exists(aside + "/pipeline.json"));
+        QCOMPARE(QDir(aside + "/checkpoints").entryList({"step-*"}).size(), 1);
+        QCOMPARE(QDir(dir.path() + "/checkpoints").entryList({"step-*"}).size(), 1);
+        // The earlier run still resumes from where it went.
+        QStringList resume = smallRun(dir.path() + "/continued", 2);
+        resume << "--resume" << aside;
+        CliResult cont = cli(resume);
+        QVERIFY2(cont.exitCode == 0, qPrintable(cont.err));
+    }
+
     void resumingAFinishedRunSaysSo()
     {
         QTemporaryDir dir;

@@ -11,6 +11,7 @@
 #include "core/io/safetensors.h"
 
 #include <chrono>
+#include <ctime>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -682,6 +683,31 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         std::error_code ec;
         fs::create_directories(outDir, ec);
         if (ec) return fileError(outDir, "cannot create the output folder: " + ec.message());
+        // A new run in a folder that holds an earlier run's checkpoints (of this pipeline or
+        // another): they would mix with this run's, and an error could name one of theirs as
+        // "last whole". They move, with their pipeline.json, into earlier-<time>/, from where
+        // --resume still takes them.
+        const bool continuing =
+            !options.resumeDir.empty() && fs::equivalent(options.resumeDir, outDir, ec);
+        if (!continuing && !checkpoints(outDir).empty()) {
+            char stamp[32];
+            const std::time_t now = std::time(nullptr);
+            std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+            const fs::path aside = fs::path(outDir) / (std::string("earlier-") + stamp);
+            const int64_t newest = checkpoints(outDir).back().step;
+            fs::create_directories(aside, ec);
+            if (!ec) fs::rename(fs::path(outDir) / "checkpoints", aside / "checkpoints", ec);
+            if (ec)
+                return fileError(outDir, "holds the checkpoints of an earlier run, which could not "
+                                         "be moved aside: " +
+                                             ec.message() + "; choose another --out");
+            fs::rename(fs::path(outDir) / "pipeline.json", aside / "pipeline.json", ec);
+            observer.message(LogLevel::Warning,
+                             "the output folder held the checkpoints of an earlier run (newest: "
+                             "step " +
+                                 std::to_string(newest) + "); they are now in " + aside.string() +
+                                 " (--resume " + aside.string() + " continues that run)");
+        }
         std::ofstream(fs::path(outDir) / "pipeline.json") << graph::serializePipeline(doc);
     }
 
