@@ -927,6 +927,34 @@ private slots:
         QCOMPARE(nodesWarned, (QStringList{"train_data", "test_data"}));
     }
 
+    // Symbolic links that cannot be followed inside an image folder (a loop, a link to nowhere,
+    // and a class folder that links to itself) stopped the run with "internal error: filesystem
+    // error"; now each is skipped like any unreadable file, named in the warning.
+    void symlinkLoopsAreSkippedLikeUnreadableFiles()
+    {
+        QTemporaryDir dir;
+        for (int c = 0; c < 2; ++c)
+            for (int i = 0; i < 6; ++i)
+                fixture::writePgm(dir.filePath(QString("pics/c%1/%2.pgm").arg(c).arg(i)), 4, 4,
+                                  QByteArray(16, char(c ? 200 : 40 + i)));
+        QVERIFY(QFile::link("loop2.pgm", dir.filePath("pics/c0/loop1.pgm")));
+        QVERIFY(QFile::link("loop1.pgm", dir.filePath("pics/c0/loop2.pgm")));
+        QVERIFY(QFile::link("nowhere.pgm", dir.filePath("pics/c1/dangling.pgm")));
+        QVERIFY(QFile::link("../c1", dir.filePath("pics/c1/again")));
+        QVERIFY(QFile::link("selfloop", dir.filePath("pics/selfloop")));
+        fixture::writeImageFolderPipeline(
+            dir.filePath("pics.json"),
+            QJsonObject{
+                {"path", dir.filePath("pics")}, {"subset", "all"}, {"height", 4}, {"width", 4}},
+            2);
+        const CliResult r = cli({"run", dir.filePath("pics.json"), "--device", "cpu", "--set",
+                                 "train.epochs=1", "--events", dir.filePath("events.jsonl")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(r.err.contains("skipped 3 of 15 files") && r.err.contains("c0/loop1.pgm") &&
+                     r.err.contains("c1/dangling.pgm"),
+                 qPrintable(r.err));
+    }
+
     // A trained model tried through `infer` on the files it was evaluated on gives exactly the
     // evaluation's predictions: the preprocessing saved with the model (decode, resize with
     // padding, normalize) is the one the run applied. Grey PGM images, written here, of three

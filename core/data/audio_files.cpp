@@ -131,7 +131,9 @@ Result<std::vector<float>> prepareAudio(const std::vector<float> &interleaved, i
 Result<std::vector<float>> decodeAudioFile(const std::string &path, const AudioFilesOptions &o)
 {
     std::error_code ec;
-    if (!fs::is_regular_file(path, ec)) return fileError(path, "no such file");
+    // A symbolic-link loop or a dangling link says why (ELOOP, ENOENT) rather than "no such file".
+    if (!fs::is_regular_file(path, ec))
+        return fileError(path, ec ? "cannot be read: " + ec.message() : "no such file");
     if (fs::file_size(path, ec) == 0) return fileError(path, "empty file");
     SF_INFO info{};
     SNDFILE *f = sf_open(path.c_str(), SFM_READ, &info);

@@ -108,8 +108,13 @@ Result<std::vector<std::string>> subfolders(const std::string &dir)
     FB_TRY(checkFolder(dir));
     std::error_code ec;
     std::vector<std::string> out;
-    for (const auto &e : std::filesystem::directory_iterator(dir, ec))
-        if (e.is_directory() && !isHidden(e.path())) out.push_back(e.path().filename().string());
+    // The error_code forms throughout: a symbolic-link loop in the folder must not throw (it is
+    // not a class folder; the files under the real ones are read as usual).
+    for (const auto &e : std::filesystem::directory_iterator(dir, ec)) {
+        std::error_code entry;
+        if (e.is_directory(entry) && !isHidden(e.path()))
+            out.push_back(e.path().filename().string());
+    }
     if (ec) return fileError(dir, "cannot be listed: " + ec.message());
     std::sort(out.begin(), out.end());
     return out;
@@ -123,11 +128,15 @@ Result<std::vector<std::string>> filesUnder(const std::string &dir)
     std::vector<std::string> out;
     for (auto it = fs::recursive_directory_iterator(dir, ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        std::error_code entry;
         if (isHidden(it->path())) {
-            if (it->is_directory()) it.disable_recursion_pending();
+            if (it->is_directory(entry)) it.disable_recursion_pending();
             continue;
         }
-        if (it->is_regular_file()) out.push_back(it->path().string());
+        // A link that cannot be followed (a loop, or pointing nowhere) is listed like any file:
+        // the reader then skips it as unreadable, says why, and counts it in the run's warning.
+        const bool regular = it->is_regular_file(entry);
+        if (regular || (entry && it->is_symlink(entry))) out.push_back(it->path().string());
     }
     if (ec) return fileError(dir, "cannot be listed: " + ec.message());
     return out;

@@ -69,7 +69,9 @@ cv::Mat fit(const cv::Mat &img, const ImageFilesOptions &o)
 Result<std::vector<uint8_t>> readFile(const std::string &path)
 {
     std::error_code ec;
-    if (!fs::is_regular_file(path, ec)) return fileError(path, "no such file");
+    // A symbolic-link loop or a dangling link says why (ELOOP, ENOENT) rather than "no such file".
+    if (!fs::is_regular_file(path, ec))
+        return fileError(path, ec ? "cannot be read: " + ec.message() : "no such file");
     std::ifstream in(path, std::ios::binary);
     if (!in) return fileError(path, "cannot be opened");
     std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
