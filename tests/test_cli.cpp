@@ -14,6 +14,7 @@
 #include <QTemporaryDir>
 
 #include <algorithm>
+#include <cstring>
 
 namespace {
 
@@ -952,6 +953,82 @@ private slots:
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QVERIFY2(r.err.contains("skipped 3 of 15 files") && r.err.contains("c0/loop1.pgm") &&
                      r.err.contains("c1/dangling.pgm"),
+                 qPrintable(r.err));
+    }
+
+    // A model whose saved preprocessing or pipeline is damaged (a std of 0, an unknown transform,
+    // an absurd height, a pipeline with a bad parameter) is refused with exit 2 naming the file,
+    // before anything is built from it; `infer` used to abort on the first two.
+    void damagedSavedPreprocessingIsRefused_data()
+    {
+        QTest::addColumn<QString>("damage");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("std 0") << "std0"
+                               << "normalize.std";
+        QTest::newRow("unknown transform") << "type"
+                                           << "is not a transform";
+        QTest::newRow("huge height") << "height"
+                                     << "height";
+        QTest::newRow("transforms not a list") << "list"
+                                               << "not a list";
+        QTest::newRow("bad saved pipeline") << "pipeline"
+                                            << "saved pipeline is damaged";
+    }
+    void damagedSavedPreprocessingIsRefused()
+    {
+        QFETCH(QString, damage);
+        QFETCH(QString, expected);
+        QTemporaryDir dir;
+        for (int c = 0; c < 2; ++c)
+            for (int i = 0; i < 4; ++i)
+                fixture::writePgm(dir.filePath(QString("pics/c%1/%2.pgm").arg(c).arg(i)), 4, 4,
+                                  QByteArray(16, char(c ? 200 : 40 + i)));
+        fixture::writeImageFolderPipeline(
+            dir.filePath("pics.json"),
+            QJsonObject{
+                {"path", dir.filePath("pics")}, {"subset", "all"}, {"height", 4}, {"width", 4}},
+            2);
+        QCOMPARE(cli({"run", dir.filePath("pics.json"), "--device", "cpu", "--set",
+                      "train.epochs=1", "--out", dir.filePath("run")})
+                     .exitCode,
+                 0);
+        // Rewrite the safetensors header's metadata: 8 bytes of length, the JSON, the data.
+        QFile f(dir.filePath("run/model.safetensors"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray bytes = f.readAll();
+        f.close();
+        quint64 n = 0;
+        std::memcpy(&n, bytes.constData(), 8);
+        QJsonObject header = QJsonDocument::fromJson(bytes.mid(8, int(n))).object();
+        QJsonObject meta = header["__metadata__"].toObject();
+        QJsonObject pre =
+            QJsonDocument::fromJson(meta["preprocessing"].toString().toUtf8()).object();
+        QJsonArray transforms = pre["transforms"].toArray();
+        QJsonObject first = transforms[0].toObject();
+        QJsonObject params = first["params"].toObject();
+        if (damage == "std0") params["std"] = 0;
+        if (damage == "type") first["type"] = "frobnicate";
+        if (damage == "height") pre["height"] = 2000000000;
+        first["params"] = params;
+        transforms[0] = first;
+        pre["transforms"] = transforms;
+        if (damage == "list") pre["transforms"] = "normalize";
+        meta["preprocessing"] =
+            QString::fromUtf8(QJsonDocument(pre).toJson(QJsonDocument::Compact));
+        if (damage == "pipeline")
+            meta["pipeline"] = meta["pipeline"].toString().replace("\"lr\": 0.05", "\"lr\": -1");
+        header["__metadata__"] = meta;
+        QByteArray json = QJsonDocument(header).toJson(QJsonDocument::Compact);
+        while (json.size() % 8)
+            json.append(' ');
+        const quint64 old = n;
+        n = quint64(json.size());
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray(reinterpret_cast<const char *>(&n), 8) + json + bytes.mid(8 + int(old)));
+        f.close();
+        const CliResult r = cli({"infer", dir.filePath("run"), dir.filePath("pics/c0/0.pgm")});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("model.safetensors") && r.err.contains(expected),
                  qPrintable(r.err));
     }
 

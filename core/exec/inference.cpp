@@ -4,7 +4,10 @@
 #include "core/base/json_nesting.h"
 #include "core/data/audio_files.h"
 #include "core/data/image_files.h"
+#include "core/data/transforms.h"
+#include "core/graph/node_types.h"
 #include "core/graph/pipeline_file.h"
+#include "core/graph/validate.h"
 #include "core/io/safetensors.h"
 
 #include <algorithm>
@@ -62,6 +65,72 @@ data::ImageFilesOptions decodeOptions(const json &pre)
                    ? data::ImageFilesOptions::Resize::Pad
                    : data::ImageFilesOptions::Resize::Stretch;
     return o;
+}
+
+// The saved preprocessing is checked as a pipeline file's nodes are (a model file may be damaged
+// or made by hand): the decode settings against the ranges of the source node that made them,
+// every transform against its node type's description, before anything is built from them.
+// Without this a std of 0 or an unknown transform type ended `infer` in an assertion, and a
+// huge saved height built gigabytes of model before the shape check.
+Status checkSavedPreprocessing(const json &pre, const std::string &file)
+{
+    const graph::NodeTypeRegistry &registry = graph::NodeTypeRegistry::builtin();
+    auto damaged = [&](const std::string &why) {
+        return fileError(file, "its saved preprocessing is damaged: " + why);
+    };
+    if (!pre.is_object()) return damaged("not an object");
+    const std::string kind = pre.contains("kind") && pre["kind"].is_string()
+                                 ? pre["kind"].get<std::string>()
+                                 : std::string();
+    const char *source = kind == "audio" ? "audio_folder" : "image_folder";
+    const graph::NodeTypeSpec *sourceSpec = registry.find(source);
+    const std::vector<const char *> keys =
+        kind == "audio" ? std::vector<const char *>{"sample_rate", "seconds", "trim_db"}
+                        : std::vector<const char *>{"height", "width"};
+    for (const char *key : keys) {
+        const graph::ParamSpec *ps = sourceSpec ? sourceSpec->param(key) : nullptr;
+        if (!pre.contains(key)) return damaged(std::string("'") + key + "' is missing");
+        if (ps)
+            if (Status s = graph::checkParamValue(*ps, pre[key], "preprocessing"); !s)
+                return damaged(s.error().message);
+    }
+    if (kind == "image")
+        for (const char *key : {"color", "resize"})
+            if (!pre.contains(key) || !pre[key].is_string())
+                return damaged(std::string("'") + key + "' is missing or not text");
+    if (!pre.contains("transforms")) return {};
+    if (!pre["transforms"].is_array()) return damaged("'transforms' is not a list");
+    for (const json &t : pre["transforms"]) {
+        if (!t.is_object() || !t.contains("node") || !t["node"].is_string() ||
+            !t.contains("type") || !t["type"].is_string() || !t.contains("params") ||
+            !t["params"].is_object())
+            return damaged("a transform without its node, type and params");
+        const std::string node = t["node"].get<std::string>();
+        const std::string type = t["type"].get<std::string>();
+        const graph::NodeTypeSpec *spec = registry.find(type);
+        const bool transform = spec && spec->inputs.size() == 1 && spec->outputs.size() == 1 &&
+                               spec->inputs[0].type == graph::PortType::Samples &&
+                               spec->outputs[0].type == graph::PortType::Samples;
+        if (!transform) return damaged("'" + type + "' (node '" + node + "') is not a transform");
+        for (const graph::ParamSpec &ps : spec->params) {
+            if (!t["params"].contains(ps.name))
+                return damaged("node '" + node + "' has no '" + ps.name + "'");
+            if (Status s = graph::checkParamValue(ps, t["params"][ps.name], node); !s)
+                return damaged(s.error().message);
+        }
+        // Lists of numbers (the per-channel mean and std) must read as such, and a std be > 0.
+        for (const char *key : {"mean", "std"}) {
+            const json &v = t["params"].value(key, json());
+            if (!v.is_string()) continue;
+            auto numbers = data::parseNumberList(v.get<std::string>());
+            if (!numbers.ok()) return damaged("node '" + node + "': " + numbers.error().message);
+            if (std::string(key) == "std")
+                for (float x : numbers.value())
+                    if (!(x > 0) || !std::isfinite(x))
+                        return damaged("node '" + node + "': every std must be above 0");
+        }
+    }
+    return {};
 }
 
 // Softmax of one row of scores, in double.
@@ -199,6 +268,7 @@ Result<std::unique_ptr<Predictor>> Predictor::open(const std::string &path,
         FB_TRY(checkJsonNesting(meta.at(key), s->file + " (saved " + key + ")"));
     try {
         s->preprocessing = json::parse(meta.at("preprocessing"));
+        FB_TRY(checkSavedPreprocessing(s->preprocessing, s->file));
         s->classNames = json::parse(meta.at("class_names")).get<std::vector<std::string>>();
         const std::string kind = s->preprocessing.value("kind", "");
         s->audio = kind == "audio";
@@ -216,6 +286,8 @@ Result<std::unique_ptr<Predictor>> Predictor::open(const std::string &path,
     }
     auto doc = graph::parsePipeline(meta.at("pipeline"), s->file + " (saved pipeline)");
     if (!doc.ok()) return doc.error();
+    if (const std::vector<Error> problems = graph::validate(doc.value()); !problems.empty())
+        return fileError(s->file, "its saved pipeline is damaged: " + problems.front().str());
     auto job = readTrainingJob(doc.value());
     if (!job.ok()) return job.error();
 
