@@ -964,7 +964,7 @@ private slots:
         QTest::addColumn<QString>("damage");
         QTest::addColumn<QString>("expected");
         QTest::newRow("std 0") << "std0"
-                               << "normalize.std";
+                               << ".std = 0 is out of range";
         QTest::newRow("unknown transform") << "type"
                                            << "is not a transform";
         QTest::newRow("huge height") << "height"
