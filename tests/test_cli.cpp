@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 namespace {
 
@@ -973,6 +974,14 @@ private slots:
                                                << "not a list";
         QTest::newRow("bad saved pipeline") << "pipeline"
                                             << "saved pipeline is damaged";
+        // The file itself: weights that are not numbers, a flipped bit, a header length one
+        // byte short (safetensors has no checksum; ours is in the metadata).
+        QTest::newRow("infinite weights") << "inf"
+                                          << "holds NaN or infinite values";
+        QTest::newRow("a flipped bit") << "bit"
+                                       << "does not match its checksum";
+        QTest::newRow("header one byte short") << "short"
+                                               << "bytes but the data section has";
     }
     void damagedSavedPreprocessingIsRefused()
     {
@@ -1015,6 +1024,7 @@ private slots:
         if (damage == "list") pre["transforms"] = "normalize";
         meta["preprocessing"] =
             QString::fromUtf8(QJsonDocument(pre).toJson(QJsonDocument::Compact));
+        if (damage == "inf") meta.remove("flowbench_data_crc32"); // as an older file: no sum
         if (damage == "pipeline")
             meta["pipeline"] = meta["pipeline"].toString().replace("\"lr\": 0.05", "\"lr\": -1");
         header["__metadata__"] = meta;
@@ -1023,8 +1033,15 @@ private slots:
             json.append(' ');
         const quint64 old = n;
         n = quint64(json.size());
+        QByteArray data = bytes.mid(8 + int(old));
+        if (damage == "inf") {
+            const float inf = std::numeric_limits<float>::infinity();
+            std::memcpy(data.data(), &inf, sizeof inf);
+        }
+        if (damage == "bit") data[5] = char(data[5] ^ 0x10);
+        if (damage == "short") n -= 1;
         QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(QByteArray(reinterpret_cast<const char *>(&n), 8) + json + bytes.mid(8 + int(old)));
+        f.write(QByteArray(reinterpret_cast<const char *>(&n), 8) + json + data);
         f.close();
         const CliResult r = cli({"infer", dir.filePath("run"), dir.filePath("pics/c0/0.pgm")});
         QCOMPARE(r.exitCode, 2);

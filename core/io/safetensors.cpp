@@ -5,6 +5,7 @@
 #include "core/base/json_nesting.h"
 
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
 #include <algorithm>
 #include <bit>
@@ -29,6 +30,9 @@ namespace {
 using Json = nlohmann::ordered_json; // keeps the header's tensor order
 
 constexpr const char *kMetadataKey = "__metadata__";
+// The CRC-32 of the data section, written into the metadata and checked on reading (then left
+// out of SafetensorsFile::metadata: it describes the file, not what it holds).
+constexpr const char *kChecksumKey = "flowbench_data_crc32";
 // The reference implementation refuses larger headers too; it bounds what garbage can make us
 // allocate before the header is even parsed.
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;
@@ -140,10 +144,19 @@ Status writeSafetensors(const std::string &path, const NamedTensors &tensors,
                         const std::map<std::string, std::string> &metadata)
 {
     Json header = Json::object();
-    if (!metadata.empty()) {
+    {
         Json meta = Json::object();
         for (const auto &[k, v] : metadata)
             meta[k] = v;
+        // safetensors itself has no checksum: a flipped bit in the weights would load silently.
+        // zlib's CRC-32 of the data section goes into the metadata, and the reader checks it.
+        uLong crc = crc32(0L, Z_NULL, 0);
+        for (const auto &[name, t] : tensors)
+            if (t.defined() && t.bytes() > 0)
+                crc = crc32_z(crc, static_cast<const Bytef *>(t.raw()), t.bytes());
+        char hex[16];
+        std::snprintf(hex, sizeof hex, "%08lx", static_cast<unsigned long>(crc));
+        meta[kChecksumKey] = hex;
         header[kMetadataKey] = std::move(meta);
     }
     std::set<std::string> names;
@@ -284,6 +297,9 @@ Result<SafetensorsFile> readSafetensors(const std::string &path)
     std::vector<const Entry *> byOffset;
     for (const Entry &e : entries)
         byOffset.push_back(&e);
+    // The tensors must cover the data section exactly, as writers lay it out: a header length
+    // off by a byte shifts every tensor, which would otherwise load as garbage without a word.
+    uint64_t covered = 0;
     std::sort(byOffset.begin(), byOffset.end(), [](const Entry *a, const Entry *b) {
         return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
     });
@@ -294,6 +310,13 @@ Result<SafetensorsFile> readSafetensors(const std::string &path)
             return fileError(path, "tensors '" + a.name + "' and '" + b.name +
                                        "' overlap in the data section");
     }
+    for (const Entry *e : byOffset)
+        covered += e->end - e->begin;
+    if (covered != dataSize)
+        return fileError(path, "the tensors hold " + std::to_string(covered) +
+                                   " bytes but the data "
+                                   "section has " +
+                                   std::to_string(dataSize) + " (a damaged header or file)");
 
     for (const Entry &e : entries) {
         Tensor t = Tensor::empty(Shape(e.dims), e.dtype);
@@ -303,6 +326,20 @@ Result<SafetensorsFile> readSafetensors(const std::string &path)
                 return fileError(path, "cannot read tensor '" + e.name + "' (file changed?)");
         }
         out.tensors.emplace_back(e.name, std::move(t));
+    }
+    if (const auto sum = out.metadata.find(kChecksumKey); sum != out.metadata.end()) {
+        uLong crc = crc32(0L, Z_NULL, 0);
+        for (const Entry *e : byOffset) {
+            const Tensor *t = out.find(e->name);
+            if (t && t->bytes() > 0)
+                crc = crc32_z(crc, static_cast<const Bytef *>(t->raw()), t->bytes());
+        }
+        char hex[16];
+        std::snprintf(hex, sizeof hex, "%08lx", static_cast<unsigned long>(crc));
+        if (sum->second != hex)
+            return fileError(path, "the data does not match its checksum (" + sum->second +
+                                       ", read " + hex + "): the file is damaged");
+        out.metadata.erase(sum);
     }
     return out;
 }
