@@ -133,7 +133,9 @@ Result<std::vector<float>> decodeAudioFile(const std::string &path, const AudioF
     std::error_code ec;
     // A symbolic-link loop or a dangling link says why (ELOOP, ENOENT) rather than "no such file".
     if (!fs::is_regular_file(path, ec))
-        return fileError(path, ec ? "cannot be read: " + ec.message() : "no such file");
+        return fileError(path, ec && ec != std::errc::no_such_file_or_directory
+                                   ? "cannot be read: " + ec.message()
+                                   : "no such file");
     if (fs::file_size(path, ec) == 0) return fileError(path, "empty file");
     SF_INFO info{};
     SNDFILE *f = sf_open(path.c_str(), SFM_READ, &info);

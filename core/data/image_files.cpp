@@ -71,7 +71,9 @@ Result<std::vector<uint8_t>> readFile(const std::string &path)
     std::error_code ec;
     // A symbolic-link loop or a dangling link says why (ELOOP, ENOENT) rather than "no such file".
     if (!fs::is_regular_file(path, ec))
-        return fileError(path, ec ? "cannot be read: " + ec.message() : "no such file");
+        return fileError(path, ec && ec != std::errc::no_such_file_or_directory
+                                   ? "cannot be read: " + ec.message()
+                                   : "no such file");
     std::ifstream in(path, std::ios::binary);
     if (!in) return fileError(path, "cannot be opened");
     std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),

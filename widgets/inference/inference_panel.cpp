@@ -54,7 +54,8 @@ QVector<float> floatsOf(const std::string &base64)
 {
     const QByteArray bytes = QByteArray::fromBase64(QByteArray::fromStdString(base64));
     QVector<float> v(bytes.size() / int(sizeof(float)));
-    std::memcpy(v.data(), bytes.constData(), size_t(v.size()) * sizeof(float));
+    if (!v.isEmpty()) // memcpy from or to null is undefined even for 0 bytes (found by UBSan)
+        std::memcpy(v.data(), bytes.constData(), size_t(v.size()) * sizeof(float));
     return v;
 }
 
