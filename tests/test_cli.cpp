@@ -14,6 +14,8 @@
 #include <QTemporaryDir>
 
 #include <algorithm>
+#include <cstdio>
+#include <sys/stat.h>
 #include <cstring>
 #include <limits>
 
@@ -927,6 +929,53 @@ private slots:
                 nodesWarned << e["node"].toString();
         }
         QCOMPARE(nodesWarned, (QStringList{"train_data", "test_data"}));
+    }
+
+    // File and folder names that are not UTF-8 (a class folder "a\xFF", an unreadable
+    // "bad\xFE.pgm"): the run used to end with exit 1 and the JSON library's "invalid UTF-8 byte";
+    // every JSON written must survive any byte in a name.
+    void namesThatAreNotUtf8()
+    {
+        QTemporaryDir dir;
+        const std::string root = dir.path().toStdString() + "/pics";
+        const std::string odd = root + "/a\xff", plain = root + "/b";
+        QVERIFY(::mkdir(root.c_str(), 0755) == 0 && ::mkdir(odd.c_str(), 0755) == 0 &&
+                ::mkdir(plain.c_str(), 0755) == 0);
+        auto write = [](const std::string &path, const std::string &bytes) {
+            FILE *f = std::fopen(path.c_str(), "wb");
+            if (!f) return false;
+            std::fwrite(bytes.data(), 1, bytes.size(), f);
+            return std::fclose(f) == 0;
+        };
+        for (int i = 0; i < 6; ++i) {
+            QVERIFY(write(odd + "/" + std::to_string(i) + ".pgm",
+                          "P5\n4 4\n255\n" + std::string(16, char(30 + i))));
+            QVERIFY(write(plain + "/" + std::to_string(i) + ".pgm",
+                          "P5\n4 4\n255\n" + std::string(16, char(200 + i))));
+        }
+        QVERIFY(write(plain + "/bad\xfe.pgm", "P5\n4 4\n255\n")); // the header, no pixels
+        fixture::writeImageFolderPipeline(
+            dir.filePath("pics.json"),
+            QJsonObject{
+                {"path", dir.filePath("pics")}, {"subset", "all"}, {"height", 4}, {"width", 4}},
+            2);
+        const CliResult r =
+            cli({"run", dir.filePath("pics.json"), "--device", "cpu", "--set", "train.epochs=1",
+                 "--events", dir.filePath("events.jsonl"), "--out", dir.filePath("run")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(r.err.contains("b/bad\\xFE.pgm"), qPrintable(r.err));
+        QFile f(dir.filePath("events.jsonl"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        for (const QByteArray &line : f.readAll().split('\n'))
+            if (!line.isEmpty())
+                QVERIFY2(!QJsonDocument::fromJson(line).isNull(), line.constData());
+        // infer answers every input, the odd one too.
+        const std::string bad = plain + "/bad\xfe.pgm";
+        QProcess p;
+        p.start(FLOWBENCH_CLI, {"infer", dir.filePath("run"), QString::fromLocal8Bit(bad.c_str()),
+                                dir.filePath("pics/b/1.pgm")});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.readAllStandardOutput().count('\n'), 2);
     }
 
     // Symbolic links that cannot be followed inside an image folder (a loop, a link to nowhere,

@@ -201,8 +201,9 @@ std::map<std::string, std::string> inferenceMetadata(const graph::PipelineDocume
                                                      const std::vector<std::string> &classNames)
 {
     return {{"pipeline", graph::serializePipeline(doc)},
-            {"preprocessing", savedPreprocessing(job, sourceSample).dump()},
-            {"class_names", json(classNames).dump()}};
+            {"preprocessing", savedPreprocessing(job, sourceSample)
+                                  .dump(-1, ' ', false, json::error_handler_t::replace)},
+            {"class_names", json(classNames).dump(-1, ' ', false, json::error_handler_t::replace)}};
 }
 
 struct Predictor::State {

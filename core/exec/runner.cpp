@@ -1054,7 +1054,9 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                 for (const Evaluation &e : er.evaluations)
                     file["evaluations"].push_back(
                         evaluationJson(e, st.epoch + 1, job.epochs, true));
-                FB_TRY(writeFileAtomically(fs::path(outDir) / "evaluation.json", file.dump()));
+                FB_TRY(writeFileAtomically(
+                    fs::path(outDir) / "evaluation.json",
+                    file.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
             }
 
             // The epoch is whole: the state a checkpoint records is the start of the next one.
