@@ -230,6 +230,12 @@ MainWindow::~MainWindow()
     }
     // A run must not outlive its window.
     if (m_session->isRunning()) m_session->kill();
+    // The children go after this body, in QWidget's destructor: none of their signals may call
+    // back into this half-destroyed window (UBSan caught modifiedChanged doing so).
+    for (QObject *child : {static_cast<QObject *>(m_pipeline), static_cast<QObject *>(m_scene),
+                           static_cast<QObject *>(m_session), static_cast<QObject *>(m_record),
+                           static_cast<QObject *>(m_recovery)})
+        child->disconnect(this);
 }
 
 // ---- actions, menus, docks ------------------------------------------------------------------

@@ -35,6 +35,10 @@ EditedPipeline::EditedPipeline(QObject *parent)
 EditedPipeline::~EditedPipeline()
 {
     m_doc.unsubscribe(m_subscription);
+    // QUndoStack's destructor emits cleanChanged: it must not reach observers (through
+    // modifiedChanged) while this object, and perhaps its owner, is half destroyed (UBSan).
+    QObject::disconnect(&m_undo, nullptr, this, nullptr);
+    blockSignals(true);
 }
 
 QString EditedPipeline::displayName() const

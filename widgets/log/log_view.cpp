@@ -324,7 +324,12 @@ LogView::LogView(QWidget *parent)
     updateColors();
 }
 
-LogView::~LogView() = default;
+LogView::~LogView()
+{
+    // The view (a child, destroyed after this body) still resizes its scroll bar on the way out:
+    // the follow-the-bottom lambdas must not run on this half-destroyed object (UBSan).
+    m_view->verticalScrollBar()->disconnect(this);
+}
 
 void LogView::addLine(const QString &level, const QString &text, const QString &node)
 {
