@@ -14,6 +14,19 @@ fb_die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 fb_cd_root() { cd "$FB_ROOT" || fb_die "cannot cd to $FB_ROOT"; }
 
+# Prints "LABEL: N passed, N failed, N skipped" from a ctest log. CTest counts a skipped test (the
+# GPU tests without a GPU) among the passed ones in its "100% tests passed"; this counts it apart,
+# so the line says how much really ran. Prints nothing when the log has no summary.
+fb_ctest_counts() {
+    local label=$1 log=$2 total failed skipped
+    total=$(sed -n 's/.*tests passed, [0-9]* tests\{0,1\} failed out of \([0-9]*\).*/\1/p' "$log" | tail -n 1)
+    failed=$(sed -n 's/.*tests passed, \([0-9]*\) tests\{0,1\} failed out of.*/\1/p' "$log" | tail -n 1)
+    skipped=$(grep -c '(Skipped)$' "$log" || true)
+    if [[ -n "$total" && -n "$failed" ]]; then
+        echo "$label: $((total - failed - skipped)) passed, $failed failed, $skipped skipped"
+    fi
+}
+
 # Configure with the contract's command line when build/ has no Ninja build yet; afterwards
 # `cmake --build` re-runs CMake by itself whenever a CMakeLists.txt changed. An existing
 # configuration (say a Debug build a developer chose) is left as it is.

@@ -44,12 +44,5 @@ set +e
 ctest --test-dir "$dir" --output-on-failure -j2 --timeout 1800 "$@" 2>&1 | tee "$dir/ctest-last.log"
 status=${PIPESTATUS[0]}
 set -e
-total=$(sed -n 's/.*tests passed, [0-9]* tests\{0,1\} failed out of \([0-9]*\).*/\1/p' \
-    "$dir/ctest-last.log" | tail -n 1)
-failed=$(sed -n 's/.*tests passed, \([0-9]*\) tests\{0,1\} failed out of.*/\1/p' \
-    "$dir/ctest-last.log" | tail -n 1)
-skipped=$(grep -c '(Skipped)$' "$dir/ctest-last.log" || true)
-if [[ -n "$total" && -n "$failed" ]]; then
-    echo "sanitize: $((total - failed - skipped)) passed, $failed failed, $skipped skipped"
-fi
+fb_ctest_counts sanitize "$dir/ctest-last.log"
 exit "$status"

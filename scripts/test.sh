@@ -26,14 +26,5 @@ set +e
 ctest --test-dir "$FB_BUILD_DIR" --output-on-failure -j2 "$@" 2>&1 | tee "$FB_BUILD_DIR/ctest-last.log"
 status=${PIPESTATUS[0]}
 set -e
-# CTest counts a skipped test (the GPU tests without a GPU) among the passed ones in its
-# "100% tests passed"; this last line counts it apart, so it says how much really ran.
-total=$(sed -n 's/.*tests passed, [0-9]* tests\{0,1\} failed out of \([0-9]*\).*/\1/p' \
-    "$FB_BUILD_DIR/ctest-last.log" | tail -n 1)
-failed=$(sed -n 's/.*tests passed, \([0-9]*\) tests\{0,1\} failed out of.*/\1/p' \
-    "$FB_BUILD_DIR/ctest-last.log" | tail -n 1)
-skipped=$(grep -c '(Skipped)$' "$FB_BUILD_DIR/ctest-last.log" || true)
-if [[ -n "$total" && -n "$failed" ]]; then
-    echo "tests: $((total - failed - skipped)) passed, $failed failed, $skipped skipped"
-fi
+fb_ctest_counts tests "$FB_BUILD_DIR/ctest-last.log"
 exit "$status"

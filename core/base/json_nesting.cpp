@@ -2,6 +2,20 @@
 
 namespace fb {
 
+std::pair<int, int> lineAndColumn(std::string_view text, size_t offset)
+{
+    int line = 1, column = 1;
+    for (size_t i = 0; i < offset && i < text.size(); ++i) {
+        if (text[i] == '\n') {
+            ++line;
+            column = 1;
+        } else {
+            ++column;
+        }
+    }
+    return {line, column};
+}
+
 Status checkJsonNesting(std::string_view text, const std::string &source, int maxDepth)
 {
     int depth = 0;
@@ -19,15 +33,7 @@ Status checkJsonNesting(std::string_view text, const std::string &source, int ma
             inString = true;
         } else if (c == '[' || c == '{') {
             if (++depth <= maxDepth) continue;
-            int line = 1, column = 1;
-            for (size_t k = 0; k < i; ++k) {
-                if (text[k] == '\n') {
-                    ++line;
-                    column = 1;
-                } else {
-                    ++column;
-                }
-            }
+            const auto [line, column] = lineAndColumn(text, i);
             const std::string message = "arrays and objects nest more than " +
                                         std::to_string(maxDepth) + " levels deep (line " +
                                         std::to_string(line) + ", column " +

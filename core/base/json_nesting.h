@@ -2,6 +2,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "core/base/result.h"
 
@@ -25,5 +26,8 @@ inline constexpr int kMaxJsonNesting = 64;
 // valid JSON otherwise: that is the parser's business.
 Status checkJsonNesting(std::string_view text, const std::string &source,
                         int maxDepth = kMaxJsonNesting);
+
+// Line and column (both from 1) of a byte offset in a text, for messages about JSON text.
+std::pair<int, int> lineAndColumn(std::string_view text, size_t offset);
 
 } // namespace fb

@@ -22,9 +22,9 @@ using nlohmann::ordered_json;
 
 namespace {
 
-// Line and column (1-based) of a byte offset; at the end of the text, the last non-blank
-// character, so "unexpected end of input" points at the line where the text stops.
-std::pair<int, int> lineAndColumn(std::string_view text, size_t offset)
+// Line and column (1-based) of a parse error's byte offset; at the end of the text, the last
+// non-blank character, so "unexpected end of input" points at the line where the text stops.
+std::pair<int, int> errorPosition(std::string_view text, size_t offset)
 {
     if (offset >= text.size()) {
         offset = text.size();
@@ -32,16 +32,7 @@ std::pair<int, int> lineAndColumn(std::string_view text, size_t offset)
             --offset;
         if (offset > 0) --offset;
     }
-    int line = 1, column = 1;
-    for (size_t i = 0; i < offset; ++i) {
-        if (text[i] == '\n') {
-            ++line;
-            column = 1;
-        } else {
-            ++column;
-        }
-    }
-    return {line, column};
+    return lineAndColumn(text, offset);
 }
 
 // nlohmann's what() is "[json.exception.parse_error.101] parse error at line 1, column 2: why";
@@ -97,7 +88,7 @@ Result<PipelineDocument> parsePipeline(std::string_view text, const std::string 
     try {
         root = json::parse(text.begin(), text.end());
     } catch (const json::parse_error &e) {
-        auto [line, column] = lineAndColumn(text, e.byte > 0 ? e.byte - 1 : 0);
+        auto [line, column] = errorPosition(text, e.byte > 0 ? e.byte - 1 : 0);
         return fileError(sourceName,
                          "not valid JSON (line " + std::to_string(line) + ", column " +
                              std::to_string(column) + "): " + safeText(parseErrorReason(e)),

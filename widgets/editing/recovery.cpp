@@ -172,16 +172,16 @@ std::vector<RecoveryStore::Orphan> RecoveryStore::orphans()
         Orphan o;
         o.id = id;
         o.pipelineFile = pipelineFile;
-        auto text_of = [&](const char *key) {
+        auto textOf = [&](const char *key) {
             const auto it = info.find(key);
             return it != info.end() && it->is_string() ? q(it->get<std::string>()) : QString();
         };
-        o.originalPath = text_of("original_path");
-        o.displayName = text_of("display_name");
+        o.originalPath = textOf("original_path");
+        o.displayName = textOf("display_name");
         if (o.displayName.isEmpty())
             o.displayName =
                 o.originalPath.isEmpty() ? tr("Untitled") : QFileInfo(o.originalPath).fileName();
-        o.savedAt = QDateTime::fromString(text_of("saved_at"), Qt::ISODateWithMs);
+        o.savedAt = QDateTime::fromString(textOf("saved_at"), Qt::ISODateWithMs);
         if (!o.savedAt.isValid()) o.savedAt = QFileInfo(pipelineFile).lastModified();
         found.push_back(std::move(o));
     }
