@@ -4,8 +4,9 @@
 For each model (mlp, cnn; batch 128) and each round it runs, interleaved and back to back:
 
   1. ours: build/bin/flowbench-cli run resources/examples/fashion_mnist_<model>.json
-     --device cuda:0 --set train.epochs=N --events FILE (default N = 3)
+     --device cuda:0 --set train.epochs=N --set train.seed=R --events FILE (default N = 3)
   2. the peer without --resident: ../shared/bench/peer_torch.py --device cuda:0 --epochs N
+     (seeded with R as well; round R = 1, 2, ... uses seed R - 1 on both sides)
   3. the peer with --resident (the whole data set kept on the GPU)
 
 and prints, per model, training samples/s of both sides with the data resident on the device
@@ -302,10 +303,10 @@ def pipeline_of(model):
     return os.path.join("resources", "examples", f"fashion_mnist_{model}.json")
 
 
-def ours_cmd(a, model, epochs, out_dir, events):
+def ours_cmd(a, model, epochs, out_dir, events, seed=0):
     cmd = [a.cli, "run", pipeline_of(model), "--device", a.device, "--threads", str(a.threads),
            "--set", f"train.epochs={epochs}", "--set", f"train.precision={a.precision}",
-           "--out", out_dir, "--events", events]
+           "--set", f"train.seed={seed}", "--out", out_dir, "--events", events]
     if a.limit is not None:
         cmd += ["--set", f"train_data.limit={a.limit}"]
     if a.data is not None:
@@ -316,9 +317,21 @@ def ours_cmd(a, model, epochs, out_dir, events):
     return cmd
 
 
-def peer_cmd(a, model, epochs, resident):
-    cmd = [a.peer_python, a.peer, "--device", a.device, "--model", model, "--epochs", str(epochs),
-           "--batch", str(BATCH), "--threads", str(a.threads)]
+# peer_torch.py always seeds with torch.manual_seed(0) and has no option for it: for another
+# seed it runs unchanged under a wrapper that makes manual_seed(0) seed with that one instead.
+PEER_SEED_WRAPPER = """import runpy, sys, torch
+_seed, _orig = int(sys.argv[1]), torch.manual_seed
+torch.manual_seed = lambda _s: _orig(_seed)
+sys.argv = sys.argv[2:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def peer_cmd(a, model, epochs, resident, seed=0):
+    cmd = [a.peer_python, a.peer] if seed == 0 else \
+          [a.peer_python, "-c", PEER_SEED_WRAPPER, str(seed), a.peer]
+    cmd += ["--device", a.device, "--model", model, "--epochs", str(epochs),
+            "--batch", str(BATCH), "--threads", str(a.threads)]
     if resident:
         cmd.append("--resident")
     if a.limit is not None:
@@ -377,10 +390,10 @@ def read_events(path, label):
             "t_start": t_start}
 
 
-def run_ours(a, label, model, epochs):
+def run_ours(a, label, model, epochs, seed=0):
     with tempfile.TemporaryDirectory(prefix=f"flowbench-gpubench-{model}-") as tmp:
         events = os.path.join(tmp, "events.jsonl")
-        cmd = ours_cmd(a, model, epochs, os.path.join(tmp, "run"), events)
+        cmd = ours_cmd(a, model, epochs, os.path.join(tmp, "run"), events, seed)
         s, elapsed = run_json(a, label, cmd)
         if s.get("status") != "ok":
             raise RunFailed(f"{label}: status {s.get('status')!r}, error "
@@ -414,8 +427,8 @@ def ours_figures(a, label, ev):
             "acc": ev["acc"], "overall": ev["overall_sps"], "rows": rows}
 
 
-def run_peer(a, label, model, epochs, resident):
-    s, elapsed = run_json(a, label, peer_cmd(a, model, epochs, resident))
+def run_peer(a, label, model, epochs, resident, seed=0):
+    s, elapsed = run_json(a, label, peer_cmd(a, model, epochs, resident, seed))
     return {"sps": number(s, "train_samples_per_s", label),
             "train_s": number(s, "train_s", label),
             "acc": number(s, "test_accuracy", label), "wall_s": elapsed,
@@ -488,8 +501,9 @@ def model_report(a, model, rounds):
     else:
         lines.append(f"- No speed requirement on {model} (for information); verdict on accuracy "
                      f"and residency: **{verdict}**" + (f" ({'; '.join(why)})" if why else ""))
-    lines.append(f"- Accuracy after {a.epochs} epochs: ours {o_acc:.4f}, peer {p_acc:.4f} (median "
-                 f"over both peer modes): {diff_pt:+.2f} pt, "
+    lines.append(f"- Accuracy after {a.epochs} epochs: ours {o_acc:.4f}, peer {p_acc:.4f} (medians "
+                 f"over seeds 0..{len(rounds) - 1}, one per round, the peer's over both its "
+                 f"modes): {diff_pt:+.2f} pt, "
                  + ("OK" if acc_ok else f"**FLAG: ours is more than {a.max_acc_drop:g} pt below "
                                          f"the peer**") + f" (allowed -{a.max_acc_drop:g} pt)")
     overall = [r["ours"]["overall"] for r in rounds if isinstance(r["ours"]["overall"], (int, float))]
@@ -700,10 +714,15 @@ def main(argv=None):
             rounds = []
             for rnd in range(1, a.rounds + 1):
                 tag = f"{model} round {rnd}/{a.rounds}"
-                ev = run_ours(a, f"{tag} ours", model, a.epochs)
+                # Round r seeds both sides with r - 1: a single seed's accuracy moves by about
+                # 0.5 pt from seed to seed (8 seeds each on an H100, bench/results/
+                # gpu-seed-spread-*), as much as the allowed gap, so the accuracy verdict
+                # compares medians over different seeds.
+                seed = rnd - 1
+                ev = run_ours(a, f"{tag} ours", model, a.epochs, seed)
                 ours = ours_figures(a, f"{tag} ours", ev)
-                peer = run_peer(a, f"{tag} peer", model, a.epochs, False)
-                peer_res = run_peer(a, f"{tag} peer --resident", model, a.epochs, True)
+                peer = run_peer(a, f"{tag} peer", model, a.epochs, False, seed)
+                peer_res = run_peer(a, f"{tag} peer --resident", model, a.epochs, True, seed)
                 peer_version = peer_version or peer.get("version")
                 rounds.append({"ours": ours, "peer": peer, "peer_res": peer_res})
                 log(f"{tag}: not resident: ours {fmt_sps(ours['nonres'])}/s, peer "
