@@ -832,6 +832,43 @@ private slots:
         QVERIFY2(err["message"].toString().contains("[64, 7, 7]"), qPrintable(r.out));
     }
 
+    // A model that cannot fit in memory is refused before anything large is allocated, naming
+    // the node and the sizes: its weights alone (fc1 reading 65536 x 7 x 7 features into 65536
+    // units: 840 GB), or a training batch's activations (conv1 with 65536 channels on a batch of
+    // 65536: petabytes). Either way exit 2, as bad input, not a crash or a run killed later.
+    void modelsTooLargeForMemoryAreRefusedByName_data()
+    {
+        QTest::addColumn<QStringList>("sets");
+        QTest::addColumn<QString>("node");
+        QTest::addColumn<QStringList>("expect");
+        QTest::newRow("weights")
+            << QStringList{"conv2.out_channels=65536", "fc1.out_features=65536"} << "fc1"
+            << QStringList{"too large for this machine's memory", "parameters",
+                           "[3211264]", "available"};
+        QTest::newRow("activations")
+            << QStringList{"conv1.out_channels=65536", "train.batch_size=65536"} << "conv1"
+            << QStringList{"training a batch of 65536 needs at least", "TiB",
+                           "its output [65536, 65536, 28, 28] and its gradient",
+                           "Lower train.batch_size or make conv1 smaller"};
+    }
+    void modelsTooLargeForMemoryAreRefusedByName()
+    {
+        QFETCH(QStringList, sets);
+        QFETCH(QString, node);
+        QFETCH(QStringList, expect);
+        QTemporaryDir dir;
+        QStringList args{"run", example("fashion_mnist_cnn.json"), "--out", dir.path() + "/out",
+                         "--set", "train_data.limit=256", "--set", "test_data.limit=256"};
+        for (const QString &s : sets)
+            args << "--set" << s;
+        CliResult r = cli(args);
+        QVERIFY2(r.exitCode == 2, qPrintable(QString("exit %1: ").arg(r.exitCode) + r.err.right(2000)));
+        const QJsonObject err = r.summary["error"].toObject();
+        QCOMPARE(err["node"].toString(), node);
+        for (const QString &e : expect)
+            QVERIFY2(err["message"].toString().contains(e), qPrintable(err["message"].toString()));
+    }
+
     void damagedDataNamesTheFile_data()
     {
         QTest::addColumn<QString>("damage");

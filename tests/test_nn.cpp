@@ -211,6 +211,56 @@ private slots:
         QCOMPARE(QString::fromStdString(s.error().node), QString("conv"));
     }
 
+    // Memory: a layer whose weights cannot fit the limit is refused by compile() before anything
+    // is allocated, naming it; the estimate of a plan is a lower bound close to what the plan
+    // holds; and a buffer a CPU backend cannot have is a DeviceError naming the node, as on the
+    // GPU (a bare bad_alloc lost it).
+    void memoryIsCheckedAndNamedByNode()
+    {
+        Model big;
+        big.setInput("x");
+        QVERIFY(big.addLayer("fc", makeLinear(1000, true), {"x"}).ok());
+        QVERIFY(big.setOutput("fc").ok());
+        big.setMemoryLimit(1 << 20);
+        Status s = big.compile({1000});
+        QVERIFY(!s.ok());
+        QCOMPARE(QString::fromStdString(s.error().node), QString("fc"));
+        const QString msg = QString::fromStdString(s.error().message);
+        QVERIFY2(msg.contains("1.001e+06 parameters") && msg.contains("[1000]") &&
+                     msg.contains("3.8 MiB") && msg.contains("1.0 MiB is available"),
+                 qPrintable(msg));
+        QVERIFY(!big.parameters().front().param->value.defined()); // nothing was made
+        big.setMemoryLimit(8 << 20);
+        QVERIFY(big.compile({1000}).ok());
+
+        Model m = residualModel(0.2f);
+        const int64_t batch = 4;
+        const Model::MemoryEstimate e = m.estimateMemory(batch, true, 1);
+        const double state = double(m.parameterCount() + 8) * 4 * 3; // + bn1's two buffers of 4
+        const double input = 2 * 6 * 6 * batch * 4;
+        const double activations = e.bytes - state - input;
+        Plan &p = m.plan(referenceBackend(), batch, true);
+        QVERIFY2(activations <= double(p.bytes()) && activations >= 0.6 * double(p.bytes()),
+                 qPrintable(QString("estimate %1, plan %2").arg(activations).arg(p.bytes())));
+        QCOMPARE(QString::fromStdString(e.largestNode), QString("conv1")); // first of the largest
+        QVERIFY(m.estimateMemory(batch, false, 1).bytes < e.bytes);
+
+        // 2^34 samples of 1000 floats: 64 TiB, which no allocator hands out.
+        for (bool fast : {false, true}) {
+            auto b = backendFor(Device::cpu());
+            QVERIFY(b.ok());
+            Backend &backend = fast ? *b.value() : referenceBackend();
+            try {
+                big.plan(backend, int64_t(1) << 34, false);
+                QFAIL("a 64 TiB plan was made");
+            } catch (const DeviceError &err) {
+                QCOMPARE(QString::fromStdString(err.node()), QString("fc"));
+                QVERIFY2(QString(err.what()).contains("out of memory on the CPU: asked for 62.50 TiB"),
+                         err.what());
+            }
+        }
+    }
+
     void initializationMatchesPyTorchBounds()
     {
         Model m;

@@ -4,6 +4,7 @@
 
 #include "core/data/audio_transforms.h"
 
+#include "core/base/bytes.h"
 #include "core/base/check.h"
 #include "core/nn/layers.h"
 
@@ -301,6 +302,8 @@ Result<std::unique_ptr<nn::Layer>> makeLayer(const TrainingJob::LayerNode &n)
 Result<nn::Model> buildModel(const TrainingJob &job, const Shape &inputSample)
 {
     nn::Model model;
+    // The weights are made in host memory first: a layer too large for it is refused by name.
+    model.setMemoryLimit(hostMemoryAvailable());
     model.setInput(job.inputNode);
     for (const auto &n : job.layers) {
         auto layer = makeLayer(n);

@@ -5,6 +5,7 @@
 #include "core/exec/train_step.h"
 
 #include "core/backend/backend.h"
+#include "core/base/bytes.h"
 #include "core/base/check.h"
 #include "core/base/safe_text.h"
 #include "core/data/dataflow.h"
@@ -229,6 +230,39 @@ std::string lastCheckpointText(const std::string &outDir)
 
 // The named tensors in host memory: a GPU run's are downloaded (the step is done: the download
 // waits for it).
+// Refuses, before anything large is allocated, a run whose model cannot fit: the lower bound of
+// Model::estimateMemory for the training batch (and for each evaluation's batch, whose plan is
+// kept beside the training one) against the room on the device (host memory on the CPU, the
+// GPU's memory on a GPU). Names the node that takes the most, with the sizes.
+Status checkMemory(const nn::Model &model, const TrainingJob &job, Backend &backend)
+{
+    const bool cpu = backend.device().kind == Device::Kind::Cpu;
+    int64_t room = 0;
+    if (cpu) {
+        room = hostMemoryAvailable();
+    } else {
+        for (const auto &d : listDevices().devices)
+            if (d.device == backend.device()) room = d.memoryBytes;
+    }
+    if (room <= 0) return {}; // unknown: the allocations themselves will say
+    const int copies = job.optimizer.type == "sgd" ? (job.optimizer.sgd.momentum != 0 ? 1 : 0) : 2;
+    auto check = [&](int64_t batch, bool training, const std::string &batchParam) -> Status {
+        const nn::Model::MemoryEstimate e = model.estimateMemory(batch, training, copies);
+        if (e.bytes <= double(room)) return {};
+        return nodeError(e.largestNode,
+                         std::string(training ? "training" : "evaluating") + " a batch of " +
+                             std::to_string(batch) + " needs at least " + humanBytes(e.bytes) +
+                             " of memory (" + e.largestWhat + ": " + humanBytes(e.largestBytes) +
+                             "), and " + backend.device().str() + " has " +
+                             humanBytes(double(room)) + (cpu ? " available" : " in all") +
+                             ". Lower " + batchParam + " or make " + e.largestNode + " smaller");
+    };
+    FB_TRY(check(job.batchSize, true, job.trainNode + ".batch_size"));
+    for (const auto &ev : job.evaluations)
+        FB_TRY(check(ev.batchSize, false, ev.node + ".batch_size"));
+    return {};
+}
+
 io::NamedTensors onHost(Backend &backend, io::NamedTensors tensors)
 {
     for (auto &[name, t] : tensors)
@@ -631,6 +665,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
             return nodeError(job.outputNode, s.error().message);
         }
     }
+    FB_TRY(checkMemory(model, job, backend));
     model.initialize(job.seed);
     model.setProfiling(options.profile);
     auto optimizer = buildOptimizer(job.optimizer);

@@ -46,6 +46,10 @@ public:
     // Shape inference on per-sample shapes (no batch dimension). Layers whose parameters depend
     // on the input (Linear's in_features) create them here, once.
     virtual Result<Shape> build(const std::vector<Shape> &inSample) = 0;
+    // The numbers build() would make for these inputs (parameters and buffers; 0 for inputs it
+    // refuses), without making them: compile() refuses a layer that cannot fit in memory before
+    // trying to allocate it.
+    virtual double stateCount(const std::vector<Shape> &inSample) const { return 0; }
     virtual std::vector<Parameter *> parameters() { return {}; }
     // Non-trainable state saved with the weights (batch norm's running statistics).
     virtual std::vector<std::pair<std::string, Tensor>> buffers() { return {}; }

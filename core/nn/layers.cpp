@@ -80,6 +80,11 @@ public:
         }
         return Shape{m_out};
     }
+    double stateCount(const std::vector<Shape> &in) const override
+    {
+        if (in[0].rank() != 1) return 0;
+        return double(m_out) * double(in[0][0]) + (m_hasBias ? double(m_out) : 0);
+    }
     std::vector<Parameter *> parameters() override
     {
         if (m_hasBias) return {&m_w, &m_b};
@@ -135,6 +140,12 @@ public:
             if (m_hasBias) m_b = makeParam("bias", {m_oc});
         }
         return Shape{m_oc, oh, ow};
+    }
+    double stateCount(const std::vector<Shape> &in) const override
+    {
+        if (in[0].rank() != 3) return 0;
+        return double(m_oc) * double(in[0][0]) * double(m_k) * double(m_k) +
+               (m_hasBias ? double(m_oc) : 0);
     }
     std::vector<Parameter *> parameters() override
     {
@@ -478,6 +489,10 @@ public:
             reset();
         }
         return in[0];
+    }
+    double stateCount(const std::vector<Shape> &in) const override
+    {
+        return in[0].rank() == 3 ? 4 * double(in[0][0]) : 0; // weight, bias, running mean, var
     }
     std::vector<Parameter *> parameters() override { return {&m_g, &m_beta}; }
     std::vector<std::pair<std::string, Tensor>> buffers() override

@@ -2,6 +2,7 @@
 
 #include "core/nn/layout.h"
 
+#include "core/base/bytes.h"
 #include "core/base/check.h"
 
 #include <chrono>
@@ -81,6 +82,17 @@ Status Model::compile(const Shape &inputSample)
         std::vector<Shape> in;
         for (int v : n.inputs)
             in.push_back(shapes[size_t(v)]);
+        n.state = n.layer->stateCount(in);
+        const double stateBytes = n.state * double(sizeof(float));
+        if (m_memoryLimit > 0 && stateBytes > double(m_memoryLimit)) {
+            char count[32];
+            std::snprintf(count, sizeof count, "%.4g", n.state);
+            return nodeError(n.id, "is too large for this machine's memory: its " +
+                                       std::string(count) + " parameters (for the input " +
+                                       in[0].str() + ") need " + humanBytes(stateBytes) +
+                                       ", and " + humanBytes(double(m_memoryLimit)) +
+                                       " is available. Make the layer smaller");
+        }
         auto out = n.layer->build(in);
         if (!out.ok()) {
             std::string from;
@@ -103,6 +115,37 @@ Status Model::compile(const Shape &inputSample)
     m_compiled = true;
     m_plans.clear();
     return {};
+}
+
+Model::MemoryEstimate Model::estimateMemory(int64_t batch, bool training, int optimizerCopies) const
+{
+    MemoryEstimate e;
+    const double f = double(sizeof(float));
+    auto take = [&](const std::string &node, double bytes, std::string what) {
+        e.bytes += bytes;
+        if (bytes > e.largestBytes) {
+            e.largestBytes = bytes;
+            e.largestNode = node;
+            e.largestWhat = std::move(what);
+        }
+    };
+    const double stateCopies = training ? 2.0 + optimizerCopies : 1.0;
+    const std::string gradient = training ? " and its gradient" : "";
+    for (const auto &n : m_nodes) {
+        // Flatten's output is a view of its input where the layout allows: not counted, so that
+        // the figure stays a lower bound.
+        const double out = double(n.outSample.numel()) * double(batch) * f;
+        const double values = n.layer->type() == "flatten" ? 0 : out;
+        const Shape shape = n.outSample.prepend(batch);
+        take(n.id, values + (training ? out : 0), "its output " + shape.str() + gradient);
+        if (n.state > 0)
+            take(n.id, n.state * f * stateCopies,
+                 "its parameters" + std::string(training ? ", their gradients and the "
+                                                           "optimizer's state"
+                                                         : ""));
+    }
+    e.bytes += double(m_inputSample.numel()) * double(batch) * f; // the batch itself
+    return e;
 }
 
 void Model::initialize(uint64_t seed)
@@ -260,6 +303,7 @@ std::unique_ptr<Plan> Model::makePlan(Backend &backend, int64_t batch, bool trai
         atNode(n.id, [&] {
             Plan::Step step;
             step.node = int(i);
+            step.id = n.id;
             step.in = n.inputs;
             step.outShape = shapes[size_t(v)];
             std::vector<Shape> inShapes;
@@ -325,15 +369,17 @@ const Tensor &Plan::forward(const Tensor &x, const StepContext &ctx)
         for (int u : s.in)
             in.push_back(&m_values[size_t(u)]);
         stepCtx.salt = mix64(uint64_t(s.node) + 1);
-        if (m_profiling) {
-            const auto t0 = std::chrono::steady_clock::now();
-            s.run->forward(in, m_values[out], stepCtx);
-            s.forwardSeconds +=
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            ++s.calls;
-        } else {
-            s.run->forward(in, m_values[out], stepCtx);
-        }
+        atNode(s.id, [&] {
+            if (m_profiling) {
+                const auto t0 = std::chrono::steady_clock::now();
+                s.run->forward(in, m_values[out], stepCtx);
+                s.forwardSeconds +=
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                ++s.calls;
+            } else {
+                s.run->forward(in, m_values[out], stepCtx);
+            }
+        });
     }
     return m_values[size_t(m_output)];
 }
@@ -360,7 +406,7 @@ void Plan::backward(const StepContext &ctx)
         stepCtx.salt = mix64(uint64_t(it->node) + 1);
         const auto t0 = m_profiling ? std::chrono::steady_clock::now()
                                     : std::chrono::steady_clock::time_point{};
-        it->run->backward(in, m_values[out], m_grads[out], din, stepCtx);
+        atNode(it->id, [&] { it->run->backward(in, m_values[out], m_grads[out], din, stepCtx); });
         if (m_profiling)
             it->backwardSeconds +=
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

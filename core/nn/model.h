@@ -37,6 +37,7 @@ private:
     friend class Model;
     struct Step {
         int node;                    // index into the model's nodes
+        std::string id;              // that node's id, for errors
         std::vector<int> in;         // value ids (0 = model input)
         std::vector<int> scratchFor; // per input: scratch index, or -1 to write the value's grad
         std::unique_ptr<LayerRun> run;
@@ -72,7 +73,24 @@ public:
 
     // Shape inference for one sample; a mismatch is an error naming the node and both shapes.
     // Then rewrites that keep every result and gradient (see moveActivationsAfterPooling).
+    // A layer whose parameters alone need more than the memory limit (setMemoryLimit) is refused,
+    // naming it and the sizes, before anything is allocated.
     Status compile(const Shape &inputSample);
+    // The host memory the weights may take (they are made there, then moved): the room left on
+    // this machine. 0, the default: no check.
+    void setMemoryLimit(int64_t bytes) { m_memoryLimit = bytes; }
+
+    // At least the memory a plan for this batch takes (after compile): every parameter and buffer,
+    // in training with its gradient and `optimizerCopies` more (momentum: 1, Adam: 2), and every
+    // layer's output, in training with its gradient. Kernels' scratch and workspaces come on top,
+    // so this is a lower bound. Also the node that takes the most, to name when it cannot fit.
+    struct MemoryEstimate {
+        double bytes = 0;
+        std::string largestNode; // the node whose share is the largest
+        double largestBytes = 0;
+        std::string largestWhat; // "its output [128, 65536, 28, 28] and its gradient"
+    };
+    MemoryEstimate estimateMemory(int64_t batch, bool training, int optimizerCopies) const;
     // Whether compile() may rewrite the graph (on by default; tests compare both ways).
     void setRewrites(bool on) { m_rewritesEnabled = on; }
     // What compile() rewrote, for people: "relu1 now runs after pool1 ...".
@@ -106,6 +124,7 @@ private:
         std::unique_ptr<Layer> layer;
         std::vector<int> inputs; // value ids
         Shape outSample;
+        double state = 0; // parameters and buffers (Layer::stateCount)
     };
     int valueOf(const std::string &id) const; // -1 when unknown
     void moveActivationsAfterPooling();
@@ -116,6 +135,7 @@ private:
     int m_output = -1; // value id
     Shape m_inputSample, m_outputSample;
     bool m_compiled = false;
+    int64_t m_memoryLimit = 0;
     bool m_rewritesEnabled = true;
     std::vector<std::string> m_rewrites;
     std::map<std::pair<int64_t, bool>, std::unique_ptr<Plan>> m_plans;

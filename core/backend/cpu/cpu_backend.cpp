@@ -24,6 +24,11 @@ auto makeOr(const char *what, Fast fast, Fallback fallback) -> decltype(fallback
     try {
         return fast();
     } catch (const dnnl::error &e) {
+        // Out of memory is not a shape oneDNN lacks: the reference kernel would need the memory
+        // as well, so it is the node's error, as on the GPU.
+        if (e.status == dnnl_out_of_memory)
+            throw DeviceError(std::string("out of memory on the CPU making the oneDNN ") + what +
+                              " primitive");
         logWarning(std::string("oneDNN has no ") + what + " primitive for this shape (" + e.what() +
                    "); using the reference kernel");
         return fallback();

@@ -1,7 +1,8 @@
 #include "core/backend/cpu/dnnl_common.h"
 
-#include <cstdio>
-#include <cstdlib>
+#include "core/backend/backend.h"
+
+#include <string>
 
 namespace fb::dnnlx {
 
@@ -19,9 +20,11 @@ dnnl::stream &stream()
 
 void fail(const char *call, const char *file, int line, const dnnl::error &e)
 {
-    std::fprintf(stderr, "flowbench: oneDNN call failed at %s:%d: %s: %s (status %d)\n", file, line,
-                 call, e.what(), int(e.status));
-    std::abort();
+    const std::string where = std::string(call) + " at " + file + ":" + std::to_string(line);
+    if (e.status == dnnl_out_of_memory)
+        throw DeviceError("out of memory on the CPU in oneDNN (" + where + ")");
+    throw DeviceError("oneDNN failed: " + where + ": " + e.what() + " (status " +
+                      std::to_string(int(e.status)) + ")");
 }
 
 Arg::Arg(const dnnl::memory::desc &user, const dnnl::memory::desc &prim, Dir dir)

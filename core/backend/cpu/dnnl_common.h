@@ -12,8 +12,10 @@ namespace fb::dnnlx {
 dnnl::engine &engine();
 dnnl::stream &stream();
 
-// Records the failing call and where it was made, then stops: an error while *running* a
-// primitive that was created successfully is a programmer error (bad pointer or shape).
+// An error while *running* a primitive that was created successfully (out of memory for its
+// scratchpad, or a programmer error: a bad pointer or shape) throws a DeviceError naming the call
+// and where it was made, as the GPU backend does for a failed CUDA call: the model adds the node,
+// and the run ends with an error naming it instead of aborting the process.
 [[noreturn]] void fail(const char *call, const char *file, int line, const dnnl::error &e);
 
 #define FB_DNNL_CHECK(call)                                                                        \

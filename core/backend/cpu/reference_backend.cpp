@@ -1,5 +1,6 @@
 #include "core/backend/cpu/reference_backend.h"
 
+#include "core/base/bytes.h"
 #include "core/base/check.h"
 
 #include <algorithm>
@@ -29,7 +30,17 @@ void ReferenceBackend::setThreads(int threads)
 
 Tensor ReferenceBackend::empty(const Shape &shape, DType dtype)
 {
-    return Tensor::empty(shape, dtype);
+    // As on the GPU: a buffer that cannot be had is a DeviceError with the size, which the model
+    // turns into an error naming the node (a bare bad_alloc would lose it).
+    try {
+        return Tensor::empty(shape, dtype);
+    } catch (const std::bad_alloc &) {
+        const double bytes = double(shape.numel()) * double(dtypeSize(dtype));
+        throw DeviceError("out of memory on the CPU: asked for " + humanBytes(bytes) + " (" +
+                              shape.str() + "), " + humanBytes(double(hostMemoryAvailable())) +
+                              " available. Try a smaller batch size",
+                          size_t(bytes));
+    }
 }
 
 void ReferenceBackend::copy(void *dst, const void *src, size_t bytes)

@@ -3,7 +3,7 @@
 #include "core/backend/cuda/cuda_check.h"
 #include "core/backend/cuda/cuda_runtime_types.h"
 
-#include <cstdio>
+#include "core/base/bytes.h"
 
 namespace fb::cuda {
 
@@ -11,12 +11,7 @@ namespace {
 
 std::string gib(size_t bytes)
 {
-    char buf[64];
-    if (bytes >= (size_t(1) << 30))
-        std::snprintf(buf, sizeof buf, "%.2f GiB", double(bytes) / double(size_t(1) << 30));
-    else
-        std::snprintf(buf, sizeof buf, "%.1f MiB", double(bytes) / double(size_t(1) << 20));
-    return buf;
+    return humanBytes(double(bytes));
 }
 
 } // namespace

@@ -1,0 +1,68 @@
+#include "core/base/bytes.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace fb {
+
+std::string humanBytes(double bytes)
+{
+    if (bytes < 1024) return std::to_string(int64_t(bytes)) + " bytes";
+    static const char *units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int u = -1;
+    while (bytes >= 1024 && u < 5) {
+        bytes /= 1024;
+        ++u;
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, u >= 2 ? "%.2f %s" : "%.1f %s", bytes, units[u]);
+    return buf;
+}
+
+namespace {
+
+// A number from a one-line file (cgroup limits); -1 when missing or "max".
+int64_t readNumberFile(const char *path)
+{
+    std::ifstream f(path);
+    std::string s;
+    if (!(f >> s) || s == "max") return -1;
+    try {
+        return std::stoll(s);
+    } catch (...) {
+        return -1;
+    }
+}
+
+} // namespace
+
+int64_t hostMemoryAvailable()
+{
+    std::ifstream f("/proc/meminfo");
+    std::string key, unit;
+    int64_t value = 0, available = -1, swapFree = 0;
+    while (f >> key >> value) {
+        std::getline(f, unit);
+        if (key == "MemAvailable:") available = value * 1024;
+        if (key == "SwapFree:") swapFree = value * 1024;
+    }
+    if (available < 0) return 0;
+    int64_t room = available + swapFree;
+    // A container's limit can be far below the machine's memory.
+    const int64_t v2 = readNumberFile("/sys/fs/cgroup/memory.max");
+    if (v2 > 0) {
+        const int64_t used = std::max<int64_t>(0, readNumberFile("/sys/fs/cgroup/memory.current"));
+        room = std::min(room, std::max<int64_t>(0, v2 - used));
+    }
+    const int64_t v1 = readNumberFile("/sys/fs/cgroup/memory/memory.limit_in_bytes");
+    if (v1 > 0 && v1 < (int64_t(1) << 60)) {
+        const int64_t used =
+            std::max<int64_t>(0, readNumberFile("/sys/fs/cgroup/memory/memory.usage_in_bytes"));
+        room = std::min(room, std::max<int64_t>(0, v1 - used));
+    }
+    return room;
+}
+
+} // namespace fb
