@@ -68,6 +68,8 @@ public:
     // The output aliases the input's storage (Flatten of NCHW data): no copy in the forward pass.
     // Image tensors are stored NHWC when backend.prefersChannelsLast() (see backend.h).
     virtual bool isView(Backend &backend, const Shape &in) const { return false; }
+    // Whether isView() can be true on some backend: memory estimates leave such outputs out.
+    virtual bool mayBeView() const { return false; }
     virtual std::unique_ptr<LayerRun> instantiate(Backend &backend, const std::vector<Shape> &in,
                                                   const Shape &out) = 0;
 };

@@ -328,6 +328,7 @@ private:
 class Flatten final : public Layer {
 public:
     std::string type() const override { return "flatten"; }
+    bool mayBeView() const override { return true; }
     Result<Shape> build(const std::vector<Shape> &in) override { return Shape{in[0].numel()}; }
     bool isView(Backend &b, const Shape &in) const override { return !storedTransposed(b, in); }
     std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &in,

@@ -132,10 +132,10 @@ Model::MemoryEstimate Model::estimateMemory(int64_t batch, bool training, int op
     const double stateCopies = training ? 2.0 + optimizerCopies : 1.0;
     const std::string gradient = training ? " and its gradient" : "";
     for (const auto &n : m_nodes) {
-        // Flatten's output is a view of its input where the layout allows: not counted, so that
-        // the figure stays a lower bound.
+        // An output that may be a view of its input (flatten) is not counted, so that the figure
+        // stays a lower bound.
         const double out = double(n.outSample.numel()) * double(batch) * f;
-        const double values = n.layer->type() == "flatten" ? 0 : out;
+        const double values = n.layer->mayBeView() ? 0 : out;
         const Shape shape = n.outSample.prepend(batch);
         take(n.id, values + (training ? out : 0), "its output " + shape.str() + gradient);
         if (n.state > 0)
