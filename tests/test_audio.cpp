@@ -226,6 +226,43 @@ private slots:
         QCOMPARE((*c)[7999], 0.0f);
     }
 
+    // Found by fuzz_audio (fuzz/regressions/fuzz_audio): a float recording holding NaN is refused,
+    // one beyond full scale is clipped (it made the spectrogram infinite), and a header that
+    // claims 2^62 frames is an error naming the file (it ended the process).
+    void damagedSamplesAndHeadersAreRefused()
+    {
+        AudioFilesOptions o;
+        o.sampleRate = 16000;
+        o.seconds = 0.01;
+        o.trimDb = 0;
+        auto nan = prepareAudio({0.5f, std::nanf(""), 0.1f}, 1, 16000, "mic", o);
+        QVERIFY(!nan.ok());
+        QVERIFY2(nan.error().str().find("mic: holds samples that are not numbers") !=
+                     std::string::npos,
+                 nan.error().str().c_str());
+        auto loud = prepareAudio({1e30f, -1e30f, 0.5f}, 1, 16000, "mic", o);
+        QVERIFY(loud.ok());
+        for (float v : *loud)
+            QVERIFY2(v >= -1 && v <= 1, qPrintable(QString::number(v)));
+
+        QTemporaryDir dir;
+        for (const char *name : {"float-wav-1e30", "header-claims-2e62-frames"}) {
+            QFile in(QString(FLOWBENCH_SOURCE_DIR) + "/fuzz/regressions/fuzz_audio/" + name);
+            QVERIFY(in.open(QIODevice::ReadOnly));
+            QFile out(dir.filePath(name));
+            QVERIFY(out.open(QIODevice::WriteOnly));
+            out.write(in.readAll().mid(3)); // the fuzzer's first 3 bytes choose its options
+            out.close();
+            auto x = decodeAudioFile(out.fileName().toStdString(), o);
+            if (x.ok()) {
+                for (float v : *x)
+                    QVERIFY2(std::isfinite(v) && v >= -1 && v <= 1, name);
+            } else {
+                QVERIFY2(x.error().file == out.fileName().toStdString(), x.error().str().c_str());
+            }
+        }
+    }
+
     void patternLabelsAndSpeakerSplit()
     {
         std::string label, speaker;

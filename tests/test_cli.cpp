@@ -1069,6 +1069,11 @@ private slots:
                                        << "does not match its checksum";
         QTest::newRow("header one byte short") << "short"
                                                << "bytes but the data section has";
+        // Found by fuzz_model: finite weights of 2e37 overflow to infinite scores, which gave
+        // NaN probabilities; the input is answered with an error instead (exit 1, as for any
+        // input that cannot be predicted).
+        QTest::newRow("weights that overflow") << "huge"
+                                               << "the model's scores for it are not numbers";
     }
     void damagedSavedPreprocessingIsRefused()
     {
@@ -1111,7 +1116,8 @@ private slots:
         if (damage == "list") pre["transforms"] = "normalize";
         meta["preprocessing"] =
             QString::fromUtf8(QJsonDocument(pre).toJson(QJsonDocument::Compact));
-        if (damage == "inf") meta.remove("flowbench_data_crc32"); // as an older file: no sum
+        if (damage == "inf" || damage == "huge")
+            meta.remove("flowbench_data_crc32"); // as an older file: no sum
         if (damage == "pipeline")
             meta["pipeline"] = meta["pipeline"].toString().replace("\"lr\": 0.05", "\"lr\": -1");
         header["__metadata__"] = meta;
@@ -1125,12 +1131,23 @@ private slots:
             const float inf = std::numeric_limits<float>::infinity();
             std::memcpy(data.data(), &inf, sizeof inf);
         }
+        if (damage == "huge") {
+            const float huge = 2e37f;
+            for (int i = 0; i + 4 <= data.size(); i += 4)
+                std::memcpy(data.data() + i, &huge, sizeof huge);
+        }
         if (damage == "bit") data[5] = char(data[5] ^ 0x10);
         if (damage == "short") n -= 1;
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write(QByteArray(reinterpret_cast<const char *>(&n), 8) + json + data);
         f.close();
         const CliResult r = cli({"infer", dir.filePath("run"), dir.filePath("pics/c0/0.pgm")});
+        if (damage == "huge") {
+            QCOMPARE(r.exitCode, 1);
+            QVERIFY2(r.err.contains("0.pgm") && r.err.contains(expected), qPrintable(r.err));
+            QVERIFY2(!r.out.contains("nan") && !r.out.contains("null,"), qPrintable(r.out));
+            return;
+        }
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("model.safetensors") && r.err.contains(expected),
                  qPrintable(r.err));

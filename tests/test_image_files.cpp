@@ -243,6 +243,25 @@ private slots:
         QVERIFY(noClasses.error().str().find("has no class folders") != std::string::npos);
     }
 
+    // Found by fuzz_image (fuzz/regressions/fuzz_image): a 201-byte PNG whose text chunk claims
+    // 1.7 GB made libpng allocate and clear that much for 6 s before refusing it. The chunk
+    // walk refuses it at once, naming the file.
+    void pngChunkLongerThanTheFileIsRefused()
+    {
+        QFile in(QString(FLOWBENCH_SOURCE_DIR) +
+                 "/fuzz/regressions/fuzz_image/png-text-chunk-claims-1.7GB");
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        const QByteArray raw = in.readAll().mid(3); // the fuzzer's 3 option bytes
+        const std::vector<uint8_t> bytes(raw.begin(), raw.end());
+        data::ImageFilesOptions o;
+        auto r = data::decodeImageBytes(bytes, "slow.png", o);
+        QVERIFY(!r.ok());
+        QVERIFY2(r.error().str() ==
+                     "slow.png: damaged PNG: a chunk claims 1768882213 bytes where the file has "
+                     "49 left",
+                 r.error().str().c_str());
+    }
+
     void listReadsCsv()
     {
         QTemporaryDir dir;

@@ -94,8 +94,17 @@ Result<std::vector<float>> prepareAudio(const std::vector<float> &interleaved, i
     std::vector<float> mono(frames);
     for (size_t i = 0; i < frames; ++i) {
         double sum = 0;
-        for (int c = 0; c < channels; ++c)
-            sum += interleaved[i * size_t(channels) + size_t(c)];
+        for (int c = 0; c < channels; ++c) {
+            const float v = interleaved[i * size_t(channels) + size_t(c)];
+            // Floating-point recordings may hold anything: a NaN or an infinity is damage (it
+            // would make every feature and then the loss NaN); values beyond full scale are
+            // clipped, as a sound card would play them (found by fuzz_audio: a float WAV with
+            // 1e30 in it gave an infinite spectrogram).
+            if (!std::isfinite(v))
+                return fileError(name, "holds samples that are not numbers (NaN or infinite) "
+                                       "at frame " + std::to_string(i) + ": is it damaged?");
+            sum += std::clamp(v, -1.0f, 1.0f);
+        }
         mono[i] = float(sum / channels);
     }
     if (rate != o.sampleRate) {
@@ -153,8 +162,29 @@ Result<std::vector<float>> decodeAudioFile(const std::string &path, const AudioF
     sf_command(f, SFC_GET_LOG_INFO, log, sizeof log);
     if (std::strstr(log, "(should be"))
         return fileError(path, "truncated: its header promises more audio than the file holds");
-    std::vector<float> interleaved(size_t(info.frames) * size_t(info.channels));
-    const sf_count_t got = sf_readf_float(f, interleaved.data(), info.frames);
+    // The header's numbers are the file's word only: a damaged one may claim any rate, channel
+    // count or length (found by fuzz_audio: a header claiming 2^62 frames made the vector for
+    // them throw, which ended the process).
+    if (info.samplerate < 1 || info.samplerate > 1000000)
+        return fileError(path, "has an impossible sample rate (" +
+                                   std::to_string(info.samplerate) + " Hz): is it damaged?");
+    if (info.channels > 256)
+        return fileError(path, "has " + std::to_string(info.channels) +
+                                   " channels; at most 256 are read");
+    // Read in slices that grow with what arrived (64 Ki frames, then as many again as were
+    // read), so a length that lies costs no more than twice the audio really there.
+    const size_t channels = size_t(info.channels);
+    std::vector<float> interleaved;
+    sf_count_t got = 0;
+    while (got < info.frames) {
+        const sf_count_t want =
+            std::min<sf_count_t>(info.frames - got, std::max<sf_count_t>(65536, got));
+        interleaved.resize(size_t(got + want) * channels);
+        const sf_count_t r = sf_readf_float(f, interleaved.data() + size_t(got) * channels, want);
+        if (r > 0) got += r;
+        if (r < want) break;
+    }
+    interleaved.resize(size_t(got) * channels);
     // A file cut short says so in its header's frame count.
     if (got < info.frames)
         return fileError(path, "truncated: " + std::to_string(got) + " of " +

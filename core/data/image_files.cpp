@@ -5,6 +5,7 @@
 #include "core/base/safe_text.h"
 
 #include <opencv2/core.hpp>
+#include <opencv2/core/utils/logger.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <optional>
 
 namespace fb::data {
@@ -33,15 +35,50 @@ bool endsWith(const std::vector<uint8_t> &bytes, const std::vector<uint8_t> &mar
 // Why a file that OpenCV might still decode is cut short, or "" when it looks whole. libjpeg
 // decodes a truncated JPEG with the missing rows grey and only a warning on stderr, so a damaged
 // photo would silently train as a half-grey one: its end-of-image marker (FF D9) must be there.
+// The formats Flowbench reads, by their first bytes: PNG, JPEG, BMP, TIFF, WebP and the Netpbm
+// family (PBM, PGM, PPM, PFM). Debian's OpenCV would try more (DICOM through GDCM, JPEG 2000
+// through OpenJPEG, OpenEXR, Radiance HDR, Sun raster, GDAL's), but those libraries are not
+// hardened against damaged files: a 135-byte file with "DICM" at byte 128 made GDCM fail an
+// assertion and abort the whole process (found by fuzz_image). Nobody trains a picture
+// classifier on them; convert them to PNG.
+bool supportedFormat(const std::vector<uint8_t> &b)
+{
+    auto starts = [&](std::initializer_list<uint8_t> m, size_t at = 0) {
+        return b.size() >= at + m.size() && std::equal(m.begin(), m.end(), b.begin() + long(at));
+    };
+    return starts({0x89, 'P', 'N', 'G'}) || starts({0xFF, 0xD8, 0xFF}) || starts({'B', 'M'}) ||
+           starts({'I', 'I', 0x2A, 0x00}) || starts({'M', 'M', 0x00, 0x2A}) ||
+           (starts({'R', 'I', 'F', 'F'}) && starts({'W', 'E', 'B', 'P'}, 8)) ||
+           (b.size() >= 2 && b[0] == 'P' &&
+            (std::strchr("123456", b[1]) != nullptr || b[1] == 'F' || b[1] == 'f'));
+}
+
 std::string truncation(const std::vector<uint8_t> &bytes)
 {
     if (bytes.size() >= 3 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[2] == 0xFF &&
         !endsWith(bytes, {0xFF, 0xD9}, 64))
         return "truncated JPEG (no end-of-image marker)";
     static const std::vector<uint8_t> png{0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
-    if (bytes.size() >= png.size() && std::equal(png.begin(), png.end(), bytes.begin()) &&
-        !endsWith(bytes, {'I', 'E', 'N', 'D'}, 64))
-        return "truncated PNG (no IEND chunk)";
+    if (bytes.size() >= png.size() && std::equal(png.begin(), png.end(), bytes.begin())) {
+        if (!endsWith(bytes, {'I', 'E', 'N', 'D'}, 64)) return "truncated PNG (no IEND chunk)";
+        // Every chunk must fit in the file. libpng allocates and clears what a chunk's length
+        // claims before it finds the bytes missing (found by fuzz_image: a 201-byte PNG whose
+        // text chunk claimed 1.7 GB took 6 s and 1.7 GB of memory to be refused). A walk over
+        // the chunk headers (4-byte big-endian length, 4-byte type, data, 4-byte CRC) is all
+        // it takes; libpng itself checks the rest.
+        size_t at = png.size();
+        while (at + 12 <= bytes.size()) {
+            const uint32_t length = uint32_t(bytes[at]) << 24 | uint32_t(bytes[at + 1]) << 16 |
+                                    uint32_t(bytes[at + 2]) << 8 | uint32_t(bytes[at + 3]);
+            const std::string type(reinterpret_cast<const char *>(&bytes[at + 4]), 4);
+            if (length > bytes.size() - at - 12)
+                return "damaged PNG: a chunk claims " + std::to_string(length) +
+                       " bytes where the file has " + std::to_string(bytes.size() - at - 12) +
+                       " left";
+            if (type == "IEND") break;
+            at += 12 + size_t(length);
+        }
+    }
     return {};
 }
 
@@ -155,12 +192,27 @@ std::string csvField(const std::string &line, size_t &pos)
     return a == std::string::npos ? std::string() : out.substr(a, b - a + 1);
 }
 
+// Once, before the first decode: OpenCV's codecs print their own complaints about a damaged file
+// on stderr ("[ERROR:0@0.5] ... OpenJPEG2000: Stream too short", seen by fuzz_image), where they
+// would interleave with the progress and the window's log. Our error names the file and says why.
+void configureOpenCv()
+{
+    static std::once_flag once;
+    std::call_once(once, [] {
+        cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);
+    });
+}
+
 } // namespace
 
 Result<std::vector<uint8_t>> decodeImageBytes(const std::vector<uint8_t> &bytes,
                                               const std::string &name, const ImageFilesOptions &o)
 {
+    configureOpenCv();
     if (bytes.empty()) return fileError(name, "empty file");
+    if (!supportedFormat(bytes))
+        return fileError(name, "not an image Flowbench reads (PNG, JPEG, BMP, TIFF, WebP, "
+                               "PBM/PGM/PPM), or damaged");
     if (std::string why = truncation(bytes); !why.empty()) return fileError(name, why);
     cv::Mat img;
     try {
@@ -170,7 +222,7 @@ Result<std::vector<uint8_t>> decodeImageBytes(const std::vector<uint8_t> &bytes,
         img.release();
     }
     if (img.empty())
-        return fileError(name, "not an image OpenCV can read (PNG, JPEG, BMP, ...), or damaged");
+        return fileError(name, "damaged: OpenCV cannot decode it");
     cv::Mat sized = fit(img, o);
     std::vector<uint8_t> out(size_t(sized.channels()) * size_t(o.height) * size_t(o.width));
     const size_t plane = size_t(o.height) * size_t(o.width);

@@ -27,7 +27,8 @@ struct ImageFilesOptions {
     int64_t limit = 0; // > 0: at most this many files of the subset, classes interleaved
 };
 
-// Decodes one image file (PNG, JPEG, BMP, ... by content, through OpenCV) into a sample:
+// Decodes one image file (PNG, JPEG, BMP, TIFF, WebP or PBM/PGM/PPM, by content, through OpenCV)
+// into a sample:
 // channels x height x width uint8, planar, RGB order for colour. The error says why a file is
 // not a readable image (missing, not an image, truncated, empty).
 Result<std::vector<uint8_t>> decodeImageFile(const std::string &path,

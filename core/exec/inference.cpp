@@ -455,6 +455,15 @@ std::vector<Result<Prediction>> Predictor::predictFiles(const std::vector<std::s
             const double share = msSince(start) / double(n);
             for (int64_t r = 0; r < n; ++r) {
                 const float *row = scores.f32() + r * classes;
+                // Finite weights can still overflow on an input (found by fuzz_model: weights
+                // of 2e37 gave infinite scores and NaN probabilities): no prediction then.
+                if (!std::all_of(row, row + classes, [](float v) { return std::isfinite(v); })) {
+                    errors[rows[size_t(r)]] =
+                        fileError(paths[first + rows[size_t(r)]],
+                                  "the model's scores for it are not numbers (NaN or infinite): "
+                                  "its weights overflow on this input; is the model damaged?");
+                    continue;
+                }
                 const std::vector<double> p = probabilities(row, classes);
                 std::vector<int32_t> order(static_cast<size_t>(classes));
                 for (int32_t c = 0; c < int32_t(classes); ++c)
