@@ -4,6 +4,7 @@
 #   scripts/deps.sh            build tools and libraries + the Fashion-MNIST data set
 #   scripts/deps.sh --bench    ... plus PyTorch and NumPy for bench/cpu_vs_peer.py's peer
 #   scripts/deps.sh --package  ... plus what scripts/package.sh needs to make and check a .deb
+#   scripts/deps.sh --fuzz     ... plus Clang with libFuzzer for scripts/fuzz.sh
 #   scripts/deps.sh --check    install nothing; list what is missing (exit 1 if anything is)
 #
 # Safe to run again and again: a package counts as present when dpkg-query reports
@@ -26,16 +27,20 @@ BENCH_PKGS=(python3-torch python3-numpy)
 # help2man writes the man pages from the programs' --help; CPack's DEB generator needs `file`
 # (dpkg-shlibdeps comes with build-essential's dpkg-dev); the rest check the package.
 PACKAGE_PKGS=(help2man file lintian desktop-file-utils appstream)
+# libFuzzer comes with Clang's run-time libraries; OpenMP for oneDNN's users compiled by Clang.
+FUZZ_PKGS=(clang libclang-rt-14-dev libomp-dev)
 
 usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
 
 want_bench=0
 want_package=0
+want_fuzz=0
 check_only=0
 for arg in "$@"; do
     case "$arg" in
         --bench) want_bench=1 ;;
         --package) want_package=1 ;;
+        --fuzz) want_fuzz=1 ;;
         --check) check_only=1 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "deps: unknown option '$arg' (try --help)" >&2; exit 2 ;;
@@ -51,6 +56,10 @@ fi
 if (( want_package )); then
     groups+=" package"
     wanted+=("${PACKAGE_PKGS[@]}")
+fi
+if (( want_fuzz )); then
+    groups+=" fuzz"
+    wanted+=("${FUZZ_PKGS[@]}")
 fi
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

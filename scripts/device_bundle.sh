@@ -4,6 +4,9 @@
 # with cuDNN and cuBLAS, but none of our Debian libraries, and a call carries at most 64 MiB).
 #
 #   scripts/device_bundle.sh [BUILD_DIR]     # default: build (configured with CUDA)
+#   scripts/device_bundle.sh --fuzz          # the fuzzers of build-fuzz/ (scripts/fuzz.sh; only
+#                                            # those in FLOWBENCH_FUZZ_TARGETS when set), to
+#                                            # run on that machine's 16 cores: fuzz-bundle.tar.xz
 #
 # The bundle holds flowbench-cli, the GPU test executables, every shared library they load
 # except glibc's and the CUDA libraries (those come from the device: /usr/local/cuda or
@@ -11,14 +14,22 @@
 # On the device: `run` with carry [".device"] and the command `bash scripts/device_run.sh`.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+fuzz=0
+[[ "${1:-}" == --fuzz ]] && { fuzz=1; shift; set -- build-fuzz; }
 build=${1:-build}
 data=${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
 bins=(flowbench-cli test_backend_ops test_cross_device)
+bundle_name=bundle
+if (( fuzz )); then
+    bins=(fuzz_pipeline fuzz_idx fuzz_model fuzz_image fuzz_audio fuzz_event_log fuzz_command)
+    [[ -n "${FLOWBENCH_FUZZ_TARGETS:-}" ]] && read -ra bins <<<"$FLOWBENCH_FUZZ_TARGETS"
+    bundle_name=fuzz-bundle
+fi
 
 for b in "${bins[@]}"; do
     [[ -x "$build/bin/$b" ]] || { echo "device_bundle: $build/bin/$b is missing; build first" >&2; exit 2; }
 done
-grep -q "FLOWBENCH_HAVE_CUDA" "$build/build.ninja" "$build/Makefile" 2>/dev/null ||
+(( fuzz )) || grep -q "FLOWBENCH_HAVE_CUDA" "$build/build.ninja" "$build/Makefile" 2>/dev/null ||
     { echo "device_bundle: $build was configured without the GPU backend" >&2; exit 2; }
 
 stage=$(mktemp -d)
@@ -31,7 +42,10 @@ for b in "${bins[@]}"; do cp "$build/bin/$b" "$stage/bundle/bin/"; done
 # OpenCV's image reader links GDAL and GDCM (for geodata and DICOM, which Flowbench never reads),
 # and they pull in about 110 MB of libraries: too much to carry. In their place the bundle has
 # stubs with the same names that define exactly the functions OpenCV imports from them, each
-# one a trap (ud2): the loader is satisfied, and a call, which never happens, would stop loudly.
+# one returning 0. Not a trap: OpenCV calls GDAL's registration when it first decodes any image
+# (found running fuzz_image on the device, where traps stopped every decode); 0 is "nothing
+# registered, nothing found" to it, and the DICOM and GDAL decoders are never chosen for the
+# PNG, JPEG and other files Flowbench reads.
 stubbed=(libgdal.so.32 libgdcmMSFF.so.3.0 libgdcmDSED.so.3.0)
 skip_re='/(libc|libm|libdl|librt|libpthread|ld-linux[^/]*)\.so|/libcuda|/libcudart|/libcublas|/libcudnn|/libnvidia'
 cache=$(ldconfig -p)
@@ -59,18 +73,19 @@ for path in "${stubs[@]}"; do
         sort -u >"$stage/defined"
     for l in "$stage"/bundle/lib/*; do nm -D --undefined-only "$l"; done | awk '{print $2}' |
         sed 's/@.*//' | sort -u | comm -12 - "$stage/defined" |
-        awk '{printf ".globl %s\n.type %s,@function\n%s:\n\tud2\n", $1, $1, $1}' >"$stage/stub.s"
+        awk '{printf ".globl %s\n.type %s,@function\n%s:\n\txorl %%eax, %%eax\n\tret\n", $1, $1, $1}' \
+            >"$stage/stub.s"
     gcc -shared -nostdlib -Wl,-soname,"$name" -o "$stage/bundle/lib/$name" "$stage/stub.s"
-    echo "device_bundle: $name is a stub of $(grep -c '^\.globl' "$stage/stub.s") trapping functions"
+    echo "device_bundle: $name is a stub of $(grep -c '^\.globl' "$stage/stub.s") functions returning 0"
 done
 # Qt finds no platform plugin and needs none: the GPU tests are core tests.
-cp "$data"/*-ubyte.gz "$stage/bundle/data/"
+(( fuzz )) || cp "$data"/*-ubyte.gz "$stage/bundle/data/"
 mkdir -p .device
 # The peer (../shared/bench/peer_torch.py) does not travel with the checkout: it goes beside the
 # bundle, and device_run.sh passes it to the benchmark.
 peer=${FLOWBENCH_PEER:-../shared/bench/peer_torch.py}
-if [[ -f "$peer" ]]; then cp "$peer" .device/peer_torch.py; else echo "device_bundle: no peer at $peer; the benchmark will not run" >&2; fi
-XZ_OPT=-9e tar -C "$stage" -cJf .device/bundle.tar.xz bundle
-size=$(stat -c %s .device/bundle.tar.xz)
-echo "device_bundle: .device/bundle.tar.xz, $((size >> 20)) MiB (the carry limit is 64 MiB)"
+if (( fuzz )); then :; elif [[ -f "$peer" ]]; then cp "$peer" .device/peer_torch.py; else echo "device_bundle: no peer at $peer; the benchmark will not run" >&2; fi
+XZ_OPT=-9e tar -C "$stage" -cJf ".device/$bundle_name.tar.xz" bundle
+size=$(stat -c %s ".device/$bundle_name.tar.xz")
+echo "device_bundle: .device/$bundle_name.tar.xz, $((size >> 20)) MiB (the carry limit is 64 MiB)"
 (( size < 60 * 1024 * 1024 )) || { echo "device_bundle: too large to carry" >&2; exit 1; }

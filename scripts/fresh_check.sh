@@ -4,8 +4,9 @@
 #
 #   scripts/fresh_check.sh               the README's two commands in a fresh Debian 12:
 #                                        scripts/start.sh --headless --set train.epochs=1
-#                                        (must print an ok summary), then scripts/test.sh
-#   scripts/fresh_check.sh --tests       only scripts/test.sh
+#                                        (must print an ok summary), then scripts/test.sh,
+#                                        then scripts/fuzz.sh for 60 s per fuzzer
+#   scripts/fresh_check.sh --tests       only scripts/test.sh and scripts/fuzz.sh
 #   scripts/fresh_check.sh --package     build the .deb there (scripts/package.sh), install it
 #                                        into a second fresh Debian 12 with apt, train the
 #                                        installed example and screenshot the window (Xvfb)
@@ -277,6 +278,21 @@ run_tests() {
     (( status == 0 )) || fail "scripts/test.sh failed (exit $status)"
 }
 
+# A short run of every fuzzer (scripts/fuzz.sh: Clang, ASan and UBSan), from the seeds and the
+# regression inputs in fuzz/: a reader that crashes on them, or on what a minute of mutation
+# finds, fails CI.
+run_fuzz() {
+    local root="$1" status=0
+    begin "fuzz.sh (every fuzzer, ${FLOWBENCH_FUZZ_SECONDS:-60} s each)"
+    set +e
+    in_root "$root" "bash scripts/fuzz.sh --seconds ${FLOWBENCH_FUZZ_SECONDS:-60} --jobs 2 2>&1" |
+        tee -a "$log" | grep --line-buffered '^fuzz\|^target\|^fuzz_\|^    \|^error'
+    status=${PIPESTATUS[0]}
+    set -e
+    end_phase
+    (( status == 0 )) || fail "scripts/fuzz.sh failed (exit $status): a fuzzer found a crash"
+}
+
 check_package() {
     local root_a="$1" root_b="$work/pkg" deb
     begin "package: build and lint the .deb"
@@ -328,9 +344,11 @@ case "$mode" in
     readme|all)
         run_start "$root"
         run_tests "$root"
+        run_fuzz "$root"
         ;;
     tests)
         run_tests "$root"
+        run_fuzz "$root"
         ;;
 esac
 [[ "$mode" == package || "$mode" == all ]] && check_package "$root"

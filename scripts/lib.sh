@@ -4,6 +4,7 @@
 #   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 #   fb_cd_root     # cd to the repository root, wherever the caller was started from
 #   fb_build       # configure (first time only) and build into build/
+#   fb_instrumented_build DIR FLAGS TARGETS... -- CMAKE_ARGS...   (sanitize.sh, fuzz.sh)
 
 # The repository root: the parent of the folder holding this file.
 FB_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -48,4 +49,28 @@ fb_build() {
     [[ -n "${FLOWBENCH_JOBS:-}" ]] && jobs=(--parallel "$FLOWBENCH_JOBS")
     fb_say "== build: cmake --build $FB_BUILD_DIR ${jobs[*]}"
     cmake --build "$FB_BUILD_DIR" "${jobs[@]}" || fb_die "build failed (see above)"
+}
+
+# An instrumented build of its own (sanitizers, fuzzing): configured the first time with the
+# compiler and link flags given and no GPU backend (the sanitizers do not follow CUDA's device
+# memory), then built: every target, or the ones named before `--`. After `--`, more CMake
+# arguments for the first configure (the compiler, the build type, options).
+fb_instrumented_build() {
+    local dir=$1 flags=$2 link=$3 targets=() args=()
+    shift 3
+    while (( $# )) && [[ $1 != -- ]]; do targets+=("$1"); shift; done
+    (( $# )) && shift
+    args=("$@")
+    if [[ ! -f "$dir/build.ninja" ]]; then
+        fb_say "== configure: $dir with $flags"
+        cmake -S . -B "$dir" -G Ninja -DFLOWBENCH_WITH_CUDA=OFF "${args[@]}" \
+            -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
+            -DCMAKE_EXE_LINKER_FLAGS="$link" ||
+            fb_die "CMake configure failed (see above)"
+    fi
+    local jobs=() target_args=()
+    [[ -n "${FLOWBENCH_JOBS:-}" ]] && jobs=(--parallel "$FLOWBENCH_JOBS")
+    (( ${#targets[@]} )) && target_args=(--target "${targets[@]}")
+    fb_say "== build: cmake --build $dir ${jobs[*]} ${target_args[*]}"
+    cmake --build "$dir" "${jobs[@]}" "${target_args[@]}" || fb_die "build failed (see above)"
 }

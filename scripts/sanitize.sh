@@ -21,17 +21,7 @@ fi
 
 dir=build-asan
 flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
-if [[ ! -f "$dir/build.ninja" ]]; then
-    fb_say "== configure: $dir with $flags"
-    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFLOWBENCH_WITH_CUDA=OFF \
-        -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
-        -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" ||
-        fb_die "CMake configure failed (see above)"
-fi
-jobs=()
-[[ -n "${FLOWBENCH_JOBS:-}" ]] && jobs=(--parallel "$FLOWBENCH_JOBS")
-fb_say "== build: cmake --build $dir ${jobs[*]}"
-cmake --build "$dir" "${jobs[@]}" || fb_die "build failed (see above)"
+fb_instrumented_build "$dir" "$flags" "-fsanitize=address,undefined" -- -DCMAKE_BUILD_TYPE=Debug
 
 export QT_QPA_PLATFORM="${QT_QPA_PLATFORM:-offscreen}"
 # allocator_may_return_null: an absurd allocation returns null as in the product (tests ask for

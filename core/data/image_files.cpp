@@ -10,6 +10,7 @@
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -36,7 +37,7 @@ bool endsWith(const std::vector<uint8_t> &bytes, const std::vector<uint8_t> &mar
 // decodes a truncated JPEG with the missing rows grey and only a warning on stderr, so a damaged
 // photo would silently train as a half-grey one: its end-of-image marker (FF D9) must be there.
 // The formats Flowbench reads, by their first bytes: PNG, JPEG, BMP, TIFF, WebP and the Netpbm
-// family (PBM, PGM, PPM, PFM). Debian's OpenCV would try more (DICOM through GDCM, JPEG 2000
+// family (PBM, PGM, PPM). Debian's OpenCV would try more (DICOM through GDCM, JPEG 2000
 // through OpenJPEG, OpenEXR, Radiance HDR, Sun raster, GDAL's), but those libraries are not
 // hardened against damaged files: a 135-byte file with "DICM" at byte 128 made GDCM fail an
 // assertion and abort the whole process (found by fuzz_image). Nobody trains a picture
@@ -46,11 +47,16 @@ bool supportedFormat(const std::vector<uint8_t> &b)
     auto starts = [&](std::initializer_list<uint8_t> m, size_t at = 0) {
         return b.size() >= at + m.size() && std::equal(m.begin(), m.end(), b.begin() + long(at));
     };
-    return starts({0x89, 'P', 'N', 'G'}) || starts({0xFF, 0xD8, 0xFF}) || starts({'B', 'M'}) ||
-           starts({'I', 'I', 0x2A, 0x00}) || starts({'M', 'M', 0x00, 0x2A}) ||
-           (starts({'R', 'I', 'F', 'F'}) && starts({'W', 'E', 'B', 'P'}, 8)) ||
-           (b.size() >= 2 && b[0] == 'P' &&
-            (std::strchr("123456", b[1]) != nullptr || b[1] == 'F' || b[1] == 'f'));
+    // Exactly the signatures OpenCV's own decoders for these formats check: a file that none of
+    // them claims goes on to the others (GDAL's, by way of a temporary file: 5 s for a 200-byte
+    // file that began like a PNG, found by fuzz_image).
+    // Netpbm: P1..P6. Not PFM (PF, Pf): OpenCV decodes it to floats, which the 8-bit path
+    // below would misread (found by fuzz_image: 87 values for a 29 x 29 sample).
+    const bool netpbm = b.size() >= 3 && b[0] == 'P' && std::isspace(b[2]) && b[1] >= '1' &&
+                        b[1] <= '6';
+    return starts({0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'}) || starts({0xFF, 0xD8, 0xFF}) ||
+           starts({'B', 'M'}) || starts({'I', 'I', 0x2A, 0x00}) || starts({'M', 'M', 0x00, 0x2A}) ||
+           (starts({'R', 'I', 'F', 'F'}) && starts({'W', 'E', 'B', 'P'}, 8)) || netpbm;
 }
 
 std::string truncation(const std::vector<uint8_t> &bytes)
@@ -221,8 +227,11 @@ Result<std::vector<uint8_t>> decodeImageBytes(const std::vector<uint8_t> &bytes,
     } catch (const cv::Exception &) {
         img.release();
     }
-    if (img.empty())
-        return fileError(name, "damaged: OpenCV cannot decode it");
+    if (img.empty()) return fileError(name, "damaged: OpenCV cannot decode it");
+    // Decoding without IMREAD_ANYDEPTH gives 8-bit pixels; a decoder that does otherwise would be
+    // misread below, so it is refused rather than trusted.
+    if (img.depth() != CV_8U)
+        return fileError(name, "decodes to pixels that are not 8-bit; convert it to an 8-bit PNG");
     cv::Mat sized = fit(img, o);
     std::vector<uint8_t> out(size_t(sized.channels()) * size_t(o.height) * size_t(o.width));
     const size_t plane = size_t(o.height) * size_t(o.width);
