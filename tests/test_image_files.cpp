@@ -262,6 +262,89 @@ private slots:
                  r.error().str().c_str());
     }
 
+    // Found by fuzz_image in CI: a 100-byte picture whose header declares a huge size made
+    // OpenCV ask for 2.4 GB before it found the pixels missing. The declared size is checked
+    // first, in every format read; one of Qt's own small pictures is patched to declare more.
+    void hugeDeclaredSizesAreRefusedBeforeDecoding_data()
+    {
+        QTest::addColumn<QByteArray>("bytes");
+        QTest::addColumn<QString>("why");
+        QTemporaryDir dir;
+        auto encoded = [&](const char *format) {
+            const QString path = dir.filePath(QString("small.") + format);
+            save(solid(4, 4, Qt::gray), path);
+            return readBytes(path);
+        };
+        auto put = [](QByteArray &b, int at, uint64_t v, int bytes, bool little) {
+            for (int i = 0; i < bytes; ++i)
+                b[at + (little ? i : bytes - 1 - i)] = char((v >> (8 * i)) & 0xFF);
+        };
+        const QString tooMany = " pixels; at most 67,108,864 (8192 x 8192) are read";
+        QByteArray png = encoded("png"); // IHDR: width at 16, height at 20, big-endian
+        put(png, 16, 100000, 4, false);
+        put(png, 20, 100000, 4, false);
+        QTest::newRow("png") << png << "declares 100000 x 100000" + tooMany;
+        QByteArray bmp = encoded("bmp"); // BITMAPINFOHEADER: width at 18, height at 22
+        put(bmp, 18, 20000, 4, true);
+        put(bmp, 22, uint32_t(-20000), 4, true); // negative: stored top-down
+        QTest::newRow("bmp top-down") << bmp << "declares 20000 x 20000" + tooMany;
+        QByteArray jpeg = encoded("jpg"); // start of frame: height at +5, width at +7
+        const int sof = int(jpeg.indexOf(QByteArray("\xFF\xC0", 2)));
+        QVERIFY(sof > 0);
+        put(jpeg, sof + 5, 60000, 2, false);
+        put(jpeg, sof + 7, 60000, 2, false);
+        QTest::newRow("jpeg") << jpeg << "declares 60000 x 60000" + tooMany;
+        // Only the product is too large: each side alone is allowed.
+        QTest::newRow("pgm") << QByteArray("P5\n# a comment\n100000 1000\n255\n") +
+                                    QByteArray(64, 'x')
+                             << "declares 100000 x 1000" + tooMany;
+        // TIFF, little-endian, written here (Qt reads no TIFF without a plugin): width (256),
+        // height (257), bits per sample (258) and samples per pixel (277) of the first
+        // directory.
+        auto tiff = [&](uint32_t w, uint32_t h, uint16_t bits, uint16_t samples) {
+            QByteArray t("II*\0", 4);
+            t.append(QByteArray(4 + 2 + 4 * 12 + 4 + 64, 0));
+            put(t, 4, 8, 4, true);
+            put(t, 8, 4, 2, true);
+            const uint32_t values[4][3] = {
+                {256, 4, w}, {257, 4, h}, {258, 3, bits}, {277, 3, samples}};
+            for (int e = 0; e < 4; ++e) {
+                const int at = 10 + 12 * e;
+                put(t, at, values[e][0], 2, true);
+                put(t, at + 2, values[e][1], 2, true);
+                put(t, at + 4, 1, 4, true);
+                put(t, at + 8, values[e][2], values[e][1] == 3 ? 2 : 4, true);
+            }
+            return t;
+        };
+        QTest::newRow("tiff") << tiff(30000, 30000, 8, 1) << "declares 30000 x 30000" + tooMany;
+        // Allowed in pixels, not in bytes: 64-bit floats, four of them a pixel.
+        QTest::newRow("tiff 64-bit RGBA")
+            << tiff(8192, 8192, 64, 4)
+            << "declares 8192 x 8192 pixels of 32 bytes each (2.00 GiB to decode); at most "
+               "1 GiB is read";
+        // A damaged WebP header that OpenCV's WebP decoder turns down, with the signature of
+        // one that it tries later (GDCM's, or GDAL's) further on (found by fuzz_image: GDCM
+        // aborted the process).
+        const QString disguise = "damaged, or a DICOM or DTED file in disguise: it carries their "
+                                 "signature, and Flowbench reads neither (convert it to PNG)";
+        for (const auto &[offset, magic] : {std::pair{128, "DICM"}, std::pair{140, "DTED"}}) {
+            QByteArray webp = QByteArray("RIFF\x56\0\0\0WEBPVP8 ", 16) + QByteArray(140, '\xD3');
+            webp.replace(offset, 4, magic);
+            QTest::newRow(magic) << webp << disguise;
+        }
+    }
+
+    void hugeDeclaredSizesAreRefusedBeforeDecoding()
+    {
+        QFETCH(QByteArray, bytes);
+        QFETCH(QString, why);
+        const std::vector<uint8_t> b(bytes.begin(), bytes.end());
+        auto r = data::decodeImageBytes(b, "huge", ImageFilesOptions{});
+        QVERIFY(!r.ok());
+        QCOMPARE(QString::fromStdString(r.error().str()), "huge: " + why);
+    }
+
     void listReadsCsv()
     {
         QTemporaryDir dir;

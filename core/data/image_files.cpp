@@ -2,6 +2,7 @@
 
 #include "core/data/file_split.h"
 
+#include "core/base/bytes.h"
 #include "core/base/safe_text.h"
 
 #include <opencv2/core.hpp>
@@ -52,11 +53,128 @@ bool supportedFormat(const std::vector<uint8_t> &b)
     // file that began like a PNG, found by fuzz_image).
     // Netpbm: P1..P6. Not PFM (PF, Pf): OpenCV decodes it to floats, which the 8-bit path
     // below would misread (found by fuzz_image: 87 values for a 29 x 29 sample).
-    const bool netpbm = b.size() >= 3 && b[0] == 'P' && std::isspace(b[2]) && b[1] >= '1' &&
-                        b[1] <= '6';
+    const bool netpbm =
+        b.size() >= 3 && b[0] == 'P' && std::isspace(b[2]) && b[1] >= '1' && b[1] <= '6';
     return starts({0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'}) || starts({0xFF, 0xD8, 0xFF}) ||
            starts({'B', 'M'}) || starts({'I', 'I', 0x2A, 0x00}) || starts({'M', 'M', 0x00, 0x2A}) ||
            (starts({'R', 'I', 'F', 'F'}) && starts({'W', 'E', 'B', 'P'}, 8)) || netpbm;
+}
+
+// What a picture's header declares: its size, and the most bytes per pixel a decoder keeps
+// while reading it (zero width and height when the header cannot be read here; the decoder then
+// says why). OpenCV allocates what the header declares, up to 2^30 pixels, before it finds the
+// data missing: a 100-byte file made it ask for 2.4 GB (found by fuzz_image in CI). The limit
+// cannot be lowered from inside the process (OPENCV_IO_MAX_IMAGE_PIXELS is read when the
+// library loads), so the header is read here first, for each format taken.
+struct Declared {
+    uint64_t width = 0, height = 0;
+    // RGBA, 8-bit: what OpenCV's WebP and PNG paths hold. More for JPEG (libjpeg keeps 2-byte
+    // coefficients of every component for a progressive picture) and for TIFF with wide samples
+    // (OpenCV reads a strip whole, at the file's own depth, before converting).
+    uint64_t bytesPerPixel = 4;
+};
+
+Declared declaredSize(const std::vector<uint8_t> &b)
+{
+    const size_t n = b.size();
+    auto be = [&](size_t at, int bytes) {
+        uint64_t v = 0;
+        for (int i = 0; i < bytes; ++i)
+            v = v << 8 | b[at + size_t(i)];
+        return v;
+    };
+    auto le = [&](size_t at, int bytes) {
+        uint64_t v = 0;
+        for (int i = bytes - 1; i >= 0; --i)
+            v = v << 8 | b[at + size_t(i)];
+        return v;
+    };
+    if (n >= 24 && b[0] == 0x89 && b[1] == 'P') return {be(16, 4), be(20, 4)}; // IHDR
+    if (n >= 26 && b[0] == 'B' && b[1] == 'M') {
+        if (le(14, 4) == 12) return {le(18, 2), le(20, 2)}; // BITMAPCOREHEADER
+        const int64_t w = int32_t(uint32_t(le(18, 4)));
+        const int64_t h = int32_t(uint32_t(le(22, 4))); // negative: stored top-down
+        return {uint64_t(std::abs(w)), uint64_t(std::abs(h))};
+    }
+    if (n >= 3 && b[0] == 'P') { // Netpbm: "P5 <width> <height> ...", comments after '#'
+        size_t at = 2;
+        uint64_t v[2] = {0, 0};
+        for (uint64_t &x : v) {
+            while (at < n && (std::isspace(b[at]) || b[at] == '#')) {
+                if (b[at] == '#')
+                    while (at < n && b[at] != '\n')
+                        ++at;
+                else
+                    ++at;
+            }
+            while (at < n && std::isdigit(b[at]) && x < (uint64_t(1) << 40))
+                x = x * 10 + uint64_t(b[at++] - '0');
+        }
+        return {v[0], v[1]};
+    }
+    if (n >= 4 && b[0] == 0xFF && b[1] == 0xD8) {
+        // JPEG: the first start-of-frame marker. Like libjpeg, bytes between markers are
+        // skipped, and markers without a length (SOI, TEM, RSTn) are stepped over.
+        size_t at = 2;
+        while (at + 10 <= n) {
+            if (b[at] != 0xFF) {
+                ++at;
+                continue;
+            }
+            const uint8_t m = b[at + 1];
+            if (m == 0xFF) { // fill byte
+                ++at;
+                continue;
+            }
+            if (m == 0x00 || m == 0x01 || m == 0xD8 || (m >= 0xD0 && m <= 0xD7)) {
+                at += 2;
+                continue;
+            }
+            if (m == 0xD9 || m == 0xDA) break; // end of image, or scan data before any frame
+            if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC)
+                return {be(at + 7, 2), be(at + 5, 2), std::max<uint64_t>(4, 2 * b[at + 9])};
+            at += 2 + size_t(be(at + 2, 2));
+        }
+        return {};
+    }
+    if (n >= 30 && b[0] == 'R') { // WebP: RIFF, size, WEBP, then VP8 / VP8L / VP8X
+        if (b[12] == 'V' && b[13] == 'P' && b[14] == '8' && b[15] == ' ')
+            return {le(26, 2) & 0x3FFF, le(28, 2) & 0x3FFF};
+        if (b[15] == 'L') {
+            const uint64_t bits = le(21, 4);
+            return {(bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1};
+        }
+        if (b[15] == 'X') return {le(24, 3) + 1, le(27, 3) + 1};
+        return {};
+    }
+    if (n >= 8 && (b[0] == 'I' || b[0] == 'M')) {
+        // TIFF: the first directory's width (256), height (257), bits per sample (258: one
+        // value per sample, stored elsewhere when they do not fit in 4 bytes) and samples per
+        // pixel (277). libtiff's defaults when absent: 1 bit, 1 sample.
+        const bool little = b[0] == 'I';
+        auto get = [&](size_t at, int bytes) { return little ? le(at, bytes) : be(at, bytes); };
+        const uint64_t ifd = get(4, 4);
+        if (ifd + 2 > n) return {};
+        const uint64_t entries = get(size_t(ifd), 2);
+        uint64_t w = 0, h = 0, bits = 1, samples = 1;
+        for (uint64_t e = 0; e < entries && ifd + 2 + 12 * (e + 1) <= n; ++e) {
+            const size_t at = size_t(ifd + 2 + 12 * e);
+            const uint64_t tag = get(at, 2), type = get(at + 2, 2), count = get(at + 4, 4);
+            const uint64_t value = type == 3 ? get(at + 8, 2) : get(at + 8, 4);
+            if (tag == 256) w = value;
+            if (tag == 257) h = value;
+            if (tag == 277) samples = value;
+            if (tag == 258 && type == 3) {
+                if (count <= 2)
+                    bits = value;
+                else if (const uint64_t there = get(at + 8, 4); there + 2 <= n)
+                    bits = get(size_t(there), 2);
+            }
+        }
+        const uint64_t bytesPerSample = std::clamp<uint64_t>((bits + 7) / 8, 1, 8);
+        return {w, h, std::max<uint64_t>(4, bytesPerSample * std::max<uint64_t>(samples, 1))};
+    }
+    return {};
 }
 
 std::string truncation(const std::vector<uint8_t> &bytes)
@@ -204,9 +322,8 @@ std::string csvField(const std::string &line, size_t &pos)
 void configureOpenCv()
 {
     static std::once_flag once;
-    std::call_once(once, [] {
-        cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);
-    });
+    std::call_once(once,
+                   [] { cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT); });
 }
 
 } // namespace
@@ -220,6 +337,31 @@ Result<std::vector<uint8_t>> decodeImageBytes(const std::vector<uint8_t> &bytes,
         return fileError(name, "not an image Flowbench reads (PNG, JPEG, BMP, TIFF, WebP, "
                                "PBM/PGM/PPM), or damaged");
     if (std::string why = truncation(bytes); !why.empty()) return fileError(name, why);
+    // 2^26 pixels (8192 x 8192, more than a 50-megapixel camera's) is plenty for a picture that
+    // is then scaled to the model's input; 1 GiB is what decoding one may take.
+    constexpr uint64_t kMaxPixels = uint64_t(1) << 26, kMaxBytes = uint64_t(1) << 30;
+    const Declared d = declaredSize(bytes);
+    const std::string size = std::to_string(d.width) + " x " + std::to_string(d.height);
+    if (d.width > kMaxPixels || d.height > kMaxPixels || d.width * d.height > kMaxPixels)
+        return fileError(name,
+                         "declares " + size + " pixels; at most 67,108,864 (8192 x 8192) are read");
+    if (d.width * d.height * d.bytesPerPixel > kMaxBytes)
+        return fileError(name, "declares " + size + " pixels of " +
+                                   std::to_string(d.bytesPerPixel) + " bytes each (" +
+                                   humanBytes(double(d.width * d.height * d.bytesPerPixel)) +
+                                   " to decode); at most 1 GiB is read");
+    // OpenCV tries its decoders in turn, and two look past the start of the file: GDCM's
+    // (DICOM: "DICM" at byte 128) and GDAL's ("DTED" at byte 140). A file that the decoder of
+    // its own format turns down (a WebP whose header does not parse), or one that reaches them
+    // first, would be decoded by them, and neither is hardened against damaged input: GDCM
+    // fails an assertion and aborts, or asks for 3.5 GB (found by fuzz_image). Flowbench reads
+    // neither format, and a real picture carries these bytes there by chance one time in 2^32.
+    auto at = [&](size_t offset, const char *magic) {
+        return bytes.size() >= offset + 4 && std::memcmp(bytes.data() + offset, magic, 4) == 0;
+    };
+    if (at(128, "DICM") || at(140, "DTED"))
+        return fileError(name, "damaged, or a DICOM or DTED file in disguise: it carries their "
+                               "signature, and Flowbench reads neither (convert it to PNG)");
     cv::Mat img;
     try {
         const cv::Mat raw(1, int(bytes.size()), CV_8U, const_cast<uint8_t *>(bytes.data()));
