@@ -775,6 +775,72 @@ private slots:
                     .isEmpty());
     }
 
+    // The per-step check reads only the loss; a checkpoint written after the update that broke
+    // the weights could only fail on resume. One linear layer whose weights an L2 penalty larger
+    // than the learning rate allows multiplies by -9 a step (w -= 10 * (g + 1 * w)): after 41
+    // steps they overflow while the inputs, divided by 100, keep the loss of that step finite.
+    void divergedWeightsAreNeverCheckpointed()
+    {
+        QTemporaryDir dir;
+        QJsonObject pipeline = readJson(example("fashion_mnist_mlp.json"));
+        const QStringList hidden{"fc1", "relu1", "fc2", "relu2"};
+        QJsonArray nodes, edges;
+        for (const QJsonValue &n : pipeline["nodes"].toArray())
+            if (!hidden.contains(n["id"].toString())) nodes.append(n);
+        for (const QJsonValue &e : pipeline["edges"].toArray())
+            if (!hidden.contains(e["from"].toString().section('.', 0, 0)) &&
+                !hidden.contains(e["to"].toString().section('.', 0, 0)))
+                edges.append(e);
+        edges.append(QJsonObject{{"from", "flatten.out"}, {"to", "fc3.in"}});
+        pipeline["nodes"] = nodes;
+        pipeline["edges"] = edges;
+        const QString file = dir.filePath("linear.json");
+        writeJson(file, pipeline);
+        const QString out = dir.filePath("run");
+        QStringList run{"run", file, "--out", out};
+        for (const char *set :
+             {"train_data.limit=4000", "test_data.limit=100", "optimizer.lr=10",
+              "optimizer.weight_decay=1", "optimizer.momentum=0", "normalize.std=100",
+              "train.batch_size=32", "train.checkpoint_steps=1"})
+            run << "--set" << set;
+        CliResult r = cli(run);
+        QCOMPARE(r.exitCode, 1);
+        const QJsonObject error = r.summary["error"].toObject();
+        QCOMPARE(error["node"].toString(), QString("optimizer"));
+        const QString msg = error["message"].toString();
+        QVERIFY2(msg.startsWith("the weights became NaN or infinite by step ") &&
+                     msg.contains("('model.fc3.weight'); no checkpoint was written for it"),
+                 qPrintable(r.out));
+        // The loss of the breaking step was finite, so the summary counts it.
+        const int broken = msg.section("by step ", 1).section(' ', 0, 0).toInt();
+        QVERIFY2(broken > 30, qPrintable(msg));
+        QCOMPARE(r.summary["steps"].toInt(), broken);
+        // Every step before it left a checkpoint; the last of them is named, and resumes.
+        const QString last = QString("step-%1").arg(broken - 1, 8, 10, QChar('0'));
+        QVERIFY2(msg.contains("last whole checkpoint: " + out + "/checkpoints/" + last),
+                 qPrintable(msg));
+        const QStringList kept =
+            QDir(out + "/checkpoints").entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name);
+        QVERIFY2(!kept.isEmpty() && kept.last() == last, qPrintable(kept.join(' ')));
+        auto resume = [&](const QString &from) { return cli(run + QStringList{"--resume", from}); };
+        // The same pipeline breaks at the same step again: the checkpoint itself was whole.
+        CliResult resumed = resume(out + "/checkpoints/" + last);
+        QCOMPARE(resumed.exitCode, 1);
+        QCOMPARE(resumed.summary["error"].toObject()["message"].toString(), msg);
+        // From an older one: the later checkpoint moves aside first, and is written again.
+        const QString older = QString("step-%1").arg(broken - 3, 8, 10, QChar('0'));
+        CliResult again = resume(out + "/checkpoints/" + older + "/");
+        QCOMPARE(again.summary["error"].toObject()["message"].toString(), msg);
+        const QStringList aside =
+            QDir(out).entryList({"earlier-*"}, QDir::Dirs | QDir::NoDotAndDotDot);
+        QCOMPARE(aside.size(), 1);
+        QVERIFY(QFile::exists(out + "/" + aside[0] + "/checkpoints/" + last));
+        QCOMPARE(QDir(out + "/checkpoints")
+                     .entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)
+                     .size(),
+                 2);
+    }
+
     // A new run into a folder that holds another run's checkpoints: they move aside (still
     // resumable), and the new run's checkpoints and errors are its own.
     void reusedOutputFolderKeepsTheEarlierRunApart()
@@ -841,10 +907,11 @@ private slots:
         QTest::addColumn<QStringList>("sets");
         QTest::addColumn<QString>("node");
         QTest::addColumn<QStringList>("expect");
-        QTest::newRow("weights")
-            << QStringList{"conv2.out_channels=65536", "fc1.out_features=65536"} << "fc1"
-            << QStringList{"too large for this machine's memory", "parameters",
-                           "[3211264]", "available"};
+        QTest::newRow("weights") << QStringList{"conv2.out_channels=65536",
+                                                "fc1.out_features=65536"}
+                                 << "fc1"
+                                 << QStringList{"too large for this machine's memory", "parameters",
+                                                "[3211264]", "available"};
         QTest::newRow("activations")
             << QStringList{"conv1.out_channels=65536", "train.batch_size=65536"} << "conv1"
             << QStringList{"training a batch of 65536 needs at least", "TiB",
@@ -857,12 +924,15 @@ private slots:
         QFETCH(QString, node);
         QFETCH(QStringList, expect);
         QTemporaryDir dir;
-        QStringList args{"run", example("fashion_mnist_cnn.json"), "--out", dir.path() + "/out",
-                         "--set", "train_data.limit=256", "--set", "test_data.limit=256"};
+        QStringList args{"run",   example("fashion_mnist_cnn.json"),
+                         "--out", dir.path() + "/out",
+                         "--set", "train_data.limit=256",
+                         "--set", "test_data.limit=256"};
         for (const QString &s : sets)
             args << "--set" << s;
         CliResult r = cli(args);
-        QVERIFY2(r.exitCode == 2, qPrintable(QString("exit %1: ").arg(r.exitCode) + r.err.right(2000)));
+        QVERIFY2(r.exitCode == 2,
+                 qPrintable(QString("exit %1: ").arg(r.exitCode) + r.err.right(2000)));
         const QJsonObject err = r.summary["error"].toObject();
         QCOMPARE(err["node"].toString(), node);
         for (const QString &e : expect)

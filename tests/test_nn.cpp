@@ -1,6 +1,7 @@
 // Layers, compiled plans, losses, schedules and initializers: whole-model gradients against
 // finite differences, shape inference errors, and the fast backend against the reference.
 
+#include "core/backend/cpu/dnnl_common.h"
 #include "core/nn/layers.h"
 #include "core/nn/loss.h"
 #include "core/nn/model.h"
@@ -255,10 +256,70 @@ private slots:
                 QFAIL("a 64 TiB plan was made");
             } catch (const DeviceError &err) {
                 QCOMPARE(QString::fromStdString(err.node()), QString("fc"));
-                QVERIFY2(QString(err.what()).contains("out of memory on the CPU: asked for 62.50 TiB"),
-                         err.what());
+                QVERIFY2(
+                    QString(err.what()).contains("out of memory on the CPU: asked for 62.50 TiB"),
+                    err.what());
             }
         }
+    }
+
+    // oneDNN reports a failed call by throwing dnnl::error; uncaught, it ended the process. Every
+    // execution goes through FB_DNNL_CHECK, which turns it into a DeviceError naming the call, as
+    // the GPU backend does (the plan then adds the node, as above).
+    void oneDnnFailuresAreDeviceErrors()
+    {
+        using namespace fb::dnnlx;
+        dnnl::memory src(plainDesc({2, 3}, tag::ab), engine());
+        dnnl::memory unset; // a real failure: executing with an argument never made
+        dnnl::reorder copy(src, src);
+        try {
+            FB_DNNL_CHECK(copy.execute(stream(), src, unset));
+            QFAIL("oneDNN ran a reorder into nothing");
+        } catch (const DeviceError &e) {
+            const QString msg = e.what();
+            QVERIFY2(msg.startsWith("oneDNN failed: copy.execute(stream(), src, unset) at ") &&
+                         msg.contains("test_nn.cpp:"),
+                     e.what());
+        }
+        try {
+            FB_DNNL_CHECK(throw dnnl::error(dnnl_out_of_memory, "could not allocate"));
+            QFAIL("not thrown");
+        } catch (const DeviceError &e) {
+            QVERIFY2(QString(e.what()).startsWith("out of memory on the CPU in oneDNN ("),
+                     e.what());
+        }
+    }
+
+    // The guard before weights are written (a checkpoint, a trained model) or used (a loaded
+    // one): any NaN or infinity, in any float type, anywhere in the tensor.
+    void finiteCheckSeesEveryFloatType()
+    {
+        Tensor f = Tensor::zeros({3, 5});
+        QVERIFY(f.allFinite());
+        for (float bad :
+             {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+              -std::numeric_limits<float>::infinity()}) {
+            f.f32()[14] = bad; // the last value
+            QVERIFY(!f.allFinite());
+        }
+        f.f32()[14] = std::numeric_limits<float>::max();
+        QVERIFY(f.allFinite());
+        // bfloat16 and float16: infinity, a NaN, and the largest finite value of each.
+        for (const auto &[type, inf, nan, largest] :
+             {std::tuple{DType::BF16, 0xFF80, 0x7FC1, 0x7F7F},
+              std::tuple{DType::F16, 0x7C00, 0xFE01, 0x7BFF}}) {
+            Tensor h = Tensor::zeros({4}, type);
+            QVERIFY(h.allFinite());
+            for (int bits : {inf, nan}) {
+                h.data<uint16_t>()[3] = uint16_t(bits);
+                QVERIFY(!h.allFinite());
+            }
+            h.data<uint16_t>()[3] = uint16_t(largest);
+            QVERIFY(h.allFinite());
+        }
+        Tensor labels = Tensor::zeros({4}, DType::I32);
+        labels.data<int32_t>()[0] = -1;
+        QVERIFY(labels.allFinite());
     }
 
     void initializationMatchesPyTorchBounds()

@@ -45,7 +45,8 @@ commands:
       --out DIR               output folder (default: runs/<name>-<time>)
       --events FILE|-         write the JSON-lines event stream (- = stdout) and take
                               commands as JSON lines on stdin (pause, resume, stop, ...)
-      --resume DIR            continue from the newest checkpoint under DIR
+      --resume DIR            continue from the newest checkpoint of run folder DIR, or
+                              from DIR itself when it is one checkpoint's folder
       --accept-changes        with --resume: also from a checkpoint of a changed pipeline
                               (e.g. another optimizer.lr), with a warning saying what changed
       --profile               report the forward and backward time of every layer

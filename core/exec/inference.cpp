@@ -318,12 +318,10 @@ Result<std::unique_ptr<Predictor>> Predictor::open(const std::string &path,
             return fileError(s->file, "tensor '" + name + "' has shape " + src->shape().str() +
                                           ", the model needs " + t.shape().str());
         // Weights that are not numbers predict nothing ("probability": null for every class).
-        if (src->dtype() == DType::F32)
-            for (int64_t i = 0; i < src->numel(); ++i)
-                if (!std::isfinite(src->f32()[i]))
-                    return fileError(s->file, "tensor '" + name +
-                                                  "' holds NaN or infinite values: the model is "
-                                                  "broken (a diverged run, or a damaged file)");
+        if (!src->allFinite())
+            return fileError(s->file, "tensor '" + name +
+                                          "' holds NaN or infinite values: the model is broken "
+                                          "(a diverged run, or a damaged file)");
         t.copyFrom(*src);
         return {};
     };

@@ -359,20 +359,16 @@ Status writeCheckpoint(Backend &backend, const std::string &outDir, const TrainS
     // infinite after a finite loss: such a state is never written as a checkpoint (a resume
     // from it could only fail), and the previous checkpoint stays the last whole one.
     const io::NamedTensors tensors = onHost(backend, checkpointTensors(model, opt));
-    for (const auto &[name, t] : tensors) {
-        if (t.dtype() != DType::F32) continue;
-        const float *v = t.f32();
-        for (int64_t i = 0; i < t.numel(); ++i)
-            if (!std::isfinite(v[i])) {
-                fs::remove_all(tmp, ec);
-                return nodeError(blameNode, "the weights became NaN or infinite by step " +
-                                                std::to_string(st.step) + " ('" + name +
-                                                "'); no checkpoint was written for it; last whole "
-                                                "checkpoint: " +
-                                                lastCheckpointText(outDir) +
-                                                ". Try a lower learning rate");
-            }
-    }
+    for (const auto &[name, t] : tensors)
+        if (!t.allFinite()) {
+            fs::remove_all(tmp, ec);
+            return nodeError(blameNode, "the weights became NaN or infinite by step " +
+                                            std::to_string(st.step) + " ('" + name +
+                                            "'); no checkpoint was written for it; last whole "
+                                            "checkpoint: " +
+                                            lastCheckpointText(outDir) +
+                                            ". Try a lower learning rate");
+        }
     // writeSafetensors flushes the file; the folder is renamed into place only after that, and
     // the parent is flushed so the rename survives a crash: a kill at any moment leaves the
     // previous checkpoint whole and this one either whole or absent.
@@ -679,15 +675,31 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     const std::string hash = pipelineHash(doc);
     TrainState st;
     std::string resumedFrom;
+    // --resume takes a run folder (its newest whole checkpoint) or the folder of one checkpoint
+    // in it, which is what errors name as the "last whole checkpoint".
+    std::string resumeRun = options.resumeDir;
+    bool resumingNewest = true;
     if (!options.resumeDir.empty()) {
         Checkpoint cp = newestCheckpoint(options.resumeDir);
+        fs::path one = options.resumeDir;
+        if (!one.has_filename()) one = one.parent_path(); // "DIR/"
+        if (fs::exists(one / "checkpoint.safetensors")) {
+            const fs::path parent = one.parent_path();
+            resumeRun =
+                (parent.filename() == "checkpoints" ? parent.parent_path() : parent).string();
+            if (resumeRun.empty()) resumeRun = ".";
+            std::error_code ec;
+            const Checkpoint newest = newestCheckpoint(resumeRun);
+            resumingNewest = newest.step >= 0 && fs::equivalent(newest.dir, one, ec);
+            cp = {0, one.string()};
+        }
         if (cp.step < 0)
             return fileError(options.resumeDir, "no whole checkpoint found under " +
                                                     options.resumeDir + "/checkpoints");
         bool changed = false;
         FB_TRY(loadCheckpoint(cp.dir, hash, model, *optimizer, st, options.acceptChanges, changed));
         if (changed) {
-            const std::vector<std::string> what = pipelineChanges(options.resumeDir, doc);
+            const std::vector<std::string> what = pipelineChanges(resumeRun, doc);
             std::string list;
             for (const auto &w : what)
                 list += (list.empty() ? "" : ", ") + w;
@@ -721,9 +733,10 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         // A new run in a folder that holds an earlier run's checkpoints (of this pipeline or
         // another): they would mix with this run's, and an error could name one of theirs as
         // "last whole". They move, with their pipeline.json, into earlier-<time>/, from where
-        // --resume still takes them.
+        // --resume still takes them. So do the checkpoints after the one a run resumes from
+        // into its own folder: the new ones would mix with them.
         const bool continuing =
-            !options.resumeDir.empty() && fs::equivalent(options.resumeDir, outDir, ec);
+            !options.resumeDir.empty() && resumingNewest && fs::equivalent(resumeRun, outDir, ec);
         if (!continuing && !checkpoints(outDir).empty()) {
             char stamp[32];
             const std::time_t now = std::time(nullptr);
@@ -1066,11 +1079,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
             bool finite = true;
             for (const auto &e : er.evaluations)
                 finite = finite && std::isfinite(e.loss);
-            for (auto &p : model.parameters()) {
-                const Tensor w = backend.toHost(p.param->value);
-                for (int64_t i = 0; finite && i < w.numel(); ++i)
-                    finite = std::isfinite(w.f32()[i]);
-            }
+            for (auto &p : model.parameters())
+                finite = finite && backend.toHost(p.param->value).allFinite();
             if (!finite)
                 return nodeError(job.optimizer.node,
                                  "the weights became NaN or infinite by step " +

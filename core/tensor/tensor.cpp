@@ -3,6 +3,7 @@
 #include "core/base/check.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -80,6 +81,28 @@ void Tensor::copyFrom(const Tensor &src) const
 {
     FB_ASSERT(src.bytes() == bytes(), "copy between tensors of different sizes");
     std::memcpy(raw(), src.raw(), bytes());
+}
+
+bool Tensor::allFinite() const
+{
+    // bfloat16 and float16 by their bits: all exponent bits set is infinity or NaN.
+    auto bitsFinite = [&](uint16_t exponent) {
+        const auto *v = data<uint16_t>();
+        return std::none_of(v, v + numel(), [&](uint16_t x) { return (x & exponent) == exponent; });
+    };
+    switch (m_dtype) {
+    case DType::F32:
+        return std::all_of(f32(), f32() + numel(), [](float x) { return std::isfinite(x); });
+    case DType::BF16:
+        return bitsFinite(0x7F80);
+    case DType::F16:
+        return bitsFinite(0x7C00);
+    case DType::U8:
+    case DType::I32:
+    case DType::I64:
+        return true;
+    }
+    return true;
 }
 
 } // namespace fb

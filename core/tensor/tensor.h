@@ -66,6 +66,9 @@ public:
     void fill(float value) const; // F32 only
     void zero() const;
     void copyFrom(const Tensor &src) const; // same byte count, CPU
+    // Whether every value is a number and finite (integer types always are). CPU. The guard
+    // before weights are written or used: a checkpoint, a trained model, a loaded one.
+    bool allFinite() const;
 
     const std::shared_ptr<Storage> &storage() const { return m_storage; }
 
