@@ -290,7 +290,14 @@ run_fuzz() {
     status=${PIPESTATUS[0]}
     set -e
     end_phase
-    (( status == 0 )) || fail "scripts/fuzz.sh failed (exit $status): a fuzzer found a crash"
+    if (( status != 0 )); then
+        # The inputs and the stack traces outlive the throwaway machine: the finding can be
+        # replayed (build-fuzz/bin/TARGET FILE) and kept under fuzz/regressions/.
+        mkdir -p "$out_dir/fuzz"
+        cp -r "$root/root/flowbench/build-fuzz/crashes" "$root/root/flowbench/build-fuzz/logs" \
+            "$out_dir/fuzz/" 2>/dev/null || true
+        fail "scripts/fuzz.sh failed (exit $status): a fuzzer found a crash (inputs and logs: $out_dir/fuzz)"
+    fi
 }
 
 check_package() {

@@ -96,21 +96,42 @@ Declared declaredSize(const std::vector<uint8_t> &b)
         const int64_t h = int32_t(uint32_t(le(22, 4))); // negative: stored top-down
         return {uint64_t(std::abs(w)), uint64_t(std::abs(h))};
     }
-    if (n >= 3 && b[0] == 'P') { // Netpbm: "P5 <width> <height> ...", comments after '#'
+    if (n >= 3 && b[0] == 'P') {
+        // Netpbm: "P5 <width> <height> ...", read as OpenCV's PxM decoder reads its numbers:
+        // whitespace and '#' comments (to the end of the line) skipped, then digits, and the byte
+        // after the digits taken with them whatever it is ("7100Z103458" is 7100 by 103458: found
+        // by fuzz_image, which this parser read as 7100 by 0). Anything else before a number
+        // makes OpenCV refuse the file, and this parser answer 0.
         size_t at = 2;
-        uint64_t v[2] = {0, 0};
-        for (uint64_t &x : v) {
-            while (at < n && (std::isspace(b[at]) || b[at] == '#')) {
-                if (b[at] == '#')
-                    while (at < n && b[at] != '\n')
-                        ++at;
-                else
-                    ++at;
+        auto number = [&]() -> uint64_t {
+            auto next = [&](int &c) {
+                if (at >= n) return false;
+                c = b[at++];
+                return true;
+            };
+            int c = 0;
+            if (!next(c)) return 0;
+            while (!std::isdigit(c)) {
+                if (c == '#') {
+                    do {
+                        if (!next(c)) return 0;
+                    } while (c != '\n' && c != '\r');
+                    if (!next(c)) return 0;
+                } else if (std::isspace(c)) {
+                    while (std::isspace(c))
+                        if (!next(c)) return 0;
+                } else {
+                    return 0;
+                }
             }
-            while (at < n && std::isdigit(b[at]) && x < (uint64_t(1) << 40))
-                x = x * 10 + uint64_t(b[at++] - '0');
-        }
-        return {v[0], v[1]};
+            uint64_t v = 0;
+            do {
+                v = std::min<uint64_t>(v * 10 + uint64_t(c - '0'), uint64_t(1) << 40);
+            } while (next(c) && std::isdigit(c));
+            return v;
+        };
+        const uint64_t w = number();
+        return {w, number()};
     }
     if (n >= 4 && b[0] == 0xFF && b[1] == 0xD8) {
         // JPEG: the first start-of-frame marker. Like libjpeg, bytes between markers are
