@@ -7,6 +7,7 @@
 #include "fuzz_common.h"
 
 #include "core/exec/job.h"
+#include "core/exec/node_type.h"
 #include "core/graph/pipeline_file.h"
 #include "core/graph/validate.h"
 
@@ -33,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         requirePrintable(doc.error().str());
         return 0;
     }
-    const std::vector<Error> problems = graph::validate(doc.value());
+    const std::vector<Error> problems = graph::validate(doc.value(), exec::nodeTypes());
     for (const Error &e : problems)
         requirePrintable(e.str());
 
@@ -43,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                     (again.ok() ? std::string() : again.error().str()));
     FB_FUZZ_REQUIRE(graph::serializePipeline(again.value()) == once,
                     "saving the read-back document changes it");
-    FB_FUZZ_REQUIRE(graph::validate(again.value()).size() == problems.size(),
+    FB_FUZZ_REQUIRE(graph::validate(again.value(), exec::nodeTypes()).size() == problems.size(),
                     "the saved document validates differently");
 
     if (problems.empty()) {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Writes README.md's node table from the node registry: the output of
-# `flowbench-cli nodes --markdown` replaces the lines between the markers
-# `<!-- nodes:begin ... -->` and `<!-- nodes:end -->`. test_cli fails while they differ.
+# Writes what is generated from the node types (core/exec/nodes): README.md's node table (the
+# output of `flowbench-cli nodes --markdown` replaces the lines between the markers
+# `<!-- nodes:begin ... -->` and `<!-- nodes:end -->`) and resources/node_types.json, from which
+# the window reads them. test_cli and test_node_types fail while either differs. Run it after
+# adding or changing a node type.
 #
 #   scripts/update_node_table.sh                  with build/bin/flowbench-cli
 #   scripts/update_node_table.sh PATH/TO/flowbench-cli
@@ -26,3 +28,7 @@ awk -v table="$work/table.md" '
 # Written over, not moved, so README.md keeps its permissions.
 cat "$work/README.md" > README.md
 fb_say "README.md: node table written from $cli nodes --markdown"
+# The window reads the node types from this file (widgets/editing/node_types.h).
+"$cli" nodes --json > "$work/node_types.json"
+cat "$work/node_types.json" > resources/node_types.json
+fb_say "resources/node_types.json: written from $cli nodes --json"

@@ -14,6 +14,8 @@
 #include <QTemporaryDir>
 #include <QTreeWidget>
 #include <QUndoStack>
+#include "core/exec/node_type.h"
+
 #include <QtTest>
 
 #include "core/graph/pipeline_file.h"
@@ -443,7 +445,7 @@ private slots:
                         for (const auto &out : sa->outputs)
                             for (const auto &in : sb->inputs) {
                                 graph::Edge e{a.id, out.name, b.id, in.name, {}};
-                                if (graph::checkEdge(doc, e)) ok.push_back(e);
+                                if (graph::checkEdge(doc, e, exec::nodeTypes())) ok.push_back(e);
                             }
                     }
                 if (!ok.empty()) QVERIFY(c.pipeline.addEdge(ok[pick(ok.size())]).ok());
@@ -468,7 +470,7 @@ private slots:
                     v = (p.max < 1e9 ? p.max : 1.0) * 0.5;
                     break;
                 case graph::ParamType::Bool:
-                    v = !doc.param(n.id, p.name).get<bool>();
+                    v = !doc.param(n.id, p.name, exec::nodeTypes()).get<bool>();
                     break;
                 case graph::ParamType::Enum:
                     v = p.choices[pick(p.choices.size())];
@@ -547,7 +549,7 @@ private slots:
         EditedPipeline q;
         QVERIFY(q.load(saved).ok());
         QCOMPARE(json(q), json(p));
-        QCOMPARE(q.document().param("fc1", "out_features"), nlohmann::json(64));
+        QCOMPARE(q.document().param("fc1", "out_features", exec::nodeTypes()), nlohmann::json(64));
         QFile f(saved);
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QByteArray bytes = f.readAll();
@@ -583,10 +585,10 @@ private slots:
 
         auto *channels = qobject_cast<QSpinBox *>(inspector.editor("out_channels"));
         QVERIFY(channels);
-        QCOMPARE(channels->value(), p.document().param("conv1", "out_channels").get<int>());
+        QCOMPARE(channels->value(), p.document().param("conv1", "out_channels", exec::nodeTypes()).get<int>());
         QCOMPARE(channels->minimum(), 1); // the parameter's range
         channels->setValue(48);
-        QCOMPARE(p.document().param("conv1", "out_channels"), nlohmann::json(48));
+        QCOMPARE(p.document().param("conv1", "out_channels", exec::nodeTypes()), nlohmann::json(48));
         QVERIFY(p.isModified());
         // Undo reaches the editor, because the inspector observes the document.
         p.undoStack()->undo();
@@ -595,19 +597,19 @@ private slots:
         auto *bias = qobject_cast<QCheckBox *>(inspector.editor("bias"));
         QVERIFY(bias);
         bias->click();
-        QCOMPARE(p.document().param("conv1", "bias"), nlohmann::json(false));
+        QCOMPARE(p.document().param("conv1", "bias", exec::nodeTypes()), nlohmann::json(false));
 
         inspector.showNode("optimizer");
         auto *lr = qobject_cast<QDoubleSpinBox *>(inspector.editor("lr"));
         QVERIFY(lr);
         lr->setValue(0.0125);
-        QCOMPARE(p.document().param("optimizer", "lr").get<double>(), 0.0125);
+        QCOMPARE(p.document().param("optimizer", "lr", exec::nodeTypes()).get<double>(), 0.0125);
         // A value outside the range, typed: refused with the reason, the document keeps its
         // value and the editor shows it again.
         lr->setValue(0.0); // lr must be > 0
         QVERIFY2(inspector.lastError().contains(QStringLiteral("lr")),
                  qPrintable(inspector.lastError()));
-        QCOMPARE(p.document().param("optimizer", "lr").get<double>(), 0.0125);
+        QCOMPARE(p.document().param("optimizer", "lr", exec::nodeTypes()).get<double>(), 0.0125);
         QCOMPARE(lr->value(), 0.0125);
 
         // Small values are shown as people write them, not rounded to zero.
@@ -627,7 +629,7 @@ private slots:
                           QPoint(0, 120), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
         QApplication::sendEvent(kernel, &wheel);
         QCOMPARE(kernel->value(), kernelBefore);
-        QCOMPARE(p.document().param("conv1", "kernel_size").get<int>(), kernelBefore);
+        QCOMPARE(p.document().param("conv1", "kernel_size", exec::nodeTypes()).get<int>(), kernelBefore);
 
         // Typed but not yet committed (no Enter): Save and Run commit it first.
         inspector.activateWindow();
@@ -635,9 +637,9 @@ private slots:
         QTRY_VERIFY(kernel->hasFocus());
         kernel->selectAll();
         QTest::keyClicks(kernel, QStringLiteral("5"));
-        QCOMPARE(p.document().param("conv1", "kernel_size").get<int>(), kernelBefore);
+        QCOMPARE(p.document().param("conv1", "kernel_size", exec::nodeTypes()).get<int>(), kernelBefore);
         inspector.commitPending();
-        QCOMPARE(p.document().param("conv1", "kernel_size").get<int>(), 5);
+        QCOMPARE(p.document().param("conv1", "kernel_size", exec::nodeTypes()).get<int>(), 5);
 
         // A change undone by the next one (a checkbox clicked twice) leaves no undo step.
         inspector.showNode("train");
@@ -648,7 +650,7 @@ private slots:
         QCOMPARE(p.undoStack()->count(), steps + 1);
         shuffle->click();
         QCOMPARE(p.undoStack()->count(), steps);
-        QCOMPARE(p.document().param("train", "shuffle"), nlohmann::json(true));
+        QCOMPARE(p.document().param("train", "shuffle", exec::nodeTypes()), nlohmann::json(true));
 
         inspector.showNode("optimizer");
         auto *schedule = qobject_cast<QComboBox *>(inspector.editor("schedule"));
@@ -657,14 +659,14 @@ private slots:
         QVERIFY(cosine >= 0);
         schedule->setCurrentIndex(cosine);
         emit schedule->activated(cosine);
-        QCOMPARE(p.document().param("optimizer", "schedule"), nlohmann::json("cosine"));
+        QCOMPARE(p.document().param("optimizer", "schedule", exec::nodeTypes()), nlohmann::json("cosine"));
 
         inspector.showNode("train_data");
         auto *path = qobject_cast<QLineEdit *>(inspector.editor("path#field"));
         QVERIFY(path);
         path->setText(QStringLiteral("/data/elsewhere"));
         emit path->editingFinished();
-        QCOMPARE(p.document().param("train_data", "path"), nlohmann::json("/data/elsewhere"));
+        QCOMPARE(p.document().param("train_data", "path", exec::nodeTypes()), nlohmann::json("/data/elsewhere"));
 
         // A value outside the range is refused with the reason; the document keeps its value.
         Status s = p.setParam("optimizer", "momentum", 3.0);

@@ -10,6 +10,8 @@
 #include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
+#include "core/exec/node_type.h"
+
 #include <QtTest>
 
 #include <climits>
@@ -206,7 +208,7 @@ void TestGraph::builtinTypes()
                                             "center_crop",
                                             "grayscale",
                                             "color_jitter"};
-    const auto &reg = NodeTypeRegistry::builtin();
+    const auto &reg = exec::nodeTypes();
     std::set<std::string> actual;
     for (const NodeTypeSpec &t : reg.all()) {
         actual.insert(t.type);
@@ -247,7 +249,7 @@ void TestGraph::builtinTypes()
 
 void TestGraph::builtinDefaultsAreValid()
 {
-    for (const NodeTypeSpec &t : NodeTypeRegistry::builtin().all()) {
+    for (const NodeTypeSpec &t : exec::nodeTypes().all()) {
         for (const ParamSpec &p : t.params) {
             Status s = checkParamValue(p, p.defaultValue, "n");
             QVERIFY2(s.ok(), (t.type + ": " + (s.ok() ? "" : s.error().message)).c_str());
@@ -260,7 +262,7 @@ void TestGraph::minimalPipelineIsValid()
     PipelineDocument doc = parseOrFail(minimalPipeline());
     QCOMPARE(doc.nodes().size(), size_t(10));
     QCOMPARE(doc.edges().size(), size_t(9));
-    auto errors = validate(doc);
+    auto errors = validate(doc, exec::nodeTypes());
     QVERIFY2(errors.empty(), qPrintable(listErrors(errors)));
 }
 
@@ -419,7 +421,7 @@ void TestGraph::validationErrors()
 
     auto doc = parsePipeline(pipeline.toStdString(), "test.json");
     QVERIFY2(doc.ok(), doc.ok() ? "" : doc.error().str().c_str());
-    auto errors = validate(doc.value());
+    auto errors = validate(doc.value(), exec::nodeTypes());
     bool found = false;
     for (const Error &e : errors) {
         if (QString::fromStdString(e.node) != node) continue;
@@ -440,7 +442,7 @@ void TestGraph::allProblemsReported()
     nodeOf(p, "train")["params"]["epochs"] = "many";
     nodeOf(p, "flatten")["type"] = "flattn";
     unwire(p, "loss.loss", "train.loss");
-    auto errors = validate(parseOrFail(p));
+    auto errors = validate(parseOrFail(p), exec::nodeTypes());
     std::set<std::string> nodes;
     for (const Error &e : errors)
         nodes.insert(e.node);
@@ -451,9 +453,9 @@ void TestGraph::allProblemsReported()
 
 void TestGraph::floatParamAcceptsInteger()
 {
-    auto errors = validate(parseOrFail(withParam("sgd", "lr", 1)));
+    auto errors = validate(parseOrFail(withParam("sgd", "lr", 1)), exec::nodeTypes());
     QVERIFY2(errors.empty(), qPrintable(listErrors(errors)));
-    errors = validate(parseOrFail(withParam("sgd", "momentum", 1)));
+    errors = validate(parseOrFail(withParam("sgd", "momentum", 1)), exec::nodeTypes());
     QVERIFY2(errors.empty(), qPrintable(listErrors(errors)));
 }
 
@@ -500,7 +502,7 @@ void TestGraph::floatParamsAreCheckedAsFloats()
     const std::string name = param.section('.', 1).toStdString();
 
     // In a file.
-    auto errors = validate(parseOrFail(withParam(id, name, json::parse(value.toStdString()))));
+    auto errors = validate(parseOrFail(withParam(id, name, json::parse(value.toStdString()))), exec::nodeTypes());
     QVERIFY2(errors.empty() == ok, qPrintable(listErrors(errors)));
     if (!ok) {
         QCOMPARE(errors.size(), size_t(1));
@@ -511,7 +513,7 @@ void TestGraph::floatParamsAreCheckedAsFloats()
 
     // On the command line (--set).
     PipelineDocument doc = parseOrFail(minimalPipeline());
-    Status s = applySetting(doc, (param + "=" + value).toStdString());
+    Status s = applySetting(doc, (param + "=" + value).toStdString(), exec::nodeTypes());
     QCOMPARE(s.ok(), ok);
     if (!ok) {
         QCOMPARE(QString::fromStdString(s.error().node), param);
@@ -558,7 +560,7 @@ void TestGraph::floatRoundingWithoutARange()
 // default in between (100000 data workers aborted the run).
 void TestGraph::everyNumberHasARange()
 {
-    for (const NodeTypeSpec &t : NodeTypeRegistry::builtin().all()) {
+    for (const NodeTypeSpec &t : exec::nodeTypes().all()) {
         for (const ParamSpec &p : t.params) {
             if (p.type != ParamType::Int && p.type != ParamType::Float) continue;
             const std::string name = t.type + "." + p.name;
@@ -756,7 +758,7 @@ void TestGraph::saveAndLoad()
     QVERIFY(savePipeline(doc, path).ok());
     auto reloaded = loadPipeline(path);
     QVERIFY(reloaded.ok());
-    QCOMPARE(reloaded->param("train", "epochs"), json(7));
+    QCOMPARE(reloaded->param("train", "epochs", exec::nodeTypes()), json(7));
     QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList{"pipe.json"});
 
     QFile file(QString::fromStdString(path));
@@ -858,7 +860,7 @@ void TestGraph::applySettings()
 
     PipelineDocument doc = parseOrFail(minimalPipeline());
     const std::string before = serializePipeline(doc);
-    Status s = applySetting(doc, assignment.toStdString());
+    Status s = applySetting(doc, assignment.toStdString(), exec::nodeTypes());
     QCOMPARE(s.ok(), ok);
     if (!ok) {
         QCOMPARE(QString::fromStdString(s.error().node), node);
@@ -874,14 +876,14 @@ void TestGraph::applySettings()
     QCOMPARE(actual, expected);
     QCOMPARE(actual.is_number_float(), expected.is_number_float());
     QCOMPARE(actual.is_string(), expected.is_string());
-    QVERIFY(validate(doc).empty());
+    QVERIFY(validate(doc, exec::nodeTypes()).empty());
 }
 
 void TestGraph::badTextNeverThrows()
 {
     PipelineDocument doc = parseOrFail(minimalPipeline());
     // Invalid UTF-8 from a command line: stored, written with replacement characters, no throw.
-    QVERIFY(applySetting(doc, "fm_train.path=/data/\xff\xfe").ok());
+    QVERIFY(applySetting(doc, "fm_train.path=/data/\xff\xfe", exec::nodeTypes()).ok());
     const std::string text = serializePipeline(doc);
     QVERIFY(text.find("/data/") != std::string::npos);
     QVERIFY(parsePipeline(text, "t.json").ok());
@@ -890,7 +892,7 @@ void TestGraph::badTextNeverThrows()
     json big = json::array();
     for (int i = 0; i < 1000; ++i)
         big.push_back(i);
-    auto errors = validate(parseOrFail(withParam("train", "epochs", big)));
+    auto errors = validate(parseOrFail(withParam("train", "epochs", big)), exec::nodeTypes());
     QCOMPARE(errors.size(), size_t(1));
     QVERIFY(errors[0].message.size() < 200);
     QVERIFY(QString::fromStdString(errors[0].message).contains("[0,1,2,"));
@@ -1011,16 +1013,16 @@ void TestGraph::editingRefusesBadData()
 void TestGraph::paramDefaults()
 {
     PipelineDocument doc = parseOrFail(minimalPipeline());
-    QCOMPARE(doc.param("train", "epochs"), json(2));       // set in the file
-    QCOMPARE(doc.param("train", "batch_size"), json(128)); // the type's default
-    QCOMPARE(doc.param("fm_test", "split"), json("test"));
-    QCOMPARE(doc.param("fm_train", "split"), json("train"));
-    QVERIFY(doc.param("train", "nonsense").is_null());
-    QVERIFY(doc.param("nowhere", "epochs").is_null());
+    QCOMPARE(doc.param("train", "epochs", exec::nodeTypes()), json(2));       // set in the file
+    QCOMPARE(doc.param("train", "batch_size", exec::nodeTypes()), json(128)); // the type's default
+    QCOMPARE(doc.param("fm_test", "split", exec::nodeTypes()), json("test"));
+    QCOMPARE(doc.param("fm_train", "split", exec::nodeTypes()), json("train"));
+    QVERIFY(doc.param("train", "nonsense", exec::nodeTypes()).is_null());
+    QVERIFY(doc.param("nowhere", "epochs", exec::nodeTypes()).is_null());
 
     QVERIFY(doc.setParam("train", "epochs", nullptr).ok()); // null: back to the default
     QVERIFY(!doc.node("train")->params.contains("epochs"));
-    QCOMPARE(doc.param("train", "epochs"), json(1));
+    QCOMPARE(doc.param("train", "epochs", exec::nodeTypes()), json(1));
 
     // A registry of one's own.
     NodeTypeRegistry reg;
@@ -1042,25 +1044,25 @@ void TestGraph::checkEdgeBeforeAdding()
 {
     PipelineDocument doc = parseOrFail(minimalPipeline());
     QVERIFY(doc.addNode({"extra", "relu"}).ok());
-    QVERIFY(checkEdge(doc, {"linear", "out", "extra", "in"}).ok());
-    Status taken = checkEdge(doc, {"extra", "out", "train", "model"});
+    QVERIFY(checkEdge(doc, {"linear", "out", "extra", "in"}, exec::nodeTypes()).ok());
+    Status taken = checkEdge(doc, {"extra", "out", "train", "model"}, exec::nodeTypes());
     QVERIFY(!taken.ok());
     QVERIFY(QString::fromStdString(taken.error().message).contains("already connected"));
-    Status types = checkEdge(doc, {"sgd", "optimizer", "extra", "in"});
+    Status types = checkEdge(doc, {"sgd", "optimizer", "extra", "in"}, exec::nodeTypes());
     QVERIFY(!types.ok());
     QCOMPARE(types.error().node, std::string("extra.in"));
     QVERIFY(QString::fromStdString(types.error().message).contains("gives optimizer"));
-    Status cycle = checkEdge(doc, {"linear", "out", "flatten", "in"});
+    Status cycle = checkEdge(doc, {"linear", "out", "flatten", "in"}, exec::nodeTypes());
     QVERIFY(!cycle.ok());
     QVERIFY(doc.removeEdge({"input", "out", "flatten", "in"}).ok());
-    cycle = checkEdge(doc, {"linear", "out", "flatten", "in"});
+    cycle = checkEdge(doc, {"linear", "out", "flatten", "in"}, exec::nodeTypes());
     QVERIFY(!cycle.ok());
     QVERIFY(QString::fromStdString(cycle.error().message).contains("cycle"));
 }
 
 void TestGraph::describeListsEverything()
 {
-    const auto &reg = NodeTypeRegistry::builtin();
+    const auto &reg = exec::nodeTypes();
     const QString text = QString::fromStdString(describeNodeTypes(reg));
     // One block per type, blank line between: "type - Title", help, ports, parameters.
     const QStringList blocks = text.split("\n\n", Qt::SkipEmptyParts);
@@ -1093,7 +1095,7 @@ void TestGraph::describeListsEverything()
 
 void TestGraph::nodeTypesJsonListsEverything()
 {
-    const auto &reg = NodeTypeRegistry::builtin();
+    const auto &reg = exec::nodeTypes();
     const json j = nodeTypesJson(reg);
     QCOMPARE(j["format"], json("flowbench.node-types"));
     QCOMPARE(j["node_types"].size(), reg.all().size());
@@ -1254,7 +1256,7 @@ void TestGraph::oddIdsAreQuotedSafely()
     addNode(p, nul, "mse");
     addNode(p, rlo, "mse");
     addNode(p, newline, "mse");
-    const auto errors = validate(parseOrFail(p));
+    const auto errors = validate(parseOrFail(p), exec::nodeTypes());
     QCOMPARE(errors.size(), size_t(3));
     const std::map<std::string, std::string> shown{
         {nul, "a\\x00b"}, {rlo, "\\u{202E}evil"}, {newline, "x\\x0Ay"}};
@@ -1272,11 +1274,11 @@ void TestGraph::oddIdsAreQuotedSafely()
     json q = minimalPipeline();
     wire(q, rlo + ".loss", "train.loss");
     bool edgeQuoted = false;
-    for (const Error &e : validate(parseOrFail(q)))
+    for (const Error &e : validate(parseOrFail(q), exec::nodeTypes()))
         edgeQuoted = edgeQuoted || e.message.find("no node '\\u{202E}evil'") != std::string::npos;
     QVERIFY(edgeQuoted);
     PipelineDocument doc = parseOrFail(minimalPipeline());
-    Status s = applySetting(doc, rlo + ".epochs=1");
+    Status s = applySetting(doc, rlo + ".epochs=1", exec::nodeTypes());
     QVERIFY(!s.ok());
     QCOMPARE(s.error().node, rlo);
     QVERIFY2(s.error().message.find("no node '\\u{202E}evil'") != std::string::npos,

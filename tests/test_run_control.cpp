@@ -468,7 +468,7 @@ private slots:
 
         // Audio features: stretched too, and drawn with their first row at the bottom.
         fb::exec::DataSpec audio;
-        audio.sourceType = "audio_folder";
+        audio.samples = fb::exec::DataSpec::SampleKind::Audio; // what audio_folder says
         const InputPixels spectrogram = InputPixels::forChain(audio);
         QVERIFY(spectrogram.flipRows && !spectrogram.undoNormalize);
         EvaluationTally flipped({"a", "b"}, fb::Shape{1, 2, 2}, spectrogram);

@@ -17,6 +17,8 @@
 #include "core/graph/settings.h"
 #include "core/nn/layers.h"
 
+#include "core/exec/node_type.h"
+
 #include <QtTest>
 
 #include <QDirIterator>
@@ -521,7 +523,7 @@ void runWithCommands(bool capture, const QString &out, RunRecord &rec)
          {"train_data.limit=600", "test_data.limit=200", "train.batch_size=64", "train.epochs=2",
           "train.checkpoint_steps=4", "train.checkpoint_every=1", "train.keep_checkpoints=0",
           "optimizer.schedule=cosine"})
-        if (const Status st = graph::applySetting(doc.value(), setting); !st.ok())
+        if (const Status st = graph::applySetting(doc.value(), setting, exec::nodeTypes()); !st.ok())
             qFatal("%s: %s", setting, st.error().str().c_str());
     RecordingBackend backend;
     backend.capture = capture;

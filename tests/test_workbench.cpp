@@ -24,6 +24,8 @@
 #include <QProcess>
 #include <QScopeGuard>
 #include <cstdio>
+#include "core/exec/node_type.h"
+
 #include <QtTest>
 
 #include "app/gui/data_set_dialog.h"
@@ -221,7 +223,7 @@ private slots:
         QVERIFY(!win.w.close()); // cancelled: the window and the edit stay
         QCOMPARE(asked, 1);
         QVERIFY(win.w.isVisible());
-        QCOMPARE(win.w.pipeline()->document().param("fc1", "out_features"), nlohmann::json(64));
+        QCOMPARE(win.w.pipeline()->document().param("fc1", "out_features", exec::nodeTypes()), nlohmann::json(64));
         // Undo back to the saved state: nothing to ask.
         win.w.action("undo")->trigger();
         QVERIFY(!win.w.isWindowModified());

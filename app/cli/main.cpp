@@ -9,6 +9,7 @@
 #include "core/base/safe_text.h"
 #include "core/exec/evaluation.h"
 #include "core/exec/inference.h"
+#include "core/exec/node_type.h"
 #include "core/exec/runner.h"
 #include "core/graph/graph.h"
 
@@ -120,11 +121,11 @@ Result<graph::PipelineDocument> loadAndValidate(const std::string &path,
         return doc.error();
     }
     for (const auto &s : settings) {
-        Status st = graph::applySetting(doc.value(), s);
+        Status st = graph::applySetting(doc.value(), s, exec::nodeTypes());
         if (!st.ok()) problems.push_back(st.error());
     }
     if (!problems.empty()) return problems.front();
-    problems = graph::validate(doc.value());
+    problems = graph::validate(doc.value(), exec::nodeTypes());
     if (!problems.empty()) return problems.front();
     return doc;
 }
@@ -240,7 +241,7 @@ int cmdNodes(int argc, char **argv)
     const std::string format = argc >= 1 ? argv[0] : "";
     if (argc > 1 || (!format.empty() && format != "--json" && format != "--markdown"))
         return usageError("nodes takes --json or --markdown");
-    const auto &registry = graph::NodeTypeRegistry::builtin();
+    const auto &registry = exec::nodeTypes();
     if (format == "--json")
         std::cout << graph::nodeTypesJson(registry).dump(2) << "\n";
     else if (format == "--markdown")

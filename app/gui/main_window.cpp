@@ -846,7 +846,7 @@ void MainWindow::pointAtMissingSpokenDigits()
     // how to make them. Any path parameter counts, whatever the node type.
     const QString wanted = QDir::cleanPath(m_spokenDigitsDir);
     if (QFileInfo::exists(wanted + QStringLiteral("/.complete"))) return;
-    const auto &registry = graph::NodeTypeRegistry::builtin();
+    const auto &registry = m_pipeline->registry();
     for (const graph::Node &node : m_pipeline->document().nodes()) {
         const graph::NodeTypeSpec *spec = registry.find(node.type);
         if (!spec) continue;
@@ -1125,8 +1125,12 @@ void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
         m_stepNodes.clear();
         const auto &doc = m_pipeline->document();
         std::vector<std::string> todo;
+        auto isTrain = [&](const graph::Node &n) {
+            const graph::NodeTypeSpec *spec = m_pipeline->registry().find(n.type);
+            return spec && spec->role == graph::NodeRole::Train;
+        };
         for (const auto &n : doc.nodes())
-            if (n.type == "train") {
+            if (isTrain(n)) {
                 m_stepNodes.insert(n.id);
                 for (const graph::Edge *edge : doc.edgesInto(n.id))
                     if (edge->toPort != "data") todo.push_back(edge->fromNode);
@@ -1167,12 +1171,15 @@ void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
             // Every node the training step runs (the model's layers, loss, optimizer, the train
             // node) shows the run's progress; the train node says which step. Data stages show
             // their own work (dataflow), evaluate nodes their result (epoch).
-            for (const std::string &id : m_stepNodes)
+            for (const std::string &id : m_stepNodes) {
+                const graph::Node *node = m_pipeline->document().node(id);
+                const graph::NodeTypeSpec *spec =
+                    node ? m_pipeline->registry().find(node->type) : nullptr;
                 m_scene->setNodeProgress(id, step / total,
-                                         m_pipeline->document().node(id) &&
-                                                 m_pipeline->document().node(id)->type == "train"
+                                         spec && spec->role == graph::NodeRole::Train
                                              ? tr("step %1/%2").arg(step).arg(total)
                                              : QString());
+            }
         }
     } else if (type == "dataflow") {
         if (auto it = e.find("edges"); it != e.end() && it->is_array()) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/base/number_list.h"
 #include "core/base/result.h"
 #include "core/tensor/shape.h"
 
@@ -145,7 +146,6 @@ private:
     std::vector<float> m_mean, m_std;
 };
 
-// "0.485, 0.456,0.406" as numbers; an error names what is not a number.
-Result<std::vector<float>> parseNumberList(const std::string &text);
+using fb::parseNumberList; // core/base/number_list.h
 
 } // namespace fb::data

@@ -1,5 +1,7 @@
 #include "core/exec/evaluation.h"
 
+#include "core/exec/node_type.h"
+
 #include "core/base/check.h"
 #include "core/exec/job.h"
 
@@ -45,18 +47,20 @@ std::vector<ClassMetrics> EvaluationDetail::perClass() const
 InputPixels InputPixels::forChain(const DataSpec &spec)
 {
     InputPixels p;
-    if (spec.sourceType == "audio_folder") {
+    if (spec.samples == DataSpec::SampleKind::Audio) {
         p.flipRows = true; // and min-max: a recording's values are not pixel bytes
         return p;
     }
     p.undoNormalize = true;
+    // Only a chain of pixel normalizations can be undone to show the source's pixels.
     for (const auto &t : spec.transforms) {
-        if (t.type != "normalize") {
+        const NodeType *type = nodeCatalog().find(t.type);
+        if (!type || !type->pixelNormalization) {
             p.undoNormalize = false;
             p.normalize.clear();
             break;
         }
-        p.normalize.emplace_back(t.params.value("mean", 0.0f), t.params.value("std", 1.0f));
+        p.normalize.push_back(type->pixelNormalization(NodeParams(t.node, t.params)));
     }
     return p;
 }

@@ -1,5 +1,7 @@
 #include "core/exec/inference.h"
 
+#include "core/exec/node_type.h"
+
 #include "core/backend/backend.h"
 #include "core/base/json_nesting.h"
 #include "core/data/audio_files.h"
@@ -74,7 +76,7 @@ data::ImageFilesOptions decodeOptions(const json &pre)
 // huge saved height built gigabytes of model before the shape check.
 Status checkSavedPreprocessing(const json &pre, const std::string &file)
 {
-    const graph::NodeTypeRegistry &registry = graph::NodeTypeRegistry::builtin();
+    const graph::NodeTypeRegistry &registry = nodeTypes();
     auto damaged = [&](const std::string &why) {
         return fileError(file, "its saved preprocessing is damaged: " + why);
     };
@@ -107,27 +109,15 @@ Status checkSavedPreprocessing(const json &pre, const std::string &file)
             return damaged("a transform without its node, type and params");
         const std::string node = t["node"].get<std::string>();
         const std::string type = t["type"].get<std::string>();
-        const graph::NodeTypeSpec *spec = registry.find(type);
-        const bool transform = spec && spec->inputs.size() == 1 && spec->outputs.size() == 1 &&
-                               spec->inputs[0].type == graph::PortType::Samples &&
-                               spec->outputs[0].type == graph::PortType::Samples;
-        if (!transform) return damaged("'" + type + "' (node '" + node + "') is not a transform");
+        const NodeType *kind = nodeCatalog().find(type);
+        if (!kind || kind->spec.role != NodeRole::Transform)
+            return damaged("'" + type + "' (node '" + node + "') is not a transform");
+        const graph::NodeTypeSpec *spec = &kind->spec;
         for (const graph::ParamSpec &ps : spec->params) {
             if (!t["params"].contains(ps.name))
                 return damaged("node '" + node + "' has no '" + ps.name + "'");
             if (Status s = graph::checkParamValue(ps, t["params"][ps.name], node); !s)
                 return damaged(s.error().message);
-        }
-        // Lists of numbers (the per-channel mean and std) must read as such, and a std be > 0.
-        for (const char *key : {"mean", "std"}) {
-            const json &v = t["params"].value(key, json());
-            if (!v.is_string()) continue;
-            auto numbers = data::parseNumberList(v.get<std::string>());
-            if (!numbers.ok()) return damaged("node '" + node + "': " + numbers.error().message);
-            if (std::string(key) == "std")
-                for (float x : numbers.value())
-                    if (!(x > 0) || !std::isfinite(x))
-                        return damaged("node '" + node + "': every std must be above 0");
         }
     }
     return {};
@@ -168,9 +158,9 @@ constexpr int64_t kOcclusionGrid = 12;
 json savedPreprocessing(const TrainingJob &job, const Shape &sourceSample)
 {
     const DataSpec &spec = job.evaluations.empty() ? job.trainData : job.evaluations[0].data;
-    const bool files = spec.sourceType == "image_folder" || spec.sourceType == "image_list";
+    const bool files = spec.fromImageFiles;
     json pre;
-    if (spec.sourceType == "audio_folder")
+    if (spec.samples == DataSpec::SampleKind::Audio)
         pre = {{"kind", "audio"},
                {"sample_rate", spec.audioFiles.sampleRate},
                {"seconds", spec.audioFiles.seconds},
@@ -287,7 +277,8 @@ Result<std::unique_ptr<Predictor>> Predictor::open(const std::string &path,
     }
     auto doc = graph::parsePipeline(meta.at("pipeline"), s->file + " (saved pipeline)");
     if (!doc.ok()) return doc.error();
-    if (const std::vector<Error> problems = graph::validate(doc.value()); !problems.empty())
+    if (const std::vector<Error> problems = graph::validate(doc.value(), nodeTypes());
+        !problems.empty())
         return fileError(s->file, "its saved pipeline is damaged: " + problems.front().str());
     auto job = readTrainingJob(doc.value());
     if (!job.ok()) return job.error();

@@ -17,14 +17,17 @@ namespace fb::exec {
 // A data chain: one source node and the transforms after it, in order.
 struct DataSpec {
     std::string sourceNode;
-    // "fashion_mnist" | "idx_dataset" | "image_folder" | "image_list" | "audio_folder"
-    std::string sourceType;
+    std::string sourceType; // its node type (core/exec/nodes/data_sources.cpp), which loads it
+    // What the source's samples are, as its type says (NodeType::readSource).
+    enum class SampleKind { Images, Audio } samples = SampleKind::Images;
+    bool fromImageFiles = false; // decoded from picture files as imageFiles says
+    bool pathsAsListed = false;  // skipped files are named as a list gave them, not by folder
     std::string path, split, images, labels;
     int64_t limit = 0;
     data::ImageFilesOptions imageFiles; // image_folder and image_list
     data::AudioFilesOptions audioFiles; // audio_folder
     struct TransformStep {
-        std::string node, type; // a Preprocess, Augment or Audio node type (buildStages)
+        std::string node, type; // a node type of role Transform, which makes the stage
         nlohmann::json params;  // every parameter, defaults filled in
     };
     std::vector<TransformStep> transforms; // in data-flow order
@@ -32,7 +35,8 @@ struct DataSpec {
 
 struct OptimizerSpec {
     std::string node;
-    std::string type; // sgd | adam | adamw
+    std::string type;    // its node type (core/exec/nodes/training.cpp), which makes it
+    int stateCopies = 0; // tensors of state per parameter (momentum: 1; Adam's moments: 2)
     SgdParams sgd;
     AdamParams adam;
     nn::LrSchedule schedule; // stepsPerEpoch/totalSteps filled in at run time
@@ -55,8 +59,8 @@ struct TrainingJob {
         std::vector<std::string> inputs;
         nlohmann::json params;
     };
-    std::vector<LayerNode> layers; // topological order
-    std::string lossNode, lossType;
+    std::vector<LayerNode> layers;  // topological order
+    std::string lossNode, lossType; // the loss node and its type, which makes it
     OptimizerSpec optimizer;
     std::vector<EvaluateSpec> evaluations;
     int64_t epochs = 1, batchSize = 128, checkpointEvery = 1, checkpointSteps = 0;
@@ -69,7 +73,8 @@ struct TrainingJob {
     bool deterministic = false;        // GPU: deterministic cuDNN algorithms only
 };
 
-// Reads the job out of a document that passed graph::validate(); errors name the node.
+// Reads the job out of a document that passed graph::validate(nodeTypes()); errors name the
+// node.
 Result<TrainingJob> readTrainingJob(const graph::PipelineDocument &doc);
 
 // The model part as layers, compiled for a sample shape (errors name the node and shapes).

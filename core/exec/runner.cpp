@@ -1,5 +1,7 @@
 #include "core/exec/runner.h"
 
+#include "core/exec/node_type.h"
+
 #include "core/exec/device_feed.h"
 #include "core/exec/inference.h"
 #include "core/exec/train_step.h"
@@ -29,30 +31,16 @@ namespace fb::exec {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-namespace {
-
-// The train node's parameters that say how a run goes, not what it computes: training longer,
-// checkpointing more often or moving device continues the same run.
-constexpr const char *kRunOnlyParams[] = {
-    "epochs",       "checkpoint_every", "checkpoint_steps", "keep_checkpoints",
-    "data_workers", "device",           "precision",        "deterministic"};
-
-bool runOnly(const std::string &type, const std::string &param)
-{
-    return type == "train" && std::find(std::begin(kRunOnlyParams), std::end(kRunOnlyParams),
-                                        param) != std::end(kRunOnlyParams);
-}
-
-} // namespace
-
 std::string pipelineHash(const graph::PipelineDocument &doc)
 {
     nlohmann::json canon = nlohmann::json::parse(graph::serializePipeline(doc));
     for (auto &n : canon["nodes"]) {
         n.erase("position");
-        if (n.value("type", "") == "train" && n.contains("params"))
-            for (const char *k : kRunOnlyParams)
-                n["params"].erase(k);
+        // Parameters that say how a run goes, not what it computes (ParamSpec::runOnly).
+        const graph::NodeTypeSpec *type = nodeTypes().find(n.value("type", ""));
+        if (type && n.contains("params"))
+            for (const graph::ParamSpec &p : type->params)
+                if (p.runOnly) n["params"].erase(p.name);
     }
     const std::string text = canon.dump();
     uint64_t h = 1469598103934665603ull;
@@ -74,14 +62,10 @@ double secondsSince(Clock::time_point t)
 
 Result<std::shared_ptr<const data::ImageDataset>> loadData(const DataSpec &spec)
 {
-    Result<data::ImageDataset> ds =
-        spec.sourceType == "fashion_mnist"
-            ? data::loadFashionMnist(spec.path, spec.split, spec.limit)
-        : spec.sourceType == "image_folder" ? data::loadImageFolder(spec.path, spec.imageFiles)
-        : spec.sourceType == "image_list"   ? data::loadImageList(spec.path, spec.imageFiles)
-        : spec.sourceType == "audio_folder"
-            ? data::loadAudioFolder(spec.path, spec.audioFiles)
-            : data::loadIdxImages(spec.images, spec.labels, spec.limit);
+    const NodeType *source = nodeCatalog().find(spec.sourceType);
+    FB_ASSERT(source && source->spec.role == NodeRole::Source,
+              "a data chain without its source");
+    Result<data::ImageDataset> ds = source->loadSource(spec);
     if (!ds.ok()) {
         Error e = ds.error();
         e.node = spec.sourceNode;
@@ -99,10 +83,10 @@ std::string skippedFilesWarning(const DataSpec &spec, const data::ImageDataset &
     const size_t total = size_t(ds.count) + ds.skipped.size();
     std::string w = "skipped " + std::to_string(ds.skipped.size()) + " of " +
                     std::to_string(total) + " files that are not readable " +
-                    (spec.sourceType == "audio_folder" ? "recordings: " : "images: ");
+                    (spec.samples == DataSpec::SampleKind::Audio ? "recordings: " : "images: ");
     // Folder paths are named from the folder, list paths as the list gave them.
     const std::string prefix =
-        spec.sourceType == "image_list" ? std::string() : (fs::path(spec.path) / "").string();
+        spec.pathsAsListed ? std::string() : (fs::path(spec.path) / "").string();
     for (size_t i = 0; i < std::min(kNamed, ds.skipped.size()); ++i) {
         std::string path = ds.skipped[i].path;
         if (!prefix.empty() && path.rfind(prefix, 0) == 0) path.erase(0, prefix.size());
@@ -245,7 +229,7 @@ Status checkMemory(const nn::Model &model, const TrainingJob &job, Backend &back
             if (d.device == backend.device()) room = d.memoryBytes;
     }
     if (room <= 0) return {}; // unknown: the allocations themselves will say
-    const int copies = job.optimizer.type == "sgd" ? (job.optimizer.sgd.momentum != 0 ? 1 : 0) : 2;
+    const int copies = job.optimizer.stateCopies;
     auto check = [&](int64_t batch, bool training, const std::string &batchParam) -> Status {
         const nn::Model::MemoryEstimate e = model.estimateMemory(batch, training, copies);
         if (e.bytes <= double(room)) return {};
@@ -413,7 +397,9 @@ std::vector<std::string> pipelineChanges(const std::string &runDir,
         }
         if (!n.params.is_object() || !old->params.is_object()) continue;
         for (auto it = n.params.begin(); it != n.params.end(); ++it) {
-            if (runOnly(n.type, it.key())) continue;
+            const graph::NodeTypeSpec *type = nodeTypes().find(n.type);
+            const graph::ParamSpec *spec = type ? type->param(it.key()) : nullptr;
+            if (spec && spec->runOnly) continue;
             const auto was = old->params.find(it.key());
             if (was == old->params.end() || *was != it.value())
                 add(n.id + "." + it.key() + " " +

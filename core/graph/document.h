@@ -92,7 +92,7 @@ public:
 
     // The parameter's value, or the type's default when absent (json null when unknown).
     nlohmann::json param(std::string_view nodeId, std::string_view name,
-                         const NodeTypeRegistry &registry = NodeTypeRegistry::builtin()) const;
+                         const NodeTypeRegistry &registry) const;
 
     std::vector<const Edge *> edgesInto(std::string_view nodeId) const;
     std::vector<const Edge *> edgesFrom(std::string_view nodeId) const;

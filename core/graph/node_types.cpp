@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <stdexcept>
 
 namespace fb::graph {
 
@@ -13,6 +14,34 @@ std::string expandHome(std::string path)
     const char *home = std::getenv("HOME");
     if (home && *home && (path == "~" || path.starts_with("~/"))) path = home + path.substr(1);
     return path;
+}
+
+namespace {
+
+constexpr std::pair<NodeRole, std::string_view> kRoles[] = {
+    {NodeRole::Source, "source"}, {NodeRole::Transform, "transform"},
+    {NodeRole::Input, "input"},   {NodeRole::Layer, "layer"},
+    {NodeRole::Loss, "loss"},     {NodeRole::Optimizer, "optimizer"},
+    {NodeRole::Train, "train"},   {NodeRole::Evaluate, "evaluate"},
+};
+
+} // namespace
+
+std::string_view nodeRoleName(NodeRole role)
+{
+    for (const auto &[r, name] : kRoles)
+        if (r == role) return name;
+    return "?";
+}
+
+bool nodeRoleFromName(std::string_view name, NodeRole &role)
+{
+    for (const auto &[r, n] : kRoles)
+        if (n == name) {
+            role = r;
+            return true;
+        }
+    return false;
 }
 
 std::string_view portTypeName(PortType type)
@@ -330,17 +359,97 @@ nlohmann::json nodeTypesJson(const NodeTypeRegistry &registry)
                 j["max_exclusive"] = p.maxExclusive;
             }
             if (p.type == ParamType::Enum) j["choices"] = p.choices;
+            if (p.runOnly) j["run_only"] = true;
+            if (!p.atMost.empty()) j["at_most"] = p.atMost;
+            if (p.numberList) j["number_list"] = true;
             params.push_back(std::move(j));
         }
         types.push_back({{"type", t.type},
                          {"category", t.category},
                          {"title", t.title},
                          {"help", t.help},
+                         {"role", std::string(nodeRoleName(t.role))},
                          {"inputs", portsJson(t.inputs)},
                          {"outputs", portsJson(t.outputs)},
                          {"params", std::move(params)}});
     }
-    return {{"format", "flowbench.node-types"}, {"version", 1}, {"node_types", std::move(types)}};
+    return {{"format", "flowbench.node-types"}, {"version", 2}, {"node_types", std::move(types)}};
+}
+
+Result<NodeTypeRegistry> nodeTypesFromJson(const nlohmann::json &j)
+{
+    using nlohmann::json;
+    // Read with throwing accessors inside one try: the file is ours (resources/node_types.json,
+    // checked against the engine by test_cli), so any fault is one message, not a crash.
+    try {
+        if (j.at("format") != "flowbench.node-types" || j.at("version") != 2)
+            return makeError("not a version 2 flowbench.node-types document");
+        auto ports = [](const json &list) {
+            std::vector<PortSpec> out;
+            for (const json &p : list) {
+                PortSpec s;
+                s.name = p.at("name").get<std::string>();
+                const std::string type = p.at("type").get<std::string>();
+                bool known = false;
+                for (PortType t : {PortType::Samples, PortType::Tensor, PortType::Loss,
+                                   PortType::Optimizer, PortType::Model, PortType::Metrics})
+                    if (portTypeName(t) == type) {
+                        s.type = t;
+                        known = true;
+                    }
+                if (!known) throw std::runtime_error("unknown port type '" + type + "'");
+                s.help = p.at("help").get<std::string>();
+                s.optional = p.at("optional").get<bool>();
+                out.push_back(std::move(s));
+            }
+            return out;
+        };
+        NodeTypeRegistry registry;
+        for (const json &t : j.at("node_types")) {
+            NodeTypeSpec spec;
+            spec.type = t.at("type").get<std::string>();
+            spec.category = t.at("category").get<std::string>();
+            spec.title = t.at("title").get<std::string>();
+            spec.help = t.at("help").get<std::string>();
+            if (!nodeRoleFromName(t.at("role").get<std::string>(), spec.role))
+                throw std::runtime_error("unknown role of '" + spec.type + "'");
+            spec.inputs = ports(t.at("inputs"));
+            spec.outputs = ports(t.at("outputs"));
+            for (const json &p : t.at("params")) {
+                ParamSpec ps;
+                ps.name = p.at("name").get<std::string>();
+                const std::string type = p.at("type").get<std::string>();
+                bool known = false;
+                for (ParamType pt : {ParamType::Int, ParamType::Float, ParamType::Bool,
+                                     ParamType::String, ParamType::Enum, ParamType::Path})
+                    if (paramTypeName(pt) == type) {
+                        ps.type = pt;
+                        known = true;
+                    }
+                if (!known) throw std::runtime_error("unknown parameter type '" + type + "'");
+                ps.defaultValue = p.at("default");
+                ps.help = p.at("help").get<std::string>();
+                if (p.contains("min")) {
+                    ps.min = p["min"].get<double>();
+                    ps.minExclusive = p.at("min_exclusive").get<bool>();
+                }
+                if (p.contains("max")) {
+                    ps.max = p["max"].get<double>();
+                    ps.maxExclusive = p.at("max_exclusive").get<bool>();
+                }
+                if (p.contains("choices"))
+                    ps.choices = p["choices"].get<std::vector<std::string>>();
+                ps.runOnly = p.value("run_only", false);
+                ps.atMost = p.value("at_most", std::string());
+                ps.numberList = p.value("number_list", false);
+                spec.params.push_back(std::move(ps));
+            }
+            registry.add(std::move(spec));
+        }
+        return registry;
+    } catch (const std::exception &e) {
+        return makeError(std::string("damaged node types: ") + e.what());
+    }
 }
 
 } // namespace fb::graph

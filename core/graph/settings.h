@@ -12,6 +12,6 @@ namespace fb::graph {
 // float, bool (true/false/1/0), and string/enum/path verbatim (everything after the first '=').
 // Range and choices are checked too. Errors name the node or "node.param".
 Status applySetting(PipelineDocument &doc, std::string_view assignment,
-                    const NodeTypeRegistry &registry = NodeTypeRegistry::builtin());
+                    const NodeTypeRegistry &registry);
 
 } // namespace fb::graph

@@ -1,6 +1,9 @@
 #include "core/graph/validate.h"
 
+#include "core/base/number_list.h"
+
 #include <algorithm>
+#include <sstream>
 #include <cmath>
 #include <cstdint>
 #include <deque>
@@ -324,6 +327,17 @@ Status checkParamValue(const ParamSpec &spec, const json &value, std::string_vie
             return problem(where, where + " = " + jsonText(value) +
                                       " is not one of: " + joined(spec.choices));
     }
+    if (spec.numberList && value.is_string()) {
+        // Every number of the list within the range, as a float (as the engine reads them).
+        auto numbers = parseNumberList(value.get<std::string>());
+        if (!numbers.ok())
+            return problem(where, where + " = " + jsonText(value) + ": " + numbers.error().message);
+        for (float v : numbers.value())
+            if (!std::isfinite(v) || !inRange(v, asFloat(spec.min), asFloat(spec.max), spec))
+                return problem(where, where + " = " + jsonText(value) + ": " +
+                                          (std::ostringstream() << v).str() +
+                                          " is out of range; allowed: " + spec.rangeText());
+    }
     return {};
 }
 
@@ -376,12 +390,14 @@ std::vector<Error> validate(const PipelineDocument &doc, const NodeTypeRegistry 
             if (!s.ok()) errors.push_back(s.error());
         }
         // Rules between parameters of one node.
-        if (n.type == "random_affine") {
-            const json lo = doc.param(n.id, "scale_min"), hi = doc.param(n.id, "scale_max");
+        for (const ParamSpec &ps : spec->params) {
+            if (ps.atMost.empty()) continue;
+            const json lo = doc.param(n.id, ps.name, registry);
+            const json hi = doc.param(n.id, ps.atMost, registry);
             if (lo.is_number() && hi.is_number() && lo.get<double>() > hi.get<double>())
-                errors.push_back(problem(n.id + ".scale_min", "scale_min (" + lo.dump() +
-                                                                  ") is above scale_max (" +
-                                                                  hi.dump() + ")"));
+                errors.push_back(problem(n.id + "." + ps.name, ps.name + " (" + lo.dump() +
+                                                                   ") is above " + ps.atMost +
+                                                                   " (" + hi.dump() + ")"));
         }
     }
 

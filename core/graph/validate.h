@@ -14,8 +14,7 @@ namespace fb::graph {
 // Every problem in the document, one Error each, in a stable order: nodes and their parameters,
 // then edges, then unconnected inputs, then cycles. Error.node is "node", "node.port" or
 // "node.param". Empty means valid.
-std::vector<Error> validate(const PipelineDocument &doc,
-                            const NodeTypeRegistry &registry = NodeTypeRegistry::builtin());
+std::vector<Error> validate(const PipelineDocument &doc, const NodeTypeRegistry &registry);
 
 // One value against its parameter's description: JSON type, range, choices. The error names
 // "nodeId.param".
@@ -24,7 +23,6 @@ Status checkParamValue(const ParamSpec &spec, const nlohmann::json &value, std::
 // Whether an editor may add this edge: both nodes and ports exist, output to input, same port
 // type, the input is free, and no cycle would form. Lets the canvas refuse a bad wire with a
 // reason before it is added (QtNodes, Orange).
-Status checkEdge(const PipelineDocument &doc, const Edge &edge,
-                 const NodeTypeRegistry &registry = NodeTypeRegistry::builtin());
+Status checkEdge(const PipelineDocument &doc, const Edge &edge, const NodeTypeRegistry &registry);
 
 } // namespace fb::graph

@@ -70,6 +70,10 @@ public:
     virtual bool isView(Backend &backend, const Shape &in) const { return false; }
     // Whether isView() can be true on some backend: memory estimates leave such outputs out.
     virtual bool mayBeView() const { return false; }
+    // An elementwise function that never decreases (ReLU, leaky ReLU) gives the same result after
+    // a max pool as before it, on fewer elements: the model compiler swaps the two.
+    virtual bool commutesWithMaxPool() const { return false; }
+    virtual bool isMaxPool() const { return false; }
     virtual std::unique_ptr<LayerRun> instantiate(Backend &backend, const std::vector<Shape> &in,
                                                   const Shape &out) = 0;
 };

@@ -208,6 +208,7 @@ public:
     {
         return m_kind == PoolKind::Max ? "maxpool2d" : "avgpool2d";
     }
+    bool isMaxPool() const override { return m_kind == PoolKind::Max; }
     Result<Shape> build(const std::vector<Shape> &in) override
     {
         if (in[0].rank() != 3)
@@ -266,6 +267,12 @@ public:
         : m_kind(kind)
         , m_alpha(alpha)
     {}
+    // Only these two: the others are monotone too, but the swap is kept to what it was shown
+    // on (test_nn reluMaxPoolRewriteKeepsResults).
+    bool commutesWithMaxPool() const override
+    {
+        return m_kind == Activation::Relu || m_kind == Activation::LeakyRelu;
+    }
     std::string type() const override
     {
         switch (m_kind) {

@@ -57,13 +57,13 @@ void Model::moveActivationsAfterPooling()
         for (int v : n.inputs)
             ++consumers[size_t(v)];
     for (size_t i = 0; i < m_nodes.size(); ++i) {
-        const std::string t = m_nodes[i].layer->type();
         const int v = int(i) + 1;
-        if ((t != "relu" && t != "leaky_relu") || consumers[size_t(v)] != 1 || v == m_output)
+        if (!m_nodes[i].layer->commutesWithMaxPool() || consumers[size_t(v)] != 1 ||
+            v == m_output)
             continue;
         for (size_t j = i + 1; j < m_nodes.size(); ++j) {
             if (m_nodes[j].inputs != std::vector<int>{v}) continue;
-            if (m_nodes[j].layer->type() != "maxpool2d") break;
+            if (!m_nodes[j].layer->isMaxPool()) break;
             std::swap(m_nodes[i].layer, m_nodes[j].layer);
             std::swap(m_nodes[i].id, m_nodes[j].id);
             m_rewrites.push_back(m_nodes[j].id + " runs after " + m_nodes[i].id +

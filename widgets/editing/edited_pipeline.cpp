@@ -3,6 +3,7 @@
 #include <QFileInfo>
 #include <QTimer>
 
+#include "widgets/editing/node_types.h"
 #include "core/graph/pipeline_file.h"
 #include "core/graph/validate.h"
 #include "widgets/editing/commands.h"
@@ -21,7 +22,7 @@ QString q(const std::string &s)
 
 EditedPipeline::EditedPipeline(QObject *parent)
     : QObject(parent)
-    , m_registry(&graph::NodeTypeRegistry::builtin())
+    , m_registry(&nodeTypes())
 {
     m_subscription = m_doc.subscribe([this](const graph::PipelineDocument::Change &c) {
         emit documentChanged(c);

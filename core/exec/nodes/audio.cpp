@@ -1,0 +1,123 @@
+// Audio: feature stages (spectrograms, docs/audio.md) and augmentation of waveforms and
+// spectrograms.
+
+#include "core/data/audio_transforms.h"
+#include "core/exec/nodes/catalog.h"
+#include "core/exec/nodes/describe.h"
+
+namespace fb::exec::nodes {
+
+namespace {
+
+std::vector<ParamSpec> join(std::vector<std::vector<ParamSpec>> parts)
+{
+    std::vector<ParamSpec> out;
+    for (auto &p : parts)
+        out.insert(out.end(), p.begin(), p.end());
+    return out;
+}
+
+// A spectrogram of the kind given, at the sample rate the chain's source resampled to.
+NodeType spectrogram(NodeTypeSpec spec, data::SpectrogramOptions::Kind kind)
+{
+    NodeType t;
+    t.spec = std::move(spec);
+    t.spec.role = NodeRole::Transform;
+    t.makeTransform = [kind](const NodeParams &p, const DataSpec &chain) {
+        data::SpectrogramOptions o;
+        o.kind = kind;
+        o.sampleRate = chain.audioFiles.sampleRate;
+        o.nFft = p.i("n_fft");
+        o.hop = p.i("hop_length");
+        o.topDb = p.d("top_db");
+        const nlohmann::json &v = p.values();
+        if (v.contains("to_db")) o.toDb = p.b("to_db");
+        if (v.contains("n_mels")) {
+            o.nMels = p.i("n_mels");
+            o.fMin = p.d("f_min");
+            o.fMax = p.d("f_max");
+        }
+        if (v.contains("n_mfcc")) o.nMfcc = p.i("n_mfcc");
+        return std::make_shared<data::Spectrogram>(o);
+    };
+    return t;
+}
+
+} // namespace
+
+void addAudioFeatures(NodeCatalog &c)
+{
+    const std::vector<ParamSpec> stftParams = {
+        intParam("n_fft", 512, closed(16, 65536), "FFT length and Hann window size (samples)."),
+        intParam("hop_length", 160, closed(1, 65536),
+                 "Samples between frames (160 = 10 ms at 16 kHz)."),
+    };
+    const std::vector<ParamSpec> melParams = {
+        intParam("n_mels", 40, closed(1, 512), "Mel bands (Slaney scale and normalization)."),
+        floatParam("f_min", 20, closed(0, 96000), "Lowest frequency of the mel bands (Hz)."),
+        floatParam("f_max", 0, closed(0, 96000),
+                   "Highest frequency (Hz); 0 = half the sample rate."),
+    };
+    const ParamSpec topDb = floatParam("top_db", 80, closed(0, 200),
+                                       "Floor in dB below the sample's loudest cell; 0 = none.");
+    using Kind = data::SpectrogramOptions::Kind;
+    c.add(spectrogram(
+        audioFeature(
+            "stft", "Spectrogram (STFT)",
+            "Power spectrogram |STFT|^2 of each waveform: centred frames, Hann window "
+            "(librosa's conventions); n_fft / 2 + 1 rows.",
+            join({stftParams, {boolParam("to_db", true, "In decibels: 10 log10(power)."), topDb}})),
+        Kind::Power));
+    c.add(spectrogram(
+        audioFeature("mel_spectrogram", "Mel spectrogram",
+                     "Mel spectrogram of each waveform (librosa's melspectrogram: "
+                     "Slaney mel scale and normalization), in dB for a log-mel "
+                     "spectrogram.",
+                     join({stftParams,
+                           melParams,
+                           {boolParam("to_db", true, "Log-mel: 10 log10(power)."), topDb}})),
+        Kind::Mel));
+    c.add(spectrogram(
+        audioFeature("mfcc", "MFCC",
+                     "Mel-frequency cepstral coefficients: the orthonormal DCT-II of the "
+                     "log-mel spectrogram (librosa's mfcc).",
+                     join({stftParams,
+                           melParams,
+                           {intParam("n_mfcc", 13, closed(1, 512), "Coefficients kept."), topDb}})),
+        Kind::Mfcc));
+}
+
+void addAudioAugmentation(NodeCatalog &c)
+{
+    c.add(transformNode(
+        augmentation(
+            "add_noise", "Add noise",
+            "Adds white Gaussian noise to waveforms at a random signal-to-noise ratio.",
+            {floatParam("snr_min", 10, closed(-100, 100), "Lowest signal-to-noise ratio (dB)."),
+             floatParam("snr_max", 30, closed(-100, 100), "Highest signal-to-noise ratio (dB)."),
+             floatParam("p", 0.5, closed(0, 1), "Probability a sample gets noise.")}),
+        [](const NodeParams &p) {
+            return std::make_shared<data::AddNoise>(p.f("snr_min"), p.f("snr_max"), p.f("p"));
+        }));
+    c.add(transformNode(
+        augmentation("time_shift", "Time shift",
+                     "Shifts waveforms earlier or later by a random amount, "
+                     "filling with silence.",
+                     {floatParam("max_shift", 0.1, closed(0, 0.5),
+                                 "Largest shift, as a fraction of the length.")}),
+        [](const NodeParams &p) { return std::make_shared<data::TimeShift>(p.f("max_shift")); }));
+    c.add(transformNode(
+        augmentation("spec_augment", "SpecAugment",
+                     "Masks random frequency bands and time spans of spectrogram features "
+                     "(Park et al. 2019), set to the sample's mean.",
+                     {intParam("freq_masks", 2, closed(0, 64), "Frequency masks per sample."),
+                      intParam("freq_width", 5, closed(0, 4096), "Widest frequency mask (rows)."),
+                      intParam("time_masks", 2, closed(0, 64), "Time masks per sample."),
+                      intParam("time_width", 10, closed(0, 4096), "Widest time mask (frames).")}),
+        [](const NodeParams &p) {
+            return std::make_shared<data::SpecAugment>(p.i("freq_masks"), p.i("freq_width"),
+                                                       p.i("time_masks"), p.i("time_width"));
+        }));
+}
+
+} // namespace fb::exec::nodes

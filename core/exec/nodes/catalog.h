@@ -1,0 +1,20 @@
+#pragma once
+
+// The families of built-in node types, each adding its types to the catalog (catalog.cpp lists
+// them, in palette order).
+
+namespace fb::exec {
+class NodeCatalog;
+}
+
+namespace fb::exec::nodes {
+
+void addDataSources(NodeCatalog &c);       // data_sources.cpp
+void addPreprocessing(NodeCatalog &c);     // preprocess.cpp
+void addImageAugmentation(NodeCatalog &c); // augment.cpp
+void addAudioFeatures(NodeCatalog &c);     // audio.cpp
+void addAudioAugmentation(NodeCatalog &c); // audio.cpp
+void addModelLayers(NodeCatalog &c);       // layers.cpp
+void addTraining(NodeCatalog &c);          // training.cpp
+
+} // namespace fb::exec::nodes
