@@ -385,6 +385,7 @@ private slots:
         QTest::newRow("sigmoid") << int(Activation::Sigmoid);
         QTest::newRow("tanh") << int(Activation::Tanh);
         QTest::newRow("gelu") << int(Activation::Gelu);
+        QTest::newRow("silu") << int(Activation::Silu);
     }
     void activation()
     {

@@ -149,7 +149,7 @@ private slots:
               "tanh",          "gelu",          "flatten",  "dropout",      "batchnorm2d",
               "add",           "cross_entropy", "mse",      "sgd",          "adam",
               "adamw",         "train",         "evaluate", "random_hflip", "random_affine",
-              "random_crop"})
+              "random_crop",   "silu"})
             QVERIFY2(names.contains(t), t);
         CliResult text = cli({"nodes"});
         QCOMPARE(text.exitCode, 0);

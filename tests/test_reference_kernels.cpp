@@ -545,6 +545,11 @@ void TestReferenceKernels::activationValuesAndSlopes_data()
     QTest::newRow("gelu") << Activation::Gelu << Vec{0, 1, -1}
                           << Expected{0, 0.841344746, -0.158655254}
                           << Expected{0.5, 1.083315471, -0.083315471};
+    // silu(x) = x s(x): silu(1) = s(1) = 0.731058579, silu(-1) = -s(-1) = -0.268941421;
+    // slope s(x) (1 + x (1 - s(x))): 0.5 at 0, 0.927670512 at 1, s(-1)^2 = 0.072329488 at -1.
+    QTest::newRow("silu") << Activation::Silu << Vec{0, 1, -1}
+                          << Expected{0, 0.731058579, -0.268941421}
+                          << Expected{0.5, 0.927670512, 0.072329488};
 }
 
 void TestReferenceKernels::activationValuesAndSlopes()
@@ -572,6 +577,7 @@ void TestReferenceKernels::activationGradients_data()
     QTest::newRow("sigmoid") << Activation::Sigmoid;
     QTest::newRow("tanh") << Activation::Tanh;
     QTest::newRow("gelu") << Activation::Gelu;
+    QTest::newRow("silu") << Activation::Silu;
 }
 
 void TestReferenceKernels::activationGradients()

@@ -52,7 +52,7 @@ struct PoolDesc {
 };
 
 // GELU is the exact (erf) form, as PyTorch's default.
-enum class Activation : uint8_t { Relu, LeakyRelu, Sigmoid, Tanh, Gelu };
+enum class Activation : uint8_t { Relu, LeakyRelu, Sigmoid, Tanh, Gelu, Silu };
 
 struct ActivationDesc {
     Activation kind = Activation::Relu;

@@ -286,6 +286,8 @@ public:
             return "tanh";
         case Activation::Gelu:
             return "gelu";
+        case Activation::Silu:
+            return "silu";
         }
         return "activation";
     }

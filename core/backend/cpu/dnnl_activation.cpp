@@ -19,6 +19,8 @@ algorithm algorithmFor(Activation a)
         return algorithm::eltwise_tanh;
     case Activation::Gelu:
         return algorithm::eltwise_gelu_erf;
+    case Activation::Silu: // swish with alpha 1: x * sigmoid(1 * x)
+        return algorithm::eltwise_swish;
     }
     return algorithm::eltwise_relu;
 }
@@ -28,7 +30,9 @@ public:
     explicit DnnlActivation(const ActivationDesc &d)
     {
         m_md = plainDesc({d.count}, tag::x);
-        const float alpha = d.kind == Activation::LeakyRelu ? d.alpha : 0.0f;
+        const float alpha = d.kind == Activation::LeakyRelu ? d.alpha
+                            : d.kind == Activation::Silu    ? 1.0f
+                                                            : 0.0f;
         const auto alg = algorithmFor(d.kind);
         eltwise_forward::desc fd(prop_kind::forward_training, alg, m_md, alpha, 0.0f);
         auto fpd = eltwise_forward::primitive_desc(fd, engine());

@@ -45,6 +45,8 @@ private:
             return std::tanh(x);
         case Activation::Gelu:
             return 0.5 * x * (1.0 + std::erf(x * kInvSqrt2));
+        case Activation::Silu: // x * sigmoid(x), also called swish
+            return x / (1.0 + std::exp(-x));
         }
         return 0.0;
     }
@@ -71,6 +73,11 @@ private:
             const double cdf = 0.5 * (1.0 + std::erf(x * kInvSqrt2));
             const double pdf = kInvSqrt2Pi * std::exp(-0.5 * x * x);
             return cdf + x * pdf;
+        }
+        case Activation::Silu: {
+            // d/dx [x * s(x)] = s(x) * (1 + x * (1 - s(x)))
+            const double s = 1.0 / (1.0 + std::exp(-x));
+            return s * (1.0 + x * (1.0 - s));
         }
         }
         return 0.0;

@@ -68,8 +68,8 @@ __global__ void axpbyKernel(float *y, const float *x, int64_t count, float a, fl
 
 // ---- Activations. The reference computes in double; float with CUDA's accurate (not fast-math)
 // expf/tanhf/erff stays within a few ulp of it, and ReLU/LeakyReLU are bit-identical (a float
-// times a float is exact in double). The kind is a template argument so that each of the five
-// kernels is a plain loop; the two directions make ten small kernels in all. ----
+// times a float is exact in double). The kind is a template argument so that each of the six
+// kernels is a plain loop; the two directions make twelve small kernels in all. ----
 
 constexpr float kInvSqrt2 = 0.70710678118654752440f;
 constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
@@ -84,6 +84,8 @@ template <Activation K> __device__ inline float activationValue(float x, float a
         return 1.0f / (1.0f + expf(-x));
     } else if constexpr (K == Activation::Tanh) {
         return tanhf(x);
+    } else if constexpr (K == Activation::Silu) { // x * sigmoid(x)
+        return x / (1.0f + expf(-x));
     } else { // exact GELU: x * Phi(x)
         return 0.5f * x * (1.0f + erff(x * kInvSqrt2));
     }
@@ -103,6 +105,9 @@ template <Activation K> __device__ inline float activationSlope(float x, float a
     } else if constexpr (K == Activation::Tanh) {
         const float t = tanhf(x);
         return 1.0f - t * t;
+    } else if constexpr (K == Activation::Silu) { // s(x) * (1 + x * (1 - s(x)))
+        const float s = 1.0f / (1.0f + expf(-x));
+        return s * (1.0f + x * (1.0f - s));
     } else { // d/dx [x * Phi(x)] = Phi(x) + x * phi(x)
         const float cdf = 0.5f * (1.0f + erff(x * kInvSqrt2));
         const float pdf = kInvSqrt2Pi * expf(-0.5f * x * x);
@@ -280,6 +285,8 @@ void activationForward(Activation kind, float alpha, const float *x, float *y, i
         return launchActivationForward<Activation::Tanh>(alpha, x, y, count, stream);
     case Activation::Gelu:
         return launchActivationForward<Activation::Gelu>(alpha, x, y, count, stream);
+    case Activation::Silu:
+        return launchActivationForward<Activation::Silu>(alpha, x, y, count, stream);
     }
     FB_ASSERT(false, "unknown activation kind");
 }
@@ -299,6 +306,8 @@ void activationBackward(Activation kind, float alpha, const float *x, const floa
         return launchActivationBackward<Activation::Tanh>(alpha, x, dy, dx, count, stream);
     case Activation::Gelu:
         return launchActivationBackward<Activation::Gelu>(alpha, x, dy, dx, count, stream);
+    case Activation::Silu:
+        return launchActivationBackward<Activation::Silu>(alpha, x, dy, dx, count, stream);
     }
     FB_ASSERT(false, "unknown activation kind");
 }

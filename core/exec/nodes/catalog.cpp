@@ -17,6 +17,7 @@ const NodeCatalog &nodeCatalog()
         nodes::addAudioFeatures(c);
         nodes::addAudioAugmentation(c);
         nodes::addModelLayers(c);
+        nodes::addSilu(c);
         nodes::addTraining(c);
         return c;
     }();

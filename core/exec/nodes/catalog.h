@@ -15,6 +15,7 @@ void addImageAugmentation(NodeCatalog &c); // augment.cpp
 void addAudioFeatures(NodeCatalog &c);     // audio.cpp
 void addAudioAugmentation(NodeCatalog &c); // audio.cpp
 void addModelLayers(NodeCatalog &c);       // layers.cpp
+void addSilu(NodeCatalog &c);              // silu.cpp
 void addTraining(NodeCatalog &c);          // training.cpp
 
 } // namespace fb::exec::nodes

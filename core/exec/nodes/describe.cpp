@@ -15,16 +15,33 @@ Range leftOpen(double lo, double hi)
     return {lo, hi, true, false};
 } // (lo, hi]
 
+namespace {
+
+ParamSpec numberParam(std::string name, ParamType type, nlohmann::json def, Range r,
+                      std::string help)
+{
+    ParamSpec p;
+    p.name = std::move(name);
+    p.type = type;
+    p.defaultValue = std::move(def);
+    p.min = r.min;
+    p.max = r.max;
+    p.minExclusive = r.minExclusive;
+    p.maxExclusive = r.maxExclusive;
+    p.help = std::move(help);
+    return p;
+}
+
+} // namespace
+
 ParamSpec intParam(std::string name, long long def, Range r, std::string help)
 {
-    return {std::move(name), ParamType::Int, def, r.min,          r.max,
-            r.minExclusive,  r.maxExclusive, {},  std::move(help)};
+    return numberParam(std::move(name), ParamType::Int, def, r, std::move(help));
 }
 
 ParamSpec floatParam(std::string name, double def, Range r, std::string help)
 {
-    return {std::move(name), ParamType::Float, def, r.min,          r.max,
-            r.minExclusive,  r.maxExclusive,   {},  std::move(help)};
+    return numberParam(std::move(name), ParamType::Float, def, r, std::move(help));
 }
 
 ParamSpec boolParam(std::string name, bool def, std::string help)
@@ -168,12 +185,9 @@ transformNode(NodeTypeSpec spec,
 
 ParamSpec numberListParam(std::string name, std::string def, Range r, std::string help)
 {
-    ParamSpec p = stringParam(std::move(name), std::move(def), std::move(help));
+    ParamSpec p =
+        numberParam(std::move(name), ParamType::String, std::move(def), r, std::move(help));
     p.numberList = true;
-    p.min = r.min;
-    p.max = r.max;
-    p.minExclusive = r.minExclusive;
-    p.maxExclusive = r.maxExclusive;
     return p;
 }
 
