@@ -85,6 +85,8 @@ private slots:
         QTest::addColumn<QString>("example");
         QTest::newRow("mlp") << QStringLiteral("fashion_mnist_mlp.json");
         QTest::newRow("cnn") << QStringLiteral("fashion_mnist_cnn.json");
+        // SiLU, global average pooling, batch norm 1d and 2d
+        QTest::newRow("cnn_gap") << QStringLiteral("fashion_mnist_cnn_gap.json");
     }
     void first50Steps()
     {

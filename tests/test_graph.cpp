@@ -207,7 +207,10 @@ void TestGraph::builtinTypes()
                                             "normalize_channels",
                                             "center_crop",
                                             "grayscale",
-                                            "color_jitter"};
+                                            "color_jitter",
+                                            "silu",
+                                            "global_avg_pool",
+                                            "batchnorm1d"};
     const auto &reg = exec::nodeTypes();
     std::set<std::string> actual;
     for (const NodeTypeSpec &t : reg.all()) {

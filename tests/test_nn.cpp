@@ -39,6 +39,38 @@ Model residualModel(float dropout)
     return m;
 }
 
+// input[2,6,6] -> conv(4,3x3,pad1) -> silu -> global_avg_pool -> linear(5) -> batchnorm1d ->
+// silu -> linear(3): the layers added as node types of their own (core/exec/nodes).
+Model headModel()
+{
+    Model m;
+    m.setInput("x");
+    auto ok = [](const Status &s) { QVERIFY2(s.ok(), s.ok() ? "" : s.error().str().c_str()); };
+    ok(m.addLayer("conv", makeConv2d(4, 3, 1, 1, true), {"x"}));
+    ok(m.addLayer("act1", makeActivation(Activation::Silu), {"conv"}));
+    ok(m.addLayer("gap", makeGlobalAvgPool(), {"act1"}));
+    ok(m.addLayer("fc1", makeLinear(5, true), {"gap"}));
+    ok(m.addLayer("bn", makeBatchNorm1d(1e-5f, 0.1f), {"fc1"}));
+    ok(m.addLayer("act2", makeActivation(Activation::Silu), {"bn"}));
+    ok(m.addLayer("fc2", makeLinear(3, true), {"act2"}));
+    ok(m.setOutput("fc2"));
+    ok(m.compile({2, 6, 6}));
+    m.initialize(11);
+    return m;
+}
+
+Model modelNamed(const QString &name, float dropout)
+{
+    return name == "residual" ? residualModel(dropout) : headModel();
+}
+
+void modelRows()
+{
+    QTest::addColumn<QString>("model");
+    QTest::newRow("conv, batchnorm2d, add, pool, dropout, tanh") << "residual";
+    QTest::newRow("silu, global_avg_pool, batchnorm1d") << "head";
+}
+
 float lossOf(Model &m, Backend &b, const Tensor &x, const Tensor &y, uint64_t seed)
 {
     Plan &plan = m.plan(b, x.shape()[0], true);
@@ -54,10 +86,12 @@ class TestNn : public QObject {
     Q_OBJECT
 
 private slots:
+    void modelGradientsMatchFiniteDifferences_data() { modelRows(); }
     void modelGradientsMatchFiniteDifferences()
     {
+        QFETCH(QString, model);
         Backend &b = referenceBackend();
-        Model m = residualModel(0.3f);
+        Model m = modelNamed(model, 0.3f);
         Tensor x = Tensor::empty({3, 2, 6, 6});
         auto xv = fbtest::uniformVector(size_t(x.numel()), 5);
         std::copy(xv.begin(), xv.end(), x.f32());
@@ -87,11 +121,13 @@ private slots:
         }
     }
 
+    void fastBackendMatchesReferenceOverSteps_data() { modelRows(); }
     void fastBackendMatchesReferenceOverSteps()
     {
+        QFETCH(QString, model);
         auto fast = backendFor(Device::cpu());
         QVERIFY(fast.ok());
-        Model a = residualModel(0.2f), r = residualModel(0.2f);
+        Model a = modelNamed(model, 0.2f), r = modelNamed(model, 0.2f);
         auto oa = makeSgd({0.05f, 0.9f, 0, 0, false}), orf = makeSgd({0.05f, 0.9f, 0, 0, false});
         oa->attach(a.parameters());
         orf->attach(r.parameters());
@@ -401,6 +437,49 @@ private slots:
         QVERIFY(std::abs(bufs[1].second.f32()[0] - 6.0f) < 1e-5f);
         const Tensor &y = m.plan(b, 2, false).forward(x, {false, 0});
         QVERIFY(std::abs(y.f32()[0] - (1 - 4.5f) / std::sqrt(6.0f + 1e-5f)) < 1e-5f);
+    }
+
+    // Batch norm over features: after one training batch with momentum 1 its running statistics
+    // are that batch's (unbiased variance), and evaluation normalizes with them, feature by
+    // feature, on the reference and on oneDNN.
+    void batchNorm1dEvalUsesRunningStatistics()
+    {
+        auto fast = backendFor(Device::cpu());
+        QVERIFY(fast.ok());
+        for (Backend *b : {&referenceBackend(), fast.value()}) {
+            Model m;
+            m.setInput("x");
+            QVERIFY(m.addLayer("bn", makeBatchNorm1d(1e-5f, 1.0f), {"x"}).ok());
+            QVERIFY(m.setOutput("bn").ok());
+            QVERIFY(m.compile({3}).ok());
+            m.initialize(0);
+            m.moveTo(*b);
+            // Feature f of sample i: (i + 1) * (f + 1) + 10 f: means 2.5 (f + 1) + 10 f over 4
+            // samples, unbiased variance (f + 1)^2 * 5 / 3.
+            Tensor x = Tensor::empty({4, 3});
+            for (int i = 0; i < 4; ++i)
+                for (int f = 0; f < 3; ++f)
+                    x.f32()[i * 3 + f] = float((i + 1) * (f + 1) + 10 * f);
+            Tensor dx = b->toDevice(x);
+            m.plan(*b, 4, true).forward(dx, {true, 0});
+            const Tensor mean = b->toHost(m.buffers()[0].second);
+            const Tensor var = b->toHost(m.buffers()[1].second);
+            const Tensor y = b->toHost(m.plan(*b, 4, false).forward(dx, {false, 0}));
+            for (int f = 0; f < 3; ++f) {
+                const double mu = 2.5 * (f + 1) + 10 * f, v = (f + 1) * (f + 1) * 5.0 / 3.0;
+                QVERIFY2(std::abs(mean.f32()[f] - mu) < 1e-4, qPrintable(QString::number(f)));
+                QVERIFY2(std::abs(var.f32()[f] - v) < 1e-4 * v, qPrintable(QString::number(f)));
+                for (int i = 0; i < 4; ++i) {
+                    const double want = (x.f32()[i * 3 + f] - mu) / std::sqrt(v + 1e-5);
+                    QVERIFY2(std::abs(y.f32()[i * 3 + f] - want) < 1e-4,
+                             qPrintable(QString("sample %1 feature %2: %3, want %4")
+                                            .arg(i)
+                                            .arg(f)
+                                            .arg(y.f32()[i * 3 + f])
+                                            .arg(want)));
+                }
+            }
+        }
     }
 
     void mseLossAgainstOneHot()

@@ -239,6 +239,30 @@ private:
     int64_t m_k, m_s, m_p;
 };
 
+// Global average pooling: each channel's mean over the whole picture, [C, H, W] -> [C] (PyTorch's
+// AdaptiveAvgPool2d(1) then a flatten). The pooling kernels with one window the size of the
+// input; their [N, C, 1, 1] output is [N, C] in either layout.
+class GlobalAvgPool final : public Layer {
+public:
+    std::string type() const override { return "global_avg_pool"; }
+    Result<Shape> build(const std::vector<Shape> &in) override
+    {
+        if (in[0].rank() != 3)
+            return makeError("global_avg_pool expects an image input of shape [channels, height, "
+                             "width], got " +
+                             in[0].str());
+        return Shape{in[0][0]};
+    }
+    std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &in,
+                                          const Shape &) override
+    {
+        const Shape &x = in[0];
+        PoolDesc d{PoolKind::Avg, x[0], x[1], x[2], x[3], x[2], x[3], x[2], x[3]};
+        d.channelsLast = b.prefersChannelsLast();
+        return std::make_unique<PoolRun>(b, d);
+    }
+};
+
 // ---- Activations ----
 
 class ActivationRun final : public LayerRun {
@@ -477,18 +501,27 @@ private:
     Tensor m_dxScratch; // dx when nothing needs it (see backward)
 };
 
-class BatchNorm2d final : public Layer {
+// Batch norm over channels of images (2d: [C, H, W], statistics over the batch and the
+// picture) or over features (1d: [F] after a linear layer, statistics over the batch). The 1d
+// form is the 2d one with a 1 x 1 picture: the same kernels, whose [N, F, 1, 1] is [N, F] in
+// either layout.
+class BatchNorm final : public Layer {
 public:
-    BatchNorm2d(float eps, float momentum)
+    BatchNorm(float eps, float momentum, bool features)
         : m_eps(eps)
         , m_momentum(momentum)
+        , m_features(features)
     {}
-    std::string type() const override { return "batchnorm2d"; }
+    std::string type() const override { return m_features ? "batchnorm1d" : "batchnorm2d"; }
     Result<Shape> build(const std::vector<Shape> &in) override
     {
-        if (in[0].rank() != 3)
+        if (!m_features && in[0].rank() != 3)
             return makeError("batchnorm2d expects an image input of shape [channels, height, "
                              "width], got " +
+                             in[0].str());
+        if (m_features && in[0].rank() != 1)
+            return makeError("batchnorm1d expects features of shape [features] (after a linear "
+                             "layer or a flatten), got " +
                              in[0].str());
         const int64_t c = in[0][0];
         if (!m_g.value.defined() || m_g.value.numel() != c) {
@@ -502,7 +535,8 @@ public:
     }
     double stateCount(const std::vector<Shape> &in) const override
     {
-        return in[0].rank() == 3 ? 4 * double(in[0][0]) : 0; // weight, bias, running mean, var
+        // weight, bias, running mean and variance
+        return in[0].rank() == (m_features ? 1 : 3) ? 4 * double(in[0][0]) : 0;
     }
     std::vector<Parameter *> parameters() override { return {&m_g, &m_beta}; }
     std::vector<std::pair<std::string, Tensor>> buffers() override
@@ -527,13 +561,14 @@ public:
                                           const Shape &) override
     {
         const Shape &x = in[0];
-        BatchNormDesc d{x[0], x[1], x[2], x[3], m_eps};
+        BatchNormDesc d{x[0], x[1], m_features ? 1 : x[2], m_features ? 1 : x[3], m_eps};
         d.channelsLast = b.prefersChannelsLast();
         return std::make_unique<BatchNormRun>(b, d, m_g, m_beta, m_runMean, m_runVar, m_momentum);
     }
 
 private:
     float m_eps, m_momentum;
+    bool m_features;
     Parameter m_g, m_beta;
     Tensor m_runMean, m_runVar;
 };
@@ -606,7 +641,17 @@ std::unique_ptr<Layer> makeDropout(float p)
 }
 std::unique_ptr<Layer> makeBatchNorm2d(float eps, float momentum)
 {
-    return std::make_unique<BatchNorm2d>(eps, momentum);
+    return std::make_unique<BatchNorm>(eps, momentum, false);
+}
+
+std::unique_ptr<Layer> makeBatchNorm1d(float eps, float momentum)
+{
+    return std::make_unique<BatchNorm>(eps, momentum, true);
+}
+
+std::unique_ptr<Layer> makeGlobalAvgPool()
+{
+    return std::make_unique<GlobalAvgPool>();
 }
 std::unique_ptr<Layer> makeAdd()
 {

@@ -16,6 +16,8 @@ std::unique_ptr<Layer> makeActivation(Activation kind, float alpha = 0.01f);
 std::unique_ptr<Layer> makeFlatten();
 std::unique_ptr<Layer> makeDropout(float p);
 std::unique_ptr<Layer> makeBatchNorm2d(float eps, float momentum);
+std::unique_ptr<Layer> makeBatchNorm1d(float eps, float momentum); // over features [F]
+std::unique_ptr<Layer> makeGlobalAvgPool(); // [C, H, W] -> [C], each channel's mean
 std::unique_ptr<Layer> makeAdd();
 
 // Uniform(-1/sqrt(fanIn), 1/sqrt(fanIn)): PyTorch's kaiming_uniform_(a=sqrt(5)) for weights,

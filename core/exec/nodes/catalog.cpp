@@ -18,6 +18,8 @@ const NodeCatalog &nodeCatalog()
         nodes::addAudioAugmentation(c);
         nodes::addModelLayers(c);
         nodes::addSilu(c);
+        nodes::addGlobalAvgPool(c);
+        nodes::addBatchNorm1d(c);
         nodes::addTraining(c);
         return c;
     }();

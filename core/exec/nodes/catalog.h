@@ -16,6 +16,8 @@ void addAudioFeatures(NodeCatalog &c);     // audio.cpp
 void addAudioAugmentation(NodeCatalog &c); // audio.cpp
 void addModelLayers(NodeCatalog &c);       // layers.cpp
 void addSilu(NodeCatalog &c);              // silu.cpp
+void addGlobalAvgPool(NodeCatalog &c);     // global_avg_pool.cpp
+void addBatchNorm1d(NodeCatalog &c);       // batchnorm1d.cpp
 void addTraining(NodeCatalog &c);          // training.cpp
 
 } // namespace fb::exec::nodes
