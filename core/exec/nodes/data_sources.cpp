@@ -123,13 +123,14 @@ void addDataSources(NodeCatalog &c)
         c.add(std::move(t));
     }
     {
-        NodeType t = source(
-            "image_folder", "Image folder",
-            "Your own pictures: a folder with one subfolder per class (cat/, dog/, ...) of "
-            "PNG, JPEG or BMP files, decoded with OpenCV and sized for the model. Files that "
-            "are not readable images are skipped and named in a warning.",
-            imageFileParams(
-                pathParam("path", "", "The folder; each subfolder's name is a class.")));
+        NodeType t =
+            source("image_folder", "Image folder",
+                   "Your own pictures: a folder with one subfolder per class (cat/, dog/, ...) of "
+                   "PNG, JPEG, BMP, TIFF, WebP or PBM/PGM/PPM files, decoded with OpenCV and sized "
+                   "for the model. Files that are not readable images are skipped and named in a "
+                   "warning.",
+                   imageFileParams(
+                       pathParam("path", "", "The folder; each subfolder's name is a class.")));
         t.readSource = readImageFiles;
         t.loadSource = [](const DataSpec &spec) {
             return data::loadImageFolder(spec.path, spec.imageFiles);
