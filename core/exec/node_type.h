@@ -5,7 +5,7 @@
 // its creator. The built-in types live in core/exec/nodes/, one file per family (the way ggml
 // keeps one file per op family); adding a type is one new file there plus one line in
 // core/exec/nodes/catalog.cpp. Nothing outside that folder chooses behaviour by comparing type
-// names: the rest of the engine asks the node's NodeType (test_graph checks both).
+// names: the rest of the engine asks the node's NodeType (test_node_types checks both).
 
 #include "core/base/result.h"
 #include "core/graph/document.h"

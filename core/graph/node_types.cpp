@@ -380,24 +380,26 @@ Result<NodeTypeRegistry> nodeTypesFromJson(const nlohmann::json &j)
 {
     using nlohmann::json;
     // Read with throwing accessors inside one try: the file is ours (resources/node_types.json,
-    // checked against the engine by test_cli), so any fault is one message, not a crash.
+    // checked against the engine by test_node_types), so any fault is one message, not a crash.
+    // The value of `kinds` whose name the JSON text gives.
+    auto byName = [](const json &text, auto name, const char *what, auto kinds) {
+        const std::string wanted = text.get<std::string>();
+        for (auto k : kinds)
+            if (name(k) == wanted) return k;
+        throw std::runtime_error(std::string("unknown ") + what + " '" + wanted + "'");
+    };
     try {
         if (j.at("format") != "flowbench.node-types" || j.at("version") != 2)
             return makeError("not a version 2 flowbench.node-types document");
-        auto ports = [](const json &list) {
+        auto ports = [&](const json &list) {
             std::vector<PortSpec> out;
             for (const json &p : list) {
                 PortSpec s;
                 s.name = p.at("name").get<std::string>();
-                const std::string type = p.at("type").get<std::string>();
-                bool known = false;
-                for (PortType t : {PortType::Samples, PortType::Tensor, PortType::Loss,
-                                   PortType::Optimizer, PortType::Model, PortType::Metrics})
-                    if (portTypeName(t) == type) {
-                        s.type = t;
-                        known = true;
-                    }
-                if (!known) throw std::runtime_error("unknown port type '" + type + "'");
+                s.type = byName(p.at("type"), portTypeName, "port type",
+                                std::initializer_list<PortType>{
+                                    PortType::Samples, PortType::Tensor, PortType::Loss,
+                                    PortType::Optimizer, PortType::Model, PortType::Metrics});
                 s.help = p.at("help").get<std::string>();
                 s.optional = p.at("optional").get<bool>();
                 out.push_back(std::move(s));
@@ -418,15 +420,10 @@ Result<NodeTypeRegistry> nodeTypesFromJson(const nlohmann::json &j)
             for (const json &p : t.at("params")) {
                 ParamSpec ps;
                 ps.name = p.at("name").get<std::string>();
-                const std::string type = p.at("type").get<std::string>();
-                bool known = false;
-                for (ParamType pt : {ParamType::Int, ParamType::Float, ParamType::Bool,
-                                     ParamType::String, ParamType::Enum, ParamType::Path})
-                    if (paramTypeName(pt) == type) {
-                        ps.type = pt;
-                        known = true;
-                    }
-                if (!known) throw std::runtime_error("unknown parameter type '" + type + "'");
+                ps.type = byName(p.at("type"), paramTypeName, "parameter type",
+                                 std::initializer_list<ParamType>{
+                                     ParamType::Int, ParamType::Float, ParamType::Bool,
+                                     ParamType::String, ParamType::Enum, ParamType::Path});
                 ps.defaultValue = p.at("default");
                 ps.help = p.at("help").get<std::string>();
                 if (p.contains("min")) {

@@ -11,19 +11,12 @@ namespace fb::exec::nodes {
 
 void addBatchNorm1d(NodeCatalog &c)
 {
-    NodeType t = nodeType(NodeRole::Layer, "batchnorm1d", "Model", "Batch norm 1D",
-                          "Normalizes each feature over the batch, then scales and shifts it "
-                          "(learned); after a linear layer.");
-    t.spec.inputs = {tensorIn()};
-    t.spec.outputs = {tensorOut()};
-    t.spec.params = {
-        floatParam("eps", 1e-5, leftOpen(0, 1), "Added to the variance for numerical stability."),
-        floatParam("momentum", 0.1, closed(0, 1),
-                   "Weight of the current batch in the running mean and variance.")};
-    t.makeLayer = [](const NodeParams &p) -> Result<std::unique_ptr<nn::Layer>> {
-        return nn::makeBatchNorm1d(p.f("eps"), p.f("momentum"));
-    };
-    c.add(std::move(t));
+    c.add(layerNode(
+        layer("batchnorm1d", "Batch norm 1D",
+              "Normalizes each feature over the batch, then scales and shifts it "
+              "(learned); after a linear layer.",
+              batchNormParams()),
+        [](const NodeParams &p) { return nn::makeBatchNorm1d(p.f("eps"), p.f("momentum")); }));
 }
 
 } // namespace fb::exec::nodes

@@ -17,18 +17,24 @@ Range leftOpen(double lo, double hi)
 
 namespace {
 
-ParamSpec numberParam(std::string name, ParamType type, nlohmann::json def, Range r,
-                      std::string help)
+ParamSpec param(std::string name, ParamType type, nlohmann::json def, std::string help)
 {
     ParamSpec p;
     p.name = std::move(name);
     p.type = type;
     p.defaultValue = std::move(def);
+    p.help = std::move(help);
+    return p;
+}
+
+ParamSpec numberParam(std::string name, ParamType type, nlohmann::json def, Range r,
+                      std::string help)
+{
+    ParamSpec p = param(std::move(name), type, std::move(def), std::move(help));
     p.min = r.min;
     p.max = r.max;
     p.minExclusive = r.minExclusive;
     p.maxExclusive = r.maxExclusive;
-    p.help = std::move(help);
     return p;
 }
 
@@ -46,43 +52,24 @@ ParamSpec floatParam(std::string name, double def, Range r, std::string help)
 
 ParamSpec boolParam(std::string name, bool def, std::string help)
 {
-    ParamSpec p;
-    p.name = std::move(name);
-    p.type = ParamType::Bool;
-    p.defaultValue = def;
-    p.help = std::move(help);
-    return p;
+    return param(std::move(name), ParamType::Bool, def, std::move(help));
 }
 
 ParamSpec pathParam(std::string name, std::string def, std::string help)
 {
-    ParamSpec p;
-    p.name = std::move(name);
-    p.type = ParamType::Path;
-    p.defaultValue = std::move(def);
-    p.help = std::move(help);
-    return p;
+    return param(std::move(name), ParamType::Path, std::move(def), std::move(help));
 }
 
 ParamSpec stringParam(std::string name, std::string def, std::string help)
 {
-    ParamSpec p;
-    p.name = std::move(name);
-    p.type = ParamType::String;
-    p.defaultValue = std::move(def);
-    p.help = std::move(help);
-    return p;
+    return param(std::move(name), ParamType::String, std::move(def), std::move(help));
 }
 
 ParamSpec enumParam(std::string name, std::vector<std::string> choices, std::string def,
                     std::string help)
 {
-    ParamSpec p;
-    p.name = std::move(name);
-    p.type = ParamType::Enum;
-    p.defaultValue = std::move(def);
+    ParamSpec p = param(std::move(name), ParamType::Enum, std::move(def), std::move(help));
     p.choices = std::move(choices);
-    p.help = std::move(help);
     return p;
 }
 
@@ -168,6 +155,27 @@ NodeType nodeType(NodeRole role, std::string type, std::string category, std::st
     t.spec.title = std::move(title);
     t.spec.help = std::move(help);
     return t;
+}
+
+NodeType layerNode(NodeTypeSpec spec,
+                   std::function<std::unique_ptr<nn::Layer>(const NodeParams &)> make)
+{
+    NodeType t;
+    t.spec = std::move(spec);
+    t.spec.role = NodeRole::Layer;
+    t.makeLayer = [make =
+                       std::move(make)](const NodeParams &p) -> Result<std::unique_ptr<nn::Layer>> {
+        return make(p);
+    };
+    return t;
+}
+
+std::vector<ParamSpec> batchNormParams()
+{
+    return {
+        floatParam("eps", 1e-5, leftOpen(0, 1), "Added to the variance for numerical stability."),
+        floatParam("momentum", 0.1, closed(0, 1),
+                   "Weight of the current batch in the running mean and variance.")};
 }
 
 NodeType

@@ -6,6 +6,7 @@
 #include "core/data/transforms.h"
 #include "core/exec/job.h"
 #include "core/exec/node_type.h"
+#include "core/nn/layer.h"
 #include "core/graph/node_types.h"
 
 #include <functional>
@@ -89,6 +90,12 @@ NodeTypeSpec audioFeature(std::string type, std::string title, std::string help,
 // ports, parameters and hooks are the caller's to add.
 NodeType nodeType(NodeRole role, std::string type, std::string category, std::string title,
                   std::string help);
+
+// A layer made from its node's parameters (its spec from layer() above, or its own ports).
+NodeType layerNode(NodeTypeSpec spec,
+                   std::function<std::unique_ptr<nn::Layer>(const NodeParams &)> make);
+// Batch norm's eps and momentum, as PyTorch's BatchNorm1d and BatchNorm2d take them.
+std::vector<ParamSpec> batchNormParams();
 
 // A transform whose stage depends on its parameters alone.
 NodeType

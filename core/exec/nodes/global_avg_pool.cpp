@@ -11,14 +11,9 @@ namespace fb::exec::nodes {
 
 void addGlobalAvgPool(NodeCatalog &c)
 {
-    NodeType t = nodeType(NodeRole::Layer, "global_avg_pool", "Model", "Global average pool",
-                          "Each channel's mean over the whole picture: C x H x W -> C.");
-    t.spec.inputs = {tensorIn()};
-    t.spec.outputs = {tensorOut()};
-    t.makeLayer = [](const NodeParams &) -> Result<std::unique_ptr<nn::Layer>> {
-        return nn::makeGlobalAvgPool();
-    };
-    c.add(std::move(t));
+    c.add(layerNode(layer("global_avg_pool", "Global average pool",
+                          "Each channel's mean over the whole picture: C x H x W -> C."),
+                    [](const NodeParams &) { return nn::makeGlobalAvgPool(); }));
 }
 
 } // namespace fb::exec::nodes

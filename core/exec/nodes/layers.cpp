@@ -9,19 +9,6 @@ namespace fb::exec::nodes {
 
 namespace {
 
-NodeType layerNode(NodeTypeSpec spec,
-                   std::function<std::unique_ptr<nn::Layer>(const NodeParams &)> make)
-{
-    NodeType t;
-    t.spec = std::move(spec);
-    t.spec.role = NodeRole::Layer;
-    t.makeLayer = [make =
-                       std::move(make)](const NodeParams &p) -> Result<std::unique_ptr<nn::Layer>> {
-        return make(p);
-    };
-    return t;
-}
-
 NodeType activation(std::string type, std::string title, std::string help, Activation kind)
 {
     return layerNode(layer(std::move(type), std::move(title), std::move(help)),
@@ -101,10 +88,7 @@ void addModelLayers(NodeCatalog &c)
     c.add(layerNode(
         layer("batchnorm2d", "Batch norm 2D",
               "Normalizes each channel over the batch, then scales and shifts it (learned).",
-              {floatParam("eps", 1e-5, leftOpen(0, 1),
-                          "Added to the variance for numerical stability."),
-               floatParam("momentum", 0.1, closed(0, 1),
-                          "Weight of the current batch in the running mean and variance.")}),
+              batchNormParams()),
         [](const NodeParams &p) { return nn::makeBatchNorm2d(p.f("eps"), p.f("momentum")); }));
     {
         NodeTypeSpec s;

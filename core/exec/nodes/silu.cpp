@@ -11,14 +11,8 @@ namespace fb::exec::nodes {
 
 void addSilu(NodeCatalog &c)
 {
-    NodeType t = nodeType(NodeRole::Layer, "silu", "Model", "SiLU",
-                          "x * sigmoid(x) (also called swish), elementwise.");
-    t.spec.inputs = {tensorIn()};
-    t.spec.outputs = {tensorOut()};
-    t.makeLayer = [](const NodeParams &) -> Result<std::unique_ptr<nn::Layer>> {
-        return nn::makeActivation(Activation::Silu);
-    };
-    c.add(std::move(t));
+    c.add(layerNode(layer("silu", "SiLU", "x * sigmoid(x) (also called swish), elementwise."),
+                    [](const NodeParams &) { return nn::makeActivation(Activation::Silu); }));
 }
 
 } // namespace fb::exec::nodes
