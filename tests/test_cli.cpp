@@ -67,6 +67,21 @@ void writeJson(const QString &path, const QJsonObject &o)
     f.write(QJsonDocument(o).toJson());
 }
 
+// The CNN example with fc1 wired straight to pool2, skipping the flatten: fc1's input [64, 7, 7]
+// does not fit.
+void writeCnnWithoutFlatten(const QString &path)
+{
+    QJsonObject doc = readJson(example("fashion_mnist_cnn.json"));
+    QJsonArray edges = doc["edges"].toArray();
+    for (int i = 0; i < edges.size(); ++i) {
+        QJsonObject e = edges[i].toObject();
+        if (e["to"].toString() == "fc1.in") e["from"] = "pool2.out";
+        edges[i] = e;
+    }
+    doc["edges"] = edges;
+    writeJson(path, doc);
+}
+
 // A small, fast MLP run: 3000 training and 1000 test samples.
 QStringList smallRun(const QString &outDir, int epochs = 2)
 {
@@ -248,7 +263,8 @@ private slots:
         const CliResult r = cli({"--help"});
         QCOMPARE(r.exitCode, 0);
         for (const char *text : {"nodes [--json|--markdown]", "--markdown: the node table",
-                                 "make-data spoken-digits", "--out DIR"})
+                                 "make-data spoken-digits", "--out DIR", "summary PIPELINE.json",
+                                 "--measure"})
             QVERIFY2(r.out.contains(text), text);
         const CliResult bad = cli({"nodes", "--html"});
         QCOMPARE(bad.exitCode, 2);
@@ -882,20 +898,53 @@ private slots:
     void shapeMismatchNamesTheLayer()
     {
         QTemporaryDir dir;
-        QJsonObject doc = readJson(example("fashion_mnist_cnn.json"));
-        QJsonArray edges = doc["edges"].toArray();
-        for (int i = 0; i < edges.size(); ++i) {
-            QJsonObject e = edges[i].toObject();
-            if (e["to"].toString() == "fc1.in") e["from"] = "pool2.out"; // skip the flatten
-            edges[i] = e;
-        }
-        doc["edges"] = edges;
-        writeJson(dir.path() + "/p.json", doc);
+        writeCnnWithoutFlatten(dir.path() + "/p.json");
         CliResult r = cli({"run", dir.path() + "/p.json", "--out", dir.path() + "/out"});
         QCOMPARE(r.exitCode, 2);
         const QJsonObject err = r.summary["error"].toObject();
         QCOMPARE(err["node"].toString(), QString("fc1"));
         QVERIFY2(err["message"].toString().contains("[64, 7, 7]"), qPrintable(r.out));
+    }
+
+    // `summary`: the table for people, JSON for programs (the window's Model Summary view sends
+    // its unsaved pipeline on stdin), --measure times steps, and a pipeline at fault is named in
+    // JSON too.
+    void summaryPrintsTheModelBeforeItTrains()
+    {
+        const CliResult text = cli({"summary", "fashion_mnist_cnn"});
+        QCOMPARE(text.exitCode, 0);
+        for (const char *t : {"conv2", "421,642", "dominant layer: conv2", "training memory"})
+            QVERIFY2(text.out.contains(t), qPrintable(text.out));
+
+        QFile f(example("fashion_mnist_cnn.json"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QProcess p;
+        p.start(FLOWBENCH_CLI, {"summary", "-", "--json", "--batch", "64", "--measure", "--device",
+                                "cpu", "--threads", "1", "--steps", "2"});
+        p.write(f.readAll());
+        p.closeWriteChannel();
+        QVERIFY(p.waitForFinished(120000));
+        QCOMPARE(p.exitCode(), 0);
+        const QJsonObject j = QJsonDocument::fromJson(p.readAllStandardOutput()).object();
+        QCOMPARE(j["status"].toString(), QString("ok"));
+        QCOMPARE(j["batch"].toInt(), 64);
+        QCOMPARE(j["totals"].toObject()["parameters"].toInt(), 421642);
+        QCOMPARE(j["totals"].toObject()["forward_flops"].toDouble(), 64.0 * 8595466);
+        const QJsonArray measured = j["measured"].toArray();
+        QCOMPARE(measured.size(), 1);
+        QCOMPARE(measured[0].toObject()["device"].toString(), QString("cpu"));
+        QCOMPARE(measured[0].toObject()["steps"].toInt(), 2);
+        QVERIFY(measured[0].toObject()["gflops"].toDouble() > 0);
+
+        QTemporaryDir dir;
+        writeCnnWithoutFlatten(dir.path() + "/p.json");
+        const CliResult bad = cli({"summary", dir.path() + "/p.json", "--json"});
+        QCOMPARE(bad.exitCode, 2);
+        QCOMPARE(bad.summary["status"].toString(), QString("error"));
+        QCOMPARE(bad.summary["error"].toObject()["node"].toString(), QString("fc1"));
+        const CliResult usage = cli({"summary", "--batch", "0", "fashion_mnist_cnn"});
+        QCOMPARE(usage.exitCode, 2);
+        QVERIFY(usage.err.contains("--batch needs a whole number"));
     }
 
     // A model that cannot fit in memory is refused before anything large is allocated, naming

@@ -11,6 +11,7 @@
 #include "core/exec/inference.h"
 #include "core/exec/node_type.h"
 #include "core/exec/runner.h"
+#include "core/exec/summary.h"
 #include "core/graph/graph.h"
 
 #include <nlohmann/json.hpp>
@@ -22,6 +23,7 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -62,6 +64,18 @@ commands:
                               prediction (occlusion; base64 float32, the input's h x w)
       --device cpu|cuda[:N]   (default cpu)
   validate PIPELINE.json  check a pipeline; exit 2 with one line per problem
+  summary PIPELINE.json   the model before it trains, nothing loaded or run: per layer the
+                          output shape, parameters, forward and backward FLOPs and activation
+                          memory for the batch; totals, the dominant layer, training memory
+                          (docs/summary.md); PIPELINE - reads the pipeline from stdin
+      --json                  one JSON object on stdout instead of the table
+      --batch N               for this batch size (default: the train node's batch_size)
+      --set NODE.PARAM=VALUE  override a parameter (repeatable)
+      --measure               also time a few training steps on synthetic data on the CPU
+                              and on the GPU when there is one: ms per step, GFLOP/s achieved
+      --device cpu|cuda[:N]   measure on this device only
+      --threads N             CPU threads for --measure (default: every core)
+      --steps N               timed steps for --measure (default 10, after 3 untimed)
   nodes [--json|--markdown]
                           list every node type with its ports and parameters;
                           --markdown: the node table of README.md, a row per category
@@ -115,7 +129,11 @@ Result<graph::PipelineDocument> loadAndValidate(const std::string &path,
                                                 const std::vector<std::string> &settings,
                                                 std::vector<Error> &problems)
 {
-    auto doc = graph::loadPipeline(path);
+    // "-": the pipeline comes on stdin (the window's unsaved document).
+    auto doc = path == "-" ? graph::parsePipeline(std::string(std::istreambuf_iterator<char>(std::cin),
+                                                              std::istreambuf_iterator<char>()),
+                                                  "<stdin>")
+                           : graph::loadPipeline(path);
     if (!doc.ok()) {
         problems.push_back(doc.error());
         return doc.error();
@@ -144,6 +162,95 @@ int cmdValidate(int argc, char **argv)
     }
     std::fprintf(stderr, "%s: valid (%zu nodes, %zu edges)\n", shown.c_str(), doc->nodes().size(),
                  doc->edges().size());
+    return kExitOk;
+}
+
+// `summary PIPELINE [--json] [--batch N] [--set ...] [--measure [--device D] [--threads N]
+// [--steps N]]`. With --json, failures are JSON too ({"status": "error", "error": {...}}), so that
+// the window's Model Summary view can show which node is at fault.
+int cmdSummary(int argc, char **argv)
+{
+    bool asJson = false, measure = false;
+    std::string pipeline, device;
+    std::vector<std::string> settings;
+    long batch = 0, threads = 0, steps = 10;
+    for (int i = 0; i < argc; ++i)
+        if (std::strcmp(argv[i], "--json") == 0) asJson = true;
+    auto fail = [&](int code, const Error &e) {
+        if (asJson)
+            std::cout << jsonLine(json{{"status", "error"}, {"error", errorJson(e)}}) << std::endl;
+        if (code == kExitBadInput && e.node.empty() && e.file.empty())
+            return usageError(e.message);
+        std::fprintf(stderr, "%s\n", e.str().c_str());
+        return code;
+    };
+    auto number = [&](const std::string &a, const char *v, long lo, long hi, long &out) {
+        char *end = nullptr;
+        const long n = std::strtol(v, &end, 10);
+        if (!*v || *end || n < lo || n > hi) return false;
+        out = n;
+        return true;
+    };
+    for (int i = 0; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--json") continue;
+        if (a == "--measure") {
+            measure = true;
+            continue;
+        }
+        if (a == "--help" || a == "-h") {
+            std::printf("%s", kUsage);
+            return kExitOk;
+        }
+        if (a == "--batch" || a == "--set" || a == "--device" || a == "--threads" ||
+            a == "--steps") {
+            if (i + 1 >= argc) return fail(kExitBadInput, makeError(a + " needs a value"));
+            const char *v = argv[++i];
+            if (a == "--set")
+                settings.push_back(v);
+            else if (a == "--device")
+                device = v;
+            else if (a == "--batch" && !number(a, v, 1, 1 << 20, batch))
+                return fail(kExitBadInput, makeError("--batch needs a whole number from 1"));
+            else if (a == "--threads" && !number(a, v, 1, 1024, threads))
+                return fail(kExitBadInput, makeError("--threads needs a whole number from 1"));
+            else if (a == "--steps" && !number(a, v, 1, 1000, steps))
+                return fail(kExitBadInput,
+                            makeError("--steps needs a whole number from 1 to 1000"));
+            continue;
+        }
+        if (a.starts_with("--")) return fail(kExitBadInput, makeError("unknown option " + a));
+        if (!pipeline.empty()) return fail(kExitBadInput, makeError("unexpected argument " + a));
+        pipeline = a;
+    }
+    if (pipeline.empty()) return fail(kExitBadInput, makeError("summary needs a pipeline file"));
+    std::vector<Error> problems;
+    auto doc = loadAndValidate(pipeline == "-" ? pipeline : cli::resolvePipelineArgument(pipeline),
+                               settings, problems);
+    if (!doc.ok()) {
+        if (!asJson) printProblems(problems);
+        return fail(kExitBadInput, problems.empty() ? doc.error() : problems.front());
+    }
+    auto summary = exec::summarizePipeline(doc.value(), batch);
+    if (!summary.ok()) return fail(kExitBadInput, summary.error());
+    if (measure) {
+        const std::vector<std::string> devices =
+            device.empty() ? exec::measurableDevices() : std::vector<std::string>{device};
+        for (const std::string &d : devices) {
+            if (!asJson) std::fprintf(stderr, "measuring %s ...\n", d.c_str());
+            summary->measurements.push_back(
+                exec::measureTraining(doc.value(), summary.value(), d, int(threads), int(steps)));
+        }
+    }
+    if (asJson) {
+        json j = exec::summaryToJson(summary.value());
+        j["status"] = "ok";
+        std::cout << jsonLine(j) << std::endl;
+    } else {
+        std::cout << exec::summaryToText(summary.value()) << std::flush;
+    }
+    for (const exec::Measurement &m : summary->measurements)
+        if (!m.error.empty()) return kExitRunFailed;
     return kExitOk;
 }
 
@@ -489,6 +596,7 @@ int main(int argc, char **argv)
     try {
         if (cmd == "run") return cmdRun(argc - 2, argv + 2);
         if (cmd == "validate") return cmdValidate(argc - 2, argv + 2);
+        if (cmd == "summary") return cmdSummary(argc - 2, argv + 2);
         if (cmd == "infer") return cmdInfer(argc - 2, argv + 2);
         if (cmd == "nodes") return cmdNodes(argc - 2, argv + 2);
         if (cmd == "devices") return cmdDevices(argc - 2, argv + 2);

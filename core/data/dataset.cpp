@@ -27,6 +27,17 @@ Result<std::string> findIdxFile(const std::string &base)
     return fileError(gz, "not found (nor the uncompressed " + base + ")");
 }
 
+// IDX images are unsigned bytes [N, H, W] or [N, C, H, W].
+Status checkImageArray(const std::string &path, const IdxArray &images)
+{
+    if (images.typeCode != kIdxU8)
+        return fileError(path, "images must be unsigned bytes (IDX type 0x08)");
+    if (images.dims.size() != 3 && images.dims.size() != 4)
+        return fileError(path, "images must have dimensions [N, H, W] or [N, C, H, W], not " +
+                                   dimsString(images.dims));
+    return {};
+}
+
 } // namespace
 
 Result<ImageDataset> loadIdxImages(const std::string &imagesPath, const std::string &labelsPath,
@@ -36,12 +47,8 @@ Result<ImageDataset> loadIdxImages(const std::string &imagesPath, const std::str
         return makeError("sample limit must be 0 (all) or positive, not " + std::to_string(limit));
     Result<IdxArray> images = readIdx(imagesPath);
     if (!images) return std::move(images.error());
-    if (images->typeCode != kIdxU8)
-        return fileError(imagesPath, "images must be unsigned bytes (IDX type 0x08)");
+    FB_TRY(checkImageArray(imagesPath, *images));
     const std::vector<int64_t> &idims = images->dims;
-    if (idims.size() != 3 && idims.size() != 4)
-        return fileError(imagesPath, "images must have dimensions [N, H, W] or [N, C, H, W], not " +
-                                         dimsString(idims));
 
     Result<IdxArray> labels = readIdx(labelsPath);
     if (!labels) return std::move(labels.error());
@@ -76,6 +83,27 @@ Result<ImageDataset> loadIdxImages(const std::string &imagesPath, const std::str
     }
     ds.labels.assign(labels->bytes.begin(), labels->bytes.begin() + ds.count);
     return ds;
+}
+
+Result<Shape> idxImageSampleShape(const std::string &imagesPath)
+{
+    Result<IdxArray> images = readIdxHeader(imagesPath);
+    if (!images) return std::move(images.error());
+    FB_TRY(checkImageArray(imagesPath, *images));
+    const std::vector<int64_t> &d = images->dims;
+    return Shape{d.size() == 4 ? d[1] : 1, d[d.size() - 2], d[d.size() - 1]};
+}
+
+Shape fashionMnistSampleShape(const std::string &dir, const std::string &split)
+{
+    const std::string prefix = split == "train" ? "train" : "t10k";
+    Result<std::string> images =
+        findIdxFile((std::filesystem::path(dir) / (prefix + "-images-idx3-ubyte")).string());
+    if (images) {
+        Result<Shape> shape = idxImageSampleShape(*images);
+        if (shape) return *shape;
+    }
+    return Shape{1, 28, 28};
 }
 
 Result<ImageDataset> loadFashionMnist(const std::string &dir, const std::string &split,

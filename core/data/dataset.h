@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/base/result.h"
+#include "core/tensor/shape.h"
 
 #include <cstdint>
 #include <string>
@@ -48,6 +49,13 @@ Result<ImageDataset> loadIdxImages(const std::string &imagesPath, const std::str
 // preferred when both exist) or plain.
 Result<ImageDataset> loadFashionMnist(const std::string &dir, const std::string &split,
                                       int64_t limit = 0);
+
+// One sample's [channels, height, width] as loadIdxImages would make it, from the images file's
+// header alone (the model summary's shape inference).
+Result<Shape> idxImageSampleShape(const std::string &imagesPath);
+// The same for loadFashionMnist; [1, 28, 28], the data set's own, where the files are not there
+// (a summary needs no data).
+Shape fashionMnistSampleShape(const std::string &dir, const std::string &split);
 
 // The ten Fashion-MNIST labels in label order ("T-shirt/top", "Trouser", ... "Ankle boot").
 const std::vector<std::string> &fashionMnistClassNames();

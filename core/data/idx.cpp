@@ -100,14 +100,17 @@ int idxElementSize(uint8_t typeCode)
     }
 }
 
-Result<IdxArray> readIdx(const std::string &path)
+namespace {
+
+// Opens the file and reads its header (type code and dimensions, checked) into `out`.
+Status openIdx(const std::string &path, GzFile &file, IdxArray &out)
 {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec))
         return fileError(path, "is a directory, not an IDX file");
 
     errno = 0;
-    GzFile file(gzopen(path.c_str(), "rb"));
+    file.reset(gzopen(path.c_str(), "rb"));
     if (!file) {
         const int err = errno;
         return fileError(path, std::string("cannot open: ") +
@@ -127,7 +130,6 @@ Result<IdxArray> readIdx(const std::string &path)
     if (head[0] != 0 || head[1] != 0)
         return fileError(path, "bad magic " + hexByte(head[0]) + " " + hexByte(head[1]) +
                                    ": not an IDX file (it must start with two zero bytes)");
-    IdxArray out;
     out.typeCode = head[2];
     const int elemSize = idxElementSize(out.typeCode);
     if (elemSize == 0)
@@ -159,6 +161,29 @@ Result<IdxArray> readIdx(const std::string &path)
     if (tooLarge || elements > kMaxElements)
         return fileError(path, "dimensions " + dimsString(out.dims) +
                                    " are too large (more than 2^31 elements)");
+    return {};
+}
+
+} // namespace
+
+Result<IdxArray> readIdxHeader(const std::string &path)
+{
+    GzFile file;
+    IdxArray out;
+    FB_TRY(openIdx(path, file, out));
+    return out;
+}
+
+Result<IdxArray> readIdx(const std::string &path)
+{
+    GzFile file;
+    IdxArray out;
+    FB_TRY(openIdx(path, file, out));
+    std::string error;
+    const int elemSize = idxElementSize(out.typeCode);
+    uint64_t elements = 1;
+    for (int64_t d : out.dims)
+        elements *= uint64_t(d);
 
     // Read in slices that grow with what actually arrived (64 KiB, then as much again as was read,
     // up to 16 MiB), so a header that lies about a huge size costs at most twice what the file

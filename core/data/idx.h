@@ -36,5 +36,7 @@ struct IdxArray {
 // stream) is a fileError naming `path`; no input makes it crash or allocate more than the data
 // actually present.
 Result<IdxArray> readIdx(const std::string &path);
+// The type code and dimensions alone (bytes stays empty), with the same checks.
+Result<IdxArray> readIdxHeader(const std::string &path);
 
 } // namespace fb::data

@@ -170,9 +170,10 @@ Result<TrainingJob> readTrainingJob(const PipelineDocument &doc)
     return job;
 }
 
-Result<nn::Model> buildModel(const TrainingJob &job, const Shape &inputSample)
+Result<nn::Model> buildModel(const TrainingJob &job, const Shape &inputSample, bool rewrites)
 {
     nn::Model model;
+    model.setRewrites(rewrites);
     // The weights are made in host memory first: a layer too large for it is refused by name.
     model.setMemoryLimit(hostMemoryAvailable());
     model.setInput(job.inputNode);

@@ -78,7 +78,9 @@ struct TrainingJob {
 Result<TrainingJob> readTrainingJob(const graph::PipelineDocument &doc);
 
 // The model part as layers, compiled for a sample shape (errors name the node and shapes).
-Result<nn::Model> buildModel(const TrainingJob &job, const Shape &inputSample);
+// rewrites false keeps the graph as drawn (nn::Model::setRewrites): the model summary's rows.
+Result<nn::Model> buildModel(const TrainingJob &job, const Shape &inputSample,
+                             bool rewrites = true);
 // The chain's transforms as data-flow stages.
 std::vector<data::Stage> buildStages(const DataSpec &spec);
 std::unique_ptr<nn::Loss> buildLoss(const TrainingJob &job);

@@ -40,6 +40,7 @@ std::vector<std::string> NodeType::missingHooks() const
     case NodeRole::Source:
         need(bool(readSource), "readSource");
         need(bool(loadSource), "loadSource");
+        need(bool(sampleShape), "sampleShape");
         break;
     case NodeRole::Transform:
         need(bool(makeTransform), "makeTransform");

@@ -10,6 +10,7 @@
 #include "core/base/result.h"
 #include "core/graph/document.h"
 #include "core/graph/node_types.h"
+#include "core/tensor/shape.h"
 
 #include <functional>
 #include <memory>
@@ -68,6 +69,9 @@ struct NodeType {
     // samples are), and loads the data set so described.
     std::function<Status(const NodeParams &, DataSpec &)> readSource;
     std::function<Result<data::ImageDataset>(const DataSpec &)> loadSource;
+    // Source: the shape of one sample ([channels, height, width]) without loading the data, from
+    // the parameters or at most a file's header: the model summary infers every shape from it.
+    std::function<Result<Shape>(const DataSpec &)> sampleShape;
 
     // Transform: the data-flow stage (the chain's source is described in the DataSpec: the
     // audio features take its sample rate).

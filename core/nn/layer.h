@@ -38,6 +38,17 @@ public:
                           const StepContext &ctx) = 0;
 };
 
+// What one sample costs a layer, in floating-point operations (docs/summary.md): a multiply-add
+// counts as 2, as in the papers that report FLOPs (fvcore and torch.utils.flop_counter count it
+// as 1 and call that a FLOP; ours are twice theirs for convolutions and matrix products). The
+// backward pass is split in two because the model's first layer needs no gradient for its input
+// (the data), and the plan does not compute it.
+struct LayerCost {
+    double forward = 0;
+    double backwardInput = 0;  // d(loss)/d(input) from d(loss)/d(output)
+    double backwardParams = 0; // the parameters' gradients
+};
+
 class Layer {
 public:
     virtual ~Layer() = default;
@@ -50,6 +61,9 @@ public:
     // refuses), without making them: compile() refuses a layer that cannot fit in memory before
     // trying to allocate it.
     virtual double stateCount(const std::vector<Shape> &inSample) const { return 0; }
+    // FLOPs for one sample of these shapes (after build()): every layer says what it costs, so the
+    // model summary has no layer it cannot count.
+    virtual LayerCost cost(const std::vector<Shape> &inSample, const Shape &outSample) const = 0;
     virtual std::vector<Parameter *> parameters() { return {}; }
     // Non-trainable state saved with the weights (batch norm's running statistics).
     virtual std::vector<std::pair<std::string, Tensor>> buffers() { return {}; }

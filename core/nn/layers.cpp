@@ -3,6 +3,7 @@
 #include "core/nn/layout.h"
 
 #include <cmath>
+#include <utility>
 
 namespace fb::nn {
 
@@ -85,6 +86,12 @@ public:
         if (in[0].rank() != 1) return 0;
         return double(m_out) * double(in[0][0]) + (m_hasBias ? double(m_out) : 0);
     }
+    LayerCost cost(const std::vector<Shape> &in, const Shape &) const override
+    {
+        const double macs = double(in[0].numel()) * double(m_out);
+        const double bias = m_hasBias ? double(m_out) : 0;
+        return {2 * macs + bias, 2 * macs, 2 * macs + bias};
+    }
     std::vector<Parameter *> parameters() override
     {
         if (m_hasBias) return {&m_w, &m_b};
@@ -146,6 +153,13 @@ public:
         if (in[0].rank() != 3) return 0;
         return double(m_oc) * double(in[0][0]) * double(m_k) * double(m_k) +
                (m_hasBias ? double(m_oc) : 0);
+    }
+    LayerCost cost(const std::vector<Shape> &in, const Shape &out) const override
+    {
+        // Every output element is a dot product over C x k x k inputs.
+        const double macs = double(out.numel()) * double(in[0][0]) * double(m_k * m_k);
+        const double bias = m_hasBias ? double(out.numel()) : 0;
+        return {2 * macs + bias, 2 * macs, 2 * macs + bias};
     }
     std::vector<Parameter *> parameters() override
     {
@@ -225,6 +239,13 @@ public:
                              in[0].str());
         return Shape{in[0][0], (h + 2 * m_p - m_k) / m_s + 1, (w + 2 * m_p - m_k) / m_s + 1};
     }
+    LayerCost cost(const std::vector<Shape> &, const Shape &out) const override
+    {
+        // k x k comparisons (max) or additions and a division (average) per output; backward, a
+        // max pool routes each gradient to one input, an average spreads it over k x k.
+        const double window = double(out.numel()) * double(m_k * m_k);
+        return {window, m_kind == PoolKind::Max ? double(out.numel()) : window, 0};
+    }
     std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &in,
                                           const Shape &) override
     {
@@ -252,6 +273,11 @@ public:
                              "width], got " +
                              in[0].str());
         return Shape{in[0][0]};
+    }
+    LayerCost cost(const std::vector<Shape> &in, const Shape &) const override
+    {
+        // H x W - 1 additions and a division per channel; backward, one share per input.
+        return {double(in[0].numel()), double(in[0].numel()), 0};
     }
     std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &in,
                                           const Shape &) override
@@ -316,6 +342,30 @@ public:
         return "activation";
     }
     Result<Shape> build(const std::vector<Shape> &in) override { return in[0]; }
+    LayerCost cost(const std::vector<Shape> &in, const Shape &) const override
+    {
+        // Per element, with exp, tanh and erf as one operation each (docs/summary.md):
+        // forward and backward (from the saved input or output and the incoming gradient).
+        const auto [fwd, bwd] = [this]() -> std::pair<double, double> {
+            switch (m_kind) {
+            case Activation::Relu:
+                return {1, 1}; // max(x, 0); dy where x > 0
+            case Activation::LeakyRelu:
+                return {2, 2}; // compare, multiply
+            case Activation::Sigmoid:
+                return {4, 3}; // 1 / (1 + exp(-x)); dy * s * (1 - s)
+            case Activation::Tanh:
+                return {1, 3}; // dy * (1 - t * t)
+            case Activation::Gelu:
+                return {5, 11}; // 0.5 x (1 + erf(x / sqrt 2)); dy * (Phi(x) + x phi(x))
+            case Activation::Silu:
+                return {5, 9}; // x * sigmoid(x); dy * s * (1 + x (1 - s))
+            }
+            return {1, 1};
+        }();
+        const double n = double(in[0].numel());
+        return {fwd * n, bwd * n, 0};
+    }
     std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &in,
                                           const Shape &) override
     {
@@ -363,6 +413,7 @@ public:
     std::string type() const override { return "flatten"; }
     bool mayBeView() const override { return true; }
     Result<Shape> build(const std::vector<Shape> &in) override { return Shape{in[0].numel()}; }
+    LayerCost cost(const std::vector<Shape> &, const Shape &) const override { return {}; }
     bool isView(Backend &b, const Shape &in) const override { return !storedTransposed(b, in); }
     std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &in,
                                           const Shape &) override
@@ -432,6 +483,11 @@ public:
     {}
     std::string type() const override { return "dropout"; }
     Result<Shape> build(const std::vector<Shape> &in) override { return in[0]; }
+    LayerCost cost(const std::vector<Shape> &in, const Shape &) const override
+    {
+        // A multiply by the scaled mask each way (in training; evaluation copies).
+        return {double(in[0].numel()), double(in[0].numel()), 0};
+    }
     std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &in,
                                           const Shape &) override
     {
@@ -538,6 +594,13 @@ public:
         // weight, bias, running mean and variance
         return in[0].rank() == (m_features ? 1 : 3) ? 4 * double(in[0][0]) : 0;
     }
+    LayerCost cost(const std::vector<Shape> &in, const Shape &) const override
+    {
+        // Per element in training: mean (1), variance (3), normalize (2), scale and shift (2);
+        // backward, the two parameters' sums (3) and the input's gradient (5).
+        const double n = double(in[0].numel());
+        return {8 * n, 5 * n, 3 * n};
+    }
     std::vector<Parameter *> parameters() override { return {&m_g, &m_beta}; }
     std::vector<std::pair<std::string, Tensor>> buffers() override
     {
@@ -605,6 +668,10 @@ public:
         if (in[0] != in[1])
             return makeError("add needs inputs of the same shape, got " + shapeList(in));
         return in[0];
+    }
+    LayerCost cost(const std::vector<Shape> &in, const Shape &) const override
+    {
+        return {double(in[0].numel()), 0, 0}; // the gradient passes on unchanged
     }
     std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &,
                                           const Shape &) override

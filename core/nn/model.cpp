@@ -204,36 +204,81 @@ std::string Model::summary()
     return out;
 }
 
-std::string Model::profileReport() const
+std::vector<Model::LayerInfo> Model::layers()
 {
-    std::vector<double> fwd(m_nodes.size(), 0), bwd(m_nodes.size(), 0);
+    FB_ASSERT(m_compiled, "compile the model before describing its layers");
+    std::vector<Shape> shapes{m_inputSample};
+    std::vector<LayerInfo> out;
+    for (auto &n : m_nodes) {
+        LayerInfo info;
+        info.id = n.id;
+        info.type = n.layer->type();
+        std::vector<Shape> in;
+        bool fromLayers = false;
+        for (int v : n.inputs) {
+            info.inputs.push_back(v == 0 ? m_inputId : m_nodes[size_t(v - 1)].id);
+            in.push_back(shapes[size_t(v)]);
+            fromLayers = fromLayers || v != 0;
+        }
+        info.outSample = n.outSample;
+        for (Parameter *p : n.layer->parameters())
+            info.parameters += p->value.numel();
+        for (auto &[name, t] : n.layer->buffers())
+            info.buffers += t.numel();
+        info.cost = n.layer->cost(in, n.outSample);
+        if (!fromLayers) info.cost.backwardInput = 0;
+        shapes.push_back(n.outSample);
+        out.push_back(std::move(info));
+    }
+    return out;
+}
+
+std::vector<Model::LayerTime> Model::profile() const
+{
+    std::vector<LayerTime> out(m_nodes.size());
     int64_t steps = 0;
     for (const auto &[key, plan] : m_plans) {
         if (!key.second || !plan->m_profiling) continue;
         for (const auto &s : plan->m_steps) {
-            fwd[size_t(s.node)] += s.forwardSeconds;
-            bwd[size_t(s.node)] += s.backwardSeconds;
+            out[size_t(s.node)].forwardSeconds += s.forwardSeconds;
+            out[size_t(s.node)].backwardSeconds += s.backwardSeconds;
         }
         if (!plan->m_steps.empty()) steps += plan->m_steps.front().calls;
     }
     if (steps == 0) return {};
+    for (size_t i = 0; i < m_nodes.size(); ++i) {
+        out[i].id = m_nodes[i].id;
+        out[i].type = m_nodes[i].layer->type();
+        out[i].forwardSeconds /= double(steps);
+        out[i].backwardSeconds /= double(steps);
+    }
+    return out;
+}
+
+std::string Model::profileReport() const
+{
+    int64_t steps = 0;
+    for (const auto &[key, plan] : m_plans)
+        if (key.second && plan->m_profiling && !plan->m_steps.empty())
+            steps += plan->m_steps.front().calls;
+    const std::vector<LayerTime> times = profile();
+    if (times.empty()) return {};
     double total = 0;
-    for (size_t i = 0; i < m_nodes.size(); ++i)
-        total += fwd[i] + bwd[i];
+    for (const LayerTime &t : times)
+        total += t.forwardSeconds + t.backwardSeconds;
     std::string out;
     char line[256];
     std::snprintf(line, sizeof line, "  %-14s %-12s %12s %12s %7s\n", "node", "type", "forward ms",
                   "backward ms", "share");
     out += line;
-    for (size_t i = 0; i < m_nodes.size(); ++i) {
-        std::snprintf(line, sizeof line, "  %-14s %-12s %12.3f %12.3f %6.1f%%\n",
-                      m_nodes[i].id.c_str(), m_nodes[i].layer->type().c_str(),
-                      1e3 * fwd[i] / double(steps), 1e3 * bwd[i] / double(steps),
-                      total > 0 ? 100.0 * (fwd[i] + bwd[i]) / total : 0.0);
+    for (const LayerTime &t : times) {
+        std::snprintf(line, sizeof line, "  %-14s %-12s %12.3f %12.3f %6.1f%%\n", t.id.c_str(),
+                      t.type.c_str(), 1e3 * t.forwardSeconds, 1e3 * t.backwardSeconds,
+                      total > 0 ? 100.0 * (t.forwardSeconds + t.backwardSeconds) / total : 0.0);
         out += line;
     }
     std::snprintf(line, sizeof line, "  per training step, averaged over %lld steps: %.3f ms\n",
-                  (long long)steps, 1e3 * total / double(steps));
+                  (long long)steps, 1e3 * total);
     return out + line;
 }
 

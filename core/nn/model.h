@@ -109,6 +109,18 @@ public:
     const Shape &outputSample() const { return m_outputSample; }
     // One line per layer: id, type, output shape, parameter count.
     std::string summary();
+    // Each layer as compiled, in the order it runs (the model summary's rows).
+    struct LayerInfo {
+        std::string id, type;
+        std::vector<std::string> inputs; // node ids, the input node's included
+        Shape outSample;
+        int64_t parameters = 0; // trainable numbers
+        int64_t buffers = 0;    // saved but not trained (batch norm's running statistics)
+        // Per sample; backwardInput is 0 where every input is the model's input, whose gradient
+        // the plan never computes.
+        LayerCost cost;
+    };
+    std::vector<LayerInfo> layers();
 
     // The plan for this batch size and mode, made on first use. Throws DeviceError naming the
     // node whose kernel or buffers could not be made (out of GPU memory, a failed library call).
@@ -117,6 +129,13 @@ public:
     void setProfiling(bool on) { m_profiling = on; }
     // Where the time went, per layer, over every profiled training plan: a table for people.
     std::string profileReport() const;
+    // The same as numbers: seconds per training step, per layer in the order they run (empty
+    // before a profiled training step).
+    struct LayerTime {
+        std::string id, type;
+        double forwardSeconds = 0, backwardSeconds = 0;
+    };
+    std::vector<LayerTime> profile() const;
 
 private:
     struct Node {

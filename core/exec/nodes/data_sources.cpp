@@ -76,6 +76,13 @@ Status readImageFiles(const NodeParams &p, DataSpec &spec)
     return {};
 }
 
+// The shape every decoded file is sized to (data::loadImageFolder's samples).
+Result<Shape> imageFilesShape(const DataSpec &spec)
+{
+    const data::ImageFilesOptions &o = spec.imageFiles;
+    return Shape{o.colour ? 3 : 1, o.height, o.width};
+}
+
 } // namespace
 
 void addDataSources(NodeCatalog &c)
@@ -100,6 +107,9 @@ void addDataSources(NodeCatalog &c)
         t.loadSource = [](const DataSpec &spec) {
             return data::loadFashionMnist(spec.path, spec.split, spec.limit);
         };
+        t.sampleShape = [](const DataSpec &spec) -> Result<Shape> {
+            return data::fashionMnistSampleShape(spec.path, spec.split);
+        };
         c.add(std::move(t));
     }
     {
@@ -120,6 +130,7 @@ void addDataSources(NodeCatalog &c)
         t.loadSource = [](const DataSpec &spec) {
             return data::loadIdxImages(spec.images, spec.labels, spec.limit);
         };
+        t.sampleShape = [](const DataSpec &spec) { return data::idxImageSampleShape(spec.images); };
         c.add(std::move(t));
     }
     {
@@ -135,6 +146,7 @@ void addDataSources(NodeCatalog &c)
         t.loadSource = [](const DataSpec &spec) {
             return data::loadImageFolder(spec.path, spec.imageFiles);
         };
+        t.sampleShape = imageFilesShape;
         c.add(std::move(t));
     }
     {
@@ -149,6 +161,7 @@ void addDataSources(NodeCatalog &c)
         t.loadSource = [](const DataSpec &spec) {
             return data::loadImageList(spec.path, spec.imageFiles);
         };
+        t.sampleShape = imageFilesShape;
         c.add(std::move(t));
     }
     {
@@ -202,6 +215,10 @@ void addDataSources(NodeCatalog &c)
         };
         t.loadSource = [](const DataSpec &spec) {
             return data::loadAudioFolder(spec.path, spec.audioFiles);
+        };
+        // A waveform of the set length (data::loadAudioFolder's samples).
+        t.sampleShape = [](const DataSpec &spec) -> Result<Shape> {
+            return Shape{1, 1, spec.audioFiles.samples()};
         };
         c.add(std::move(t));
     }
