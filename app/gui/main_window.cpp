@@ -55,6 +55,7 @@
 #include "widgets/run/event_fields.h"
 #include "widgets/run/run_record.h"
 #include "widgets/run/run_session.h"
+#include "widgets/summary/model_summary_view.h"
 
 namespace fb::app {
 
@@ -660,12 +661,18 @@ void MainWindow::buildDocks()
     m_inference->setCliPath(widgets::RunSession::defaultCliPath());
     QDockWidget *inference =
         dock("inference", tr("Try the Model"), m_inference, Qt::BottomDockWidgetArea);
+    m_summary = new widgets::ModelSummaryView(m_pipeline);
+    m_summary->setCliPath(widgets::RunSession::defaultCliPath());
+    connect(m_summary, &widgets::ModelSummaryView::nodeActivated, this, &MainWindow::focusNode);
+    QDockWidget *summary =
+        dock("summary", tr("Model Summary"), m_summary, Qt::BottomDockWidgetArea);
     // Bottom: problems and log on the left, plots and evaluation (wider) on the right; the
     // canvas keeps most of the height. A layout the person changes is restored from QSettings.
     splitDockWidget(problems, plots, Qt::Horizontal);
     tabifyDockWidget(problems, log);
     tabifyDockWidget(plots, evaluation);
     tabifyDockWidget(evaluation, inference);
+    tabifyDockWidget(inference, summary);
     connect(evaluation, &QDockWidget::visibilityChanged, this, [this](bool visible) {
         if (visible) showPendingEvaluation();
     });

@@ -25,6 +25,7 @@ class QProgressBar;
 
 namespace fb::widgets {
 class InferencePanel;
+class ModelSummaryView;
 class EditedPipeline;
 class EvaluationView;
 class GraphScene;
@@ -108,6 +109,7 @@ public:
     widgets::LogView *log() const { return m_log; }
     widgets::EvaluationView *evaluation() const { return m_evaluation; }
     widgets::InferencePanel *inference() const { return m_inference; }
+    widgets::ModelSummaryView *modelSummary() const { return m_summary; }
     widgets::RunSession *session() const { return m_session; }
     widgets::RunRecord *record() const { return m_record; }
     QListWidget *problemsList() const { return m_problems; }
@@ -172,6 +174,7 @@ private:
     widgets::LogView *m_log = nullptr;
     widgets::EvaluationView *m_evaluation = nullptr;
     widgets::InferencePanel *m_inference = nullptr;
+    widgets::ModelSummaryView *m_summary = nullptr;
     widgets::RunSession *m_session;
     widgets::RunRecord *m_record;
     widgets::RecoveryStore *m_recovery;
