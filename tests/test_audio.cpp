@@ -6,6 +6,7 @@
 
 #include "core/data/audio_files.h"
 #include "core/data/audio_transforms.h"
+#include "wav_fixture.h"
 
 #include <QtTest>
 
@@ -22,6 +23,7 @@
 
 using namespace fb;
 using namespace fb::data;
+using fixture::writeWav;
 using nlohmann::json;
 
 namespace {
@@ -69,35 +71,6 @@ double maxError(const json &ref, const std::vector<float> &ours, int64_t frames)
     return worst;
 }
 
-// A 16-bit PCM WAV file: the 44-byte RIFF header, then interleaved samples.
-void writeWav(const QString &path, const std::vector<float> &interleaved, int channels, int rate,
-              int64_t claimFrames = -1)
-{
-    QDir().mkpath(QFileInfo(path).path());
-    const uint32_t frames =
-        uint32_t(claimFrames >= 0 ? claimFrames : int64_t(interleaved.size()) / channels);
-    const uint32_t dataBytes = frames * uint32_t(channels) * 2;
-    QByteArray b;
-    auto u32 = [&b](uint32_t v) { b.append(reinterpret_cast<const char *>(&v), 4); };
-    auto u16 = [&b](uint16_t v) { b.append(reinterpret_cast<const char *>(&v), 2); };
-    b.append("RIFF");
-    u32(36 + dataBytes);
-    b.append("WAVEfmt ");
-    u32(16);
-    u16(1); // PCM
-    u16(uint16_t(channels));
-    u32(uint32_t(rate));
-    u32(uint32_t(rate * channels * 2));
-    u16(uint16_t(channels * 2));
-    u16(16);
-    b.append("data");
-    u32(dataBytes);
-    for (float v : interleaved)
-        u16(uint16_t(int16_t(std::lround(std::clamp(v, -1.0f, 1.0f) * 32767.0f))));
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly) || f.write(b) != b.size())
-        qFatal("cannot write %s", qPrintable(path));
-}
 
 std::vector<float> tone(double hz, int rate, double seconds, float amplitude = 0.5f)
 {

@@ -264,7 +264,7 @@ private slots:
         QCOMPARE(r.exitCode, 0);
         for (const char *text : {"nodes [--json|--markdown]", "--markdown: the node table",
                                  "make-data spoken-digits", "--out DIR", "summary PIPELINE.json",
-                                 "--measure"})
+                                 "--measure", "export MODEL -o FILE.onnx", "--no-check"})
             QVERIFY2(r.out.contains(text), text);
         const CliResult bad = cli({"nodes", "--html"});
         QCOMPARE(bad.exitCode, 2);

@@ -10,6 +10,7 @@
 #include "core/exec/evaluation.h"
 #include "core/exec/inference.h"
 #include "core/exec/node_type.h"
+#include "core/exec/onnx_export.h"
 #include "core/exec/runner.h"
 #include "core/exec/summary.h"
 #include "core/graph/graph.h"
@@ -63,6 +64,14 @@ commands:
       --saliency              also "saliency": how much each cell of the input moved the
                               prediction (occlusion; base64 float32, the input's h x w)
       --device cpu|cuda[:N]   (default cpu)
+  export MODEL -o FILE.onnx
+                          the trained model as ONNX (opset 17) with its preprocessing
+                          (docs/onnx.md); MODEL as for infer. Checked before it is written: the
+                          ONNX checker, then OpenCV's dnn module on the run's test set against
+                          Flowbench's own results (same top class, logits within 1e-4); the
+                          last stdout line is one JSON object with the figures
+      --no-check              skip the runtime check (the ONNX checker still runs)
+      --check-samples N       check on at most N test samples (default: all)
   validate PIPELINE.json  check a pipeline; exit 2 with one line per problem
   summary PIPELINE.json   the model before it trains, nothing loaded or run: per layer the
                           output shape, parameters, forward and backward FLOPs and activation
@@ -251,6 +260,90 @@ int cmdSummary(int argc, char **argv)
     }
     for (const exec::Measurement &m : summary->measurements)
         if (!m.error.empty()) return kExitRunFailed;
+    return kExitOk;
+}
+
+// `export MODEL -o FILE.onnx [--no-check] [--check-samples N]`: people read the report on
+// stderr, programs the last stdout line.
+int cmdExport(int argc, char **argv)
+{
+    std::string model, output;
+    exec::ExportOptions options;
+    auto fail = [](int code, const Error &e) {
+        std::cout << jsonLine(json{{"status", "error"}, {"error", errorJson(e)}}) << std::endl;
+        if (code == kExitBadInput && e.node.empty() && e.file.empty())
+            return usageError(e.message);
+        std::fprintf(stderr, "%s\n", safeText(e.str()).c_str());
+        return code;
+    };
+    for (int i = 0; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--help" || a == "-h") {
+            std::printf("%s", kUsage);
+            return kExitOk;
+        }
+        if (a == "--no-check") {
+            options.check = false;
+        } else if (a == "-o" || a == "--output" || a == "--check-samples") {
+            if (i + 1 >= argc) return fail(kExitBadInput, makeError(a + " needs a value"));
+            const std::string v = argv[++i];
+            if (a == "--check-samples") {
+                char *end = nullptr;
+                const long long n = std::strtoll(v.c_str(), &end, 10);
+                if (v.empty() || *end || n < 1)
+                    return fail(kExitBadInput,
+                                makeError("--check-samples needs a whole number from 1"));
+                options.checkLimit = n;
+            } else {
+                output = v;
+            }
+        } else if (a.starts_with("-")) {
+            return fail(kExitBadInput, makeError("unknown option " + a));
+        } else if (model.empty()) {
+            model = a;
+        } else {
+            return fail(kExitBadInput, makeError("unexpected argument " + a));
+        }
+    }
+    if (model.empty() || output.empty())
+        return fail(kExitBadInput,
+                    makeError("export needs a model (a run folder or .safetensors) and -o FILE"));
+    if (options.check) std::fprintf(stderr, "exporting and checking %s ...\n", safeText(model).c_str());
+    auto r = exec::exportOnnx(model, output, options);
+    if (!r.ok()) return fail(kExitRunFailed, r.error());
+    json in = json::array();
+    for (int64_t d : r->input.dims())
+        in.push_back(d);
+    json out{{"status", "ok"},
+             {"output", r->output},
+             {"model", r->modelFile},
+             {"opset", 17},
+             {"onnx", r->onnxVersion},
+             {"nodes", r->nodes},
+             {"input", in},
+             {"classes", r->classNames.size()}};
+    std::fprintf(stderr, "wrote %s: %lld ONNX operators, input 'input' [N, %s], outputs 'logits' "
+                         "and 'probabilities' [N, %zu]; the ONNX checker accepts it\n",
+                 safeText(r->output).c_str(), (long long)r->nodes,
+                 r->input.str().substr(1, r->input.str().size() - 2).c_str(),
+                 r->classNames.size());
+    if (r->checked) {
+        out["check"] = {{"runtime", r->runtime},
+                        {"data", r->checkedOn},
+                        {"samples", r->samples},
+                        {"same_top1", r->sameTop1},
+                        {"max_logit_difference", r->maxLogitDifference},
+                        {"tolerance", exec::ExportReport::kTolerance}};
+        std::fprintf(stderr,
+                     "checked with %s on %s: the same top class for %lld of %lld, largest logit "
+                     "difference %.3g (required below %.0e)\n",
+                     r->runtime.c_str(), safeText(r->checkedOn).c_str(), (long long)r->sameTop1,
+                     (long long)r->samples, r->maxLogitDifference, exec::ExportReport::kTolerance);
+    } else {
+        out["check"] = nullptr;
+        std::fprintf(stderr, "not checked against a runtime (--no-check)\n");
+    }
+    std::cout << jsonLine(out) << std::endl;
     return kExitOk;
 }
 
@@ -597,6 +690,7 @@ int main(int argc, char **argv)
         if (cmd == "run") return cmdRun(argc - 2, argv + 2);
         if (cmd == "validate") return cmdValidate(argc - 2, argv + 2);
         if (cmd == "summary") return cmdSummary(argc - 2, argv + 2);
+        if (cmd == "export") return cmdExport(argc - 2, argv + 2);
         if (cmd == "infer") return cmdInfer(argc - 2, argv + 2);
         if (cmd == "nodes") return cmdNodes(argc - 2, argv + 2);
         if (cmd == "devices") return cmdDevices(argc - 2, argv + 2);

@@ -260,4 +260,59 @@ void ChannelNormalize::apply(const float *in, float *out, int64_t n, const Shape
         }
 }
 
+// ---- ONNX forms (operator set 17) ----
+
+Status Transform::exportTo(ExportGraph &, const std::string &, const std::string &,
+                           const Shape &) const
+{
+    return makeError("this stage has no ONNX form yet");
+}
+
+Status Normalize::exportTo(ExportGraph &g, const std::string &input, const std::string &output,
+                           const Shape &) const
+{
+    // A true division, as apply() does.
+    const std::string centred = g.name(output + ".centred");
+    g.node("Sub", {input, g.constant(output + ".mean", {}, {m_mean})}, {centred});
+    g.node("Div", {centred, g.constant(output + ".std", {}, {m_std})}, {output});
+    return {};
+}
+
+Status ChannelNormalize::exportTo(ExportGraph &g, const std::string &input,
+                                  const std::string &output, const Shape &s) const
+{
+    std::vector<float> mean, stddev;
+    for (int64_t c = 0; c < s[0]; ++c) {
+        mean.push_back(m_mean.size() == 1 ? m_mean[0] : m_mean[size_t(c)]);
+        stddev.push_back(m_std.size() == 1 ? m_std[0] : m_std[size_t(c)]);
+    }
+    const std::string centred = g.name(output + ".centred");
+    g.node("Sub", {input, g.constant(output + ".mean", {s[0], 1, 1}, mean)}, {centred});
+    g.node("Div", {centred, g.constant(output + ".std", {s[0], 1, 1}, stddev)}, {output});
+    return {};
+}
+
+Status CenterCrop::exportTo(ExportGraph &g, const std::string &input, const std::string &output,
+                            const Shape &s) const
+{
+    auto out = outputShape(s);
+    if (!out.ok()) return out.error();
+    const int64_t y0 = (s[1] - (*out)[1]) / 2, x0 = (s[2] - (*out)[2]) / 2;
+    g.node("Slice",
+           {input, g.constantInts(output + ".starts", {y0, x0}),
+            g.constantInts(output + ".ends", {y0 + (*out)[1], x0 + (*out)[2]}),
+            g.constantInts(output + ".axes", {2, 3})},
+           {output});
+    return {};
+}
+
+Status Grayscale::exportTo(ExportGraph &g, const std::string &input, const std::string &output,
+                           const Shape &) const
+{
+    // The weighted sum of the three channels as a 1x1 convolution (no bias).
+    g.node("Conv", {input, g.constant(output + ".weights", {1, 3, 1, 1}, {0.299f, 0.587f, 0.114f})},
+           {output}, {ExportAttribute::integers("kernel_shape", {1, 1})});
+    return {};
+}
+
 } // namespace fb::data

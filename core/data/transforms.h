@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/base/export_graph.h"
 #include "core/base/number_list.h"
 #include "core/base/result.h"
 #include "core/tensor/shape.h"
@@ -36,6 +37,12 @@ public:
     // the result depends neither on the worker that runs it nor on the batch it falls in.
     virtual void apply(const float *in, float *out, int64_t n, const Shape &inShape,
                        const uint64_t *seeds) const = 0;
+    // Writes the stage as ONNX operators reading `input` ([N, ...inShape]) into `output`: the
+    // preprocessing an exported model carries (core/exec/onnx_export.h). Random stages never
+    // reach an export (inference leaves them out); a stage with no ONNX form says why, and the
+    // export refuses the model naming its node.
+    virtual Status exportTo(ExportGraph &g, const std::string &input, const std::string &output,
+                            const Shape &inShape) const;
 };
 
 // y = (x - mean) / std. A true division, not a multiply by 1/std, so every backend and the
@@ -45,6 +52,8 @@ public:
     Normalize(float mean, float stddev);
     void apply(const float *in, float *out, int64_t n, const Shape &inShape,
                const uint64_t *seeds) const override;
+    Status exportTo(ExportGraph &g, const std::string &input, const std::string &output,
+                    const Shape &inShape) const override;
     float mean() const { return m_mean; }
     float stddev() const { return m_std; }
 
@@ -103,6 +112,8 @@ public:
     Result<Shape> outputShape(const Shape &in) const override;
     void apply(const float *in, float *out, int64_t n, const Shape &inShape,
                const uint64_t *seeds) const override;
+    Status exportTo(ExportGraph &g, const std::string &input, const std::string &output,
+                    const Shape &inShape) const override;
 
 private:
     int64_t m_height, m_width;
@@ -131,6 +142,8 @@ public:
     Result<Shape> outputShape(const Shape &in) const override;
     void apply(const float *in, float *out, int64_t n, const Shape &inShape,
                const uint64_t *seeds) const override;
+    Status exportTo(ExportGraph &g, const std::string &input, const std::string &output,
+                    const Shape &inShape) const override;
 };
 
 // y = (x - mean[c]) / std[c] per channel (ImageNet's: 0.485,0.456,0.406 and 0.229,0.224,0.225);
@@ -141,6 +154,8 @@ public:
     Result<Shape> outputShape(const Shape &in) const override;
     void apply(const float *in, float *out, int64_t n, const Shape &inShape,
                const uint64_t *seeds) const override;
+    Status exportTo(ExportGraph &g, const std::string &input, const std::string &output,
+                    const Shape &inShape) const override;
 
 private:
     std::vector<float> m_mean, m_std;

@@ -3,6 +3,7 @@
 #include "core/exec/node_type.h"
 
 #include "core/backend/backend.h"
+#include "core/base/check.h"
 #include "core/base/json_nesting.h"
 #include "core/data/audio_files.h"
 #include "core/data/image_files.h"
@@ -207,6 +208,24 @@ struct Predictor::State {
     std::vector<Shape> shapes; // shapes[i]: the sample entering stage i; back(): the model's input
     nn::Model model;
     Backend *backend = nullptr;
+    std::string pipeline; // the saved pipeline's text
+
+    // One decoded sample through every stage, in place.
+    void preprocess(std::vector<float> &a) const
+    {
+        std::vector<float> b;
+        const uint64_t seed = 0;
+        for (size_t st = 0; st < stages.size(); ++st) {
+            const data::Transform &t = *stages[st].transform;
+            if (t.inPlace()) {
+                t.apply(a.data(), a.data(), 1, shapes[st], &seed);
+            } else {
+                b.resize(size_t(shapes[st + 1].numel()));
+                t.apply(a.data(), b.data(), 1, shapes[st], &seed);
+                std::swap(a, b);
+            }
+        }
+    }
 };
 
 Predictor::Predictor(std::unique_ptr<State> s)
@@ -275,6 +294,7 @@ Result<std::unique_ptr<Predictor>> Predictor::open(const std::string &path,
     } catch (const json::exception &e) {
         return fileError(s->file, std::string("its saved preprocessing is damaged: ") + e.what());
     }
+    s->pipeline = meta.at("pipeline");
     auto doc = graph::parsePipeline(meta.at("pipeline"), s->file + " (saved pipeline)");
     if (!doc.ok()) return doc.error();
     if (const std::vector<Error> problems = graph::validate(doc.value(), nodeTypes());
@@ -401,7 +421,7 @@ std::vector<Result<Prediction>> Predictor::predictFiles(const std::vector<std::s
             const auto start = Clock::now();
             // As the data flow does: a recording's samples as they are, an image's bytes to
             // [0, 1]; then each stage in turn.
-            std::vector<float> a, b;
+            std::vector<float> a;
             if (m_s->audio) {
                 auto wave = data::decodeAudioFile(paths[first + i], m_s->decodeAudio);
                 if (!wave.ok()) {
@@ -420,17 +440,7 @@ std::vector<Result<Prediction>> Predictor::predictFiles(const std::vector<std::s
                 for (size_t j = 0; j < a.size(); ++j)
                     a[j] = float(pixels.value()[j]) / 255.0f;
             }
-            const uint64_t seed = 0;
-            for (size_t st = 0; st < m_s->stages.size(); ++st) {
-                const data::Transform &t = *m_s->stages[st].transform;
-                if (t.inPlace()) {
-                    t.apply(a.data(), a.data(), 1, m_s->shapes[st], &seed);
-                } else {
-                    b.resize(size_t(m_s->shapes[st + 1].numel()));
-                    t.apply(a.data(), b.data(), 1, m_s->shapes[st], &seed);
-                    std::swap(a, b);
-                }
-            }
+            m_s->preprocess(a);
             std::copy(a.begin(), a.end(),
                       x.begin() + std::ptrdiff_t(rows.size() * size_t(sample.numel())));
             preds[i].sample = std::move(a);
@@ -487,6 +497,37 @@ std::vector<Result<Prediction>> Predictor::predictFiles(const std::vector<std::s
         }
     }
     return out;
+}
+
+std::vector<float> Predictor::scores(const std::vector<float> &decoded, int64_t n)
+{
+    const Shape &in = m_s->shapes.front(), &sample = m_s->shapes.back();
+    FB_ASSERT(int64_t(decoded.size()) == n * in.numel(), "decoded samples of the wrong size");
+    std::vector<float> x(size_t(n * sample.numel()));
+    for (int64_t i = 0; i < n; ++i) {
+        std::vector<float> a(decoded.begin() + i * in.numel(), decoded.begin() + (i + 1) * in.numel());
+        m_s->preprocess(a);
+        std::copy(a.begin(), a.end(), x.begin() + i * sample.numel());
+    }
+    const Tensor t = scoresOf(m_s->model, *m_s->backend, x.data(), n, sample);
+    return std::vector<float>(t.f32(), t.f32() + t.numel());
+}
+
+const std::vector<data::Stage> &Predictor::stages() const
+{
+    return m_s->stages;
+}
+const std::vector<Shape> &Predictor::stageShapes() const
+{
+    return m_s->shapes;
+}
+const nn::Model &Predictor::model() const
+{
+    return m_s->model;
+}
+const std::string &Predictor::savedPipeline() const
+{
+    return m_s->pipeline;
 }
 
 } // namespace fb::exec

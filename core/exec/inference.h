@@ -68,6 +68,18 @@ public:
     const std::string &modelFile() const; // the .safetensors file it was read from
     bool audio() const;                   // recordings in, rather than images
 
+    // The model's scores ([n, classes], row by row) for n decoded samples: an image's pixels
+    // scaled to [0, 1] (channels x height x width, as data::decodeImageFile gives them over
+    // 255), or a recording's samples; through the saved preprocessing, as predictFiles does.
+    std::vector<float> scores(const std::vector<float> &decoded, int64_t n);
+    // What an export writes: the saved preprocessing's stages, the shape entering each (and
+    // back(): the model's input), the model with its weights in host memory (open() on "cpu"),
+    // and the pipeline the model was trained with (JSON text).
+    const std::vector<data::Stage> &stages() const;
+    const std::vector<Shape> &stageShapes() const;
+    const nn::Model &model() const;
+    const std::string &savedPipeline() const;
+
 private:
     struct State;
     explicit Predictor(std::unique_ptr<State> s);

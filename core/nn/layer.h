@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/backend/backend.h"
+#include "core/base/export_graph.h"
 #include "core/base/result.h"
 #include "core/base/rng.h"
 
@@ -64,6 +65,12 @@ public:
     // FLOPs for one sample of these shapes (after build()): every layer says what it costs, so the
     // model summary has no layer it cannot count.
     virtual LayerCost cost(const std::vector<Shape> &inSample, const Shape &outSample) const = 0;
+    // Writes the layer as ONNX operators (opset 17) that read `inputs` ([N, ...inSample], NCHW)
+    // and write `output`, for its inference form (dropout passes through, batch norm uses its
+    // running statistics), with its weights as constants (they must be in host memory). Every
+    // layer says how, or why it cannot: the export then refuses the model, naming the node.
+    virtual Status exportTo(ExportGraph &g, const std::vector<std::string> &inputs,
+                            const std::string &output, const std::vector<Shape> &inSample) const = 0;
     virtual std::vector<Parameter *> parameters() { return {}; }
     // Non-trainable state saved with the weights (batch norm's running statistics).
     virtual std::vector<std::pair<std::string, Tensor>> buffers() { return {}; }

@@ -2,6 +2,8 @@
 
 #include "core/nn/layout.h"
 
+#include "core/base/check.h"
+
 #include <cmath>
 #include <utility>
 
@@ -20,6 +22,27 @@ namespace {
 Parameter makeParam(const char *name, const Shape &shape)
 {
     return Parameter{name, Tensor::zeros(shape), {}};
+}
+
+// A tensor's values for an exported constant; the export runs on weights in host memory.
+std::vector<float> hostValues(const Tensor &t)
+{
+    FB_ASSERT(t.device().kind == Device::Kind::Cpu, "export reads weights in host memory");
+    return std::vector<float>(t.f32(), t.f32() + t.numel());
+}
+
+std::vector<int64_t> dimsOf(const Tensor &t)
+{
+    return t.shape().dims();
+}
+
+// A weight (and a bias when there is one) as constants named after the output.
+std::vector<std::string> weightInputs(ExportGraph &g, const std::string &x, const std::string &out,
+                                      const Parameter &w, const Parameter *b)
+{
+    std::vector<std::string> in{x, g.constant(out + ".weight", dimsOf(w.value), hostValues(w.value))};
+    if (b) in.push_back(g.constant(out + ".bias", dimsOf(b->value), hostValues(b->value)));
+    return in;
 }
 
 std::string shapeList(const std::vector<Shape> &s)
@@ -92,6 +115,14 @@ public:
         const double bias = m_hasBias ? double(m_out) : 0;
         return {2 * macs + bias, 2 * macs, 2 * macs + bias};
     }
+    Status exportTo(ExportGraph &g, const std::vector<std::string> &in, const std::string &out,
+                    const std::vector<Shape> &) const override
+    {
+        // y = x W^T + b: Gemm with the weight as stored, [out, in].
+        g.node("Gemm", weightInputs(g, in[0], out, m_w, m_hasBias ? &m_b : nullptr), {out},
+               {ExportAttribute::integer("transB", 1)});
+        return {};
+    }
     std::vector<Parameter *> parameters() override
     {
         if (m_hasBias) return {&m_w, &m_b};
@@ -160,6 +191,16 @@ public:
         const double macs = double(out.numel()) * double(in[0][0]) * double(m_k * m_k);
         const double bias = m_hasBias ? double(out.numel()) : 0;
         return {2 * macs + bias, 2 * macs, 2 * macs + bias};
+    }
+    Status exportTo(ExportGraph &g, const std::vector<std::string> &in, const std::string &out,
+                    const std::vector<Shape> &) const override
+    {
+        // kernel_shape spelled out: OpenCV's importer needs it.
+        g.node("Conv", weightInputs(g, in[0], out, m_w, m_hasBias ? &m_b : nullptr), {out},
+               {ExportAttribute::integers("kernel_shape", {m_k, m_k}),
+                ExportAttribute::integers("strides", {m_s, m_s}),
+                ExportAttribute::integers("pads", {m_p, m_p, m_p, m_p})});
+        return {};
     }
     std::vector<Parameter *> parameters() override
     {
@@ -246,6 +287,26 @@ public:
         const double window = double(out.numel()) * double(m_k * m_k);
         return {window, m_kind == PoolKind::Max ? double(out.numel()) : window, 0};
     }
+    Status exportTo(ExportGraph &g, const std::vector<std::string> &in, const std::string &out,
+                    const std::vector<Shape> &) const override
+    {
+        std::vector<ExportAttribute> a{ExportAttribute::integers("kernel_shape", {m_k, m_k}),
+                                       ExportAttribute::integers("strides", {m_s, m_s})};
+        if (m_kind == PoolKind::Max || m_p == 0) {
+            a.push_back(ExportAttribute::integers("pads", {m_p, m_p, m_p, m_p}));
+            g.node(m_kind == PoolKind::Max ? "MaxPool" : "AveragePool", {in[0]}, {out}, a);
+            return {};
+        }
+        // Padding counts as zeros in the average (PyTorch's count_include_pad=True): written as
+        // an explicit zero Pad before an unpadded AveragePool, the same arithmetic, because
+        // OpenCV 4.6's dnn leaves padded cells out of the divisor whatever count_include_pad says
+        // (found by the export's own check: logits 0.017 off; onnxruntime agreed with us).
+        const std::string padded = g.name(out + ".padded");
+        g.node("Pad", {in[0], g.constantInts(out + ".pads", {0, 0, m_p, m_p, 0, 0, m_p, m_p})},
+               {padded});
+        g.node("AveragePool", {padded}, {out}, a);
+        return {};
+    }
     std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &in,
                                           const Shape &) override
     {
@@ -278,6 +339,14 @@ public:
     {
         // H x W - 1 additions and a division per channel; backward, one share per input.
         return {double(in[0].numel()), double(in[0].numel()), 0};
+    }
+    Status exportTo(ExportGraph &g, const std::vector<std::string> &in, const std::string &out,
+                    const std::vector<Shape> &) const override
+    {
+        const std::string pooled = g.name(out + ".pooled"); // [N, C, 1, 1]
+        g.node("GlobalAveragePool", {in[0]}, {pooled});
+        g.node("Flatten", {pooled}, {out}, {ExportAttribute::integer("axis", 1)});
+        return {};
     }
     std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &in,
                                           const Shape &) override
@@ -366,6 +435,42 @@ public:
         const double n = double(in[0].numel());
         return {fwd * n, bwd * n, 0};
     }
+    Status exportTo(ExportGraph &g, const std::vector<std::string> &in, const std::string &out,
+                    const std::vector<Shape> &) const override
+    {
+        const std::string &x = in[0];
+        switch (m_kind) {
+        case Activation::Relu:
+            g.node("Relu", {x}, {out});
+            break;
+        case Activation::LeakyRelu:
+            g.node("LeakyRelu", {x}, {out}, {ExportAttribute::real("alpha", m_alpha)});
+            break;
+        case Activation::Sigmoid:
+            g.node("Sigmoid", {x}, {out});
+            break;
+        case Activation::Tanh:
+            g.node("Tanh", {x}, {out});
+            break;
+        case Activation::Silu: { // x * sigmoid(x): opset 17 has no SiLU
+            const std::string s = g.name(out + ".sigmoid");
+            g.node("Sigmoid", {x}, {s});
+            g.node("Mul", {x, s}, {out});
+            break;
+        }
+        case Activation::Gelu: { // 0.5 x (1 + erf(x / sqrt 2)): opset 17 has no Gelu
+            const std::string scaled = g.name(out + ".scaled"), erf = g.name(out + ".erf"),
+                              plus = g.name(out + ".plus1"), times = g.name(out + ".times_x");
+            g.node("Div", {x, g.constant(out + ".sqrt2", {}, {std::sqrt(2.0f)})}, {scaled});
+            g.node("Erf", {scaled}, {erf});
+            g.node("Add", {erf, g.constant(out + ".one", {}, {1.0f})}, {plus});
+            g.node("Mul", {x, plus}, {times});
+            g.node("Mul", {times, g.constant(out + ".half", {}, {0.5f})}, {out});
+            break;
+        }
+        }
+        return {};
+    }
     std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &in,
                                           const Shape &) override
     {
@@ -414,6 +519,12 @@ public:
     bool mayBeView() const override { return true; }
     Result<Shape> build(const std::vector<Shape> &in) override { return Shape{in[0].numel()}; }
     LayerCost cost(const std::vector<Shape> &, const Shape &) const override { return {}; }
+    Status exportTo(ExportGraph &g, const std::vector<std::string> &in, const std::string &out,
+                    const std::vector<Shape> &) const override
+    {
+        g.node("Flatten", {in[0]}, {out}, {ExportAttribute::integer("axis", 1)}); // NCHW order
+        return {};
+    }
     bool isView(Backend &b, const Shape &in) const override { return !storedTransposed(b, in); }
     std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &in,
                                           const Shape &) override
@@ -487,6 +598,12 @@ public:
     {
         // A multiply by the scaled mask each way (in training; evaluation copies).
         return {double(in[0].numel()), double(in[0].numel()), 0};
+    }
+    Status exportTo(ExportGraph &g, const std::vector<std::string> &in, const std::string &out,
+                    const std::vector<Shape> &) const override
+    {
+        g.node("Identity", {in[0]}, {out}); // inference: every activation passes
+        return {};
     }
     std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &in,
                                           const Shape &) override
@@ -601,6 +718,34 @@ public:
         const double n = double(in[0].numel());
         return {8 * n, 5 * n, 3 * n};
     }
+    Status exportTo(ExportGraph &g, const std::vector<std::string> &in, const std::string &out,
+                    const std::vector<Shape> &) const override
+    {
+        const std::vector<int64_t> c{m_g.value.numel()};
+        if (!m_features) {
+            g.node("BatchNormalization",
+                   {in[0], g.constant(out + ".weight", c, hostValues(m_g.value)),
+                    g.constant(out + ".bias", c, hostValues(m_beta.value)),
+                    g.constant(out + ".running_mean", c, hostValues(m_runMean)),
+                    g.constant(out + ".running_var", c, hostValues(m_runVar))},
+                   {out}, {ExportAttribute::real("epsilon", m_eps)});
+            return {};
+        }
+        // Over features [N, F]: the same arithmetic as one scale and shift per feature, which
+        // every runtime reads (BatchNormalization on rank 2 is not everywhere). The division and
+        // square root as the kernels do them, in float.
+        const std::vector<float> gamma = hostValues(m_g.value), beta = hostValues(m_beta.value),
+                                 mean = hostValues(m_runMean), var = hostValues(m_runVar);
+        std::vector<float> scale(gamma.size()), shift(gamma.size());
+        for (size_t i = 0; i < gamma.size(); ++i) {
+            scale[i] = gamma[i] / std::sqrt(var[i] + m_eps);
+            shift[i] = beta[i] - mean[i] * scale[i];
+        }
+        const std::string scaled = g.name(out + ".scaled");
+        g.node("Mul", {in[0], g.constant(out + ".scale", c, scale)}, {scaled});
+        g.node("Add", {scaled, g.constant(out + ".shift", c, shift)}, {out});
+        return {};
+    }
     std::vector<Parameter *> parameters() override { return {&m_g, &m_beta}; }
     std::vector<std::pair<std::string, Tensor>> buffers() override
     {
@@ -672,6 +817,12 @@ public:
     LayerCost cost(const std::vector<Shape> &in, const Shape &) const override
     {
         return {double(in[0].numel()), 0, 0}; // the gradient passes on unchanged
+    }
+    Status exportTo(ExportGraph &g, const std::vector<std::string> &in, const std::string &out,
+                    const std::vector<Shape> &) const override
+    {
+        g.node("Add", {in[0], in[1]}, {out});
+        return {};
     }
     std::unique_ptr<LayerRun> instantiate(Backend &b, const std::vector<Shape> &,
                                           const Shape &) override

@@ -233,6 +233,27 @@ std::vector<Model::LayerInfo> Model::layers()
     return out;
 }
 
+Result<std::string> Model::exportTo(ExportGraph &g, const std::string &input) const
+{
+    FB_ASSERT(m_compiled, "compile the model before exporting it");
+    std::vector<std::string> names{input};
+    std::vector<Shape> shapes{m_inputSample};
+    for (const auto &n : m_nodes) {
+        std::vector<std::string> in;
+        std::vector<Shape> inShapes;
+        for (int v : n.inputs) {
+            in.push_back(names[size_t(v)]);
+            inShapes.push_back(shapes[size_t(v)]);
+        }
+        const std::string out = g.name(n.id);
+        Status s = n.layer->exportTo(g, in, out, inShapes);
+        if (!s.ok()) return nodeError(n.id, s.error().message);
+        names.push_back(out);
+        shapes.push_back(n.outSample);
+    }
+    return names[size_t(m_output)];
+}
+
 std::vector<Model::LayerTime> Model::profile() const
 {
     std::vector<LayerTime> out(m_nodes.size());

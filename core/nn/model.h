@@ -121,6 +121,9 @@ public:
         LayerCost cost;
     };
     std::vector<LayerInfo> layers();
+    // Writes every layer as ONNX operators (Layer::exportTo) reading `input` ([N, ...input
+    // sample]); returns the output's name. A layer that cannot be exported is an error naming it.
+    Result<std::string> exportTo(ExportGraph &g, const std::string &input) const;
 
     // The plan for this batch size and mode, made on first use. Throws DeviceError naming the
     // node whose kernel or buffers could not be made (out of GPU memory, a failed library call).
