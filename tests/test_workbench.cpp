@@ -37,6 +37,7 @@
 #include "widgets/editing/edited_pipeline.h"
 #include "widgets/editing/recovery.h"
 #include "widgets/evaluation/evaluation_view.h"
+#include "widgets/inference/inference_panel.h"
 #include "widgets/log/log_view.h"
 #include "widgets/palette/node_palette.h"
 #include "widgets/plots/live_plots.h"
@@ -300,6 +301,16 @@ private slots:
 
         // The event stream saved as a run log opens again with the same plots.
         QTemporaryDir dir;
+        // File > Export Model: the finished run's model as ONNX, checked on its test set.
+        QVERIFY(!win.w.inference()->model().isEmpty());
+        QSignalSpy exported(&win.w, &app::MainWindow::modelExported);
+        QVERIFY(win.w.exportModel(win.w.inference()->model(), dir.filePath("model.onnx")));
+        QVERIFY(exported.wait(120000));
+        QVERIFY2(exported.front().at(0).toBool(), qPrintable(exported.front().at(1).toString()));
+        QVERIFY2(exported.front().at(1).toString().contains("the same top class for"),
+                 qPrintable(exported.front().at(1).toString()));
+        QVERIFY(QFileInfo::exists(dir.filePath("model.onnx")));
+
         const QString log = dir.filePath("events.jsonl");
         QVERIFY(win.w.saveRunLog(log));
         Window other;

@@ -280,6 +280,10 @@ void MainWindow::buildActions()
          [this] { openRunLogDialog(); });
     make("save_run_log", tr("Save Run Log…"), tr("Save this run's event stream"), QKeySequence(),
          [this] { saveRunLogDialog(); });
+    make("export_model", tr("E&xport Model…"),
+         tr("Write the trained model (the one Try the Model uses) as ONNX, with its "
+            "preprocessing, checked against Flowbench's own results"),
+         QKeySequence(), [this] { exportModelDialog(); });
     make("make_spoken_digits", tr("Make Spoken-&Digits Data Set…"),
          tr("Make the recordings the spoken_digits example trains on (espeak-ng and sox on this "
             "machine; a few minutes)"),
@@ -443,6 +447,7 @@ void MainWindow::buildMenus()
     file->addSeparator();
     file->addAction(action("open_run_log"));
     file->addAction(action("save_run_log"));
+    file->addAction(action("export_model"));
     file->addSeparator();
     file->addAction(action("quit"));
 
@@ -1368,6 +1373,83 @@ void MainWindow::saveRunLogDialog()
     if (path.isEmpty()) return;
     QSettings().setValue("last_run_dir", QFileInfo(path).absolutePath());
     saveRunLog(path);
+}
+
+// ---- ONNX export ------------------------------------------------------------------------------
+
+void MainWindow::exportModelDialog()
+{
+    const QString model = m_inference->model();
+    if (model.isEmpty()) {
+        QMessageBox::information(this, tr("Export Model"),
+                                 tr("There is no trained model yet: train the pipeline (Run), or "
+                                    "choose a run folder or model file in Try the Model."));
+        return;
+    }
+    const QFileInfo from(model);
+    const QString name = (from.isDir() ? from.fileName() : from.dir().dirName()) + ".onnx";
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export the model as ONNX"),
+        QSettings().value("last_export_dir", from.absolutePath()).toString() + "/" + name,
+        tr("ONNX models (*.onnx)"));
+    if (path.isEmpty()) return;
+    QSettings().setValue("last_export_dir", QFileInfo(path).absolutePath());
+    QString why;
+    if (!exportModel(model, path, &why)) QMessageBox::warning(this, tr("Export Model"), why);
+}
+
+bool MainWindow::exportModel(const QString &model, const QString &onnxPath, QString *why)
+{
+    const QString cli = widgets::RunSession::defaultCliPath();
+    if (cli.isEmpty()) {
+        if (why) *why = tr("flowbench-cli was not found, so the model cannot be exported");
+        return false;
+    }
+    if (m_exportProcess) {
+        if (why) *why = tr("an export is already under way");
+        return false;
+    }
+    auto *p = new QProcess(this);
+    m_exportProcess = p;
+    statusBar()->showMessage(tr("Exporting %1 and checking it on the test set…").arg(onnxPath));
+    m_log->addLine(QStringLiteral("info"), tr("exporting %1 to %2").arg(model, onnxPath));
+    auto done = [this, p, onnxPath](bool started) {
+        p->deleteLater();
+        const QByteArray out = p->readAllStandardOutput();
+        const QString err = QString::fromLocal8Bit(p->readAllStandardError()).trimmed();
+        const QJsonObject j =
+            QJsonDocument::fromJson(out.trimmed().split('\n').last()).object();
+        const bool ok = started && j.value("status").toString() == "ok";
+        QString text;
+        if (ok) {
+            const QJsonObject c = j.value("check").toObject();
+            text = tr("Wrote %1 (ONNX opset 17, %2 operators).").arg(onnxPath).arg(j["nodes"].toInt());
+            if (!c.isEmpty())
+                text += " " + tr("Checked with %1 on %2: the same top class for %3 of %4, largest "
+                                 "logit difference %5.")
+                                  .arg(c["runtime"].toString(), c["data"].toString())
+                                  .arg(c["same_top1"].toInteger())
+                                  .arg(c["samples"].toInteger())
+                                  .arg(c["max_logit_difference"].toDouble(), 0, 'g', 3);
+        } else {
+            const QJsonObject e = j.value("error").toObject();
+            const QString node = e.value("node").toString();
+            text = !started ? tr("flowbench-cli could not be started: %1").arg(p->errorString())
+                   : e.isEmpty()  ? err.section('\n', -1)
+                   : node.isEmpty() ? e["message"].toString()
+                                    : tr("node '%1': %2").arg(node, e["message"].toString());
+        }
+        m_log->addLine(ok ? QStringLiteral("info") : QStringLiteral("error"), text);
+        statusBar()->showMessage(ok ? tr("Exported %1").arg(onnxPath) : tr("Export failed"),
+                                 8000);
+        emit modelExported(ok, text);
+    };
+    connect(p, &QProcess::finished, this, [done] { done(true); });
+    connect(p, &QProcess::errorOccurred, this, [done](QProcess::ProcessError e) {
+        if (e == QProcess::FailedToStart) done(false);
+    });
+    p->start(cli, {QStringLiteral("export"), model, QStringLiteral("-o"), onnxPath});
+    return true;
 }
 
 } // namespace fb::app

@@ -94,6 +94,11 @@ public:
 
     bool openRunLog(const QString &path, bool quiet = false);
     bool saveRunLog(const QString &path);
+    // File > Export Model: the trained model (a run folder, model or checkpoint file) as ONNX,
+    // by `flowbench-cli export` in a child process, checked before it is written
+    // (docs/onnx.md). The outcome arrives with modelExported() and in the log; false, with the
+    // reason, when an export is already under way or flowbench-cli is missing.
+    bool exportModel(const QString &model, const QString &onnxPath, QString *why = nullptr);
 
     // How a question to the person is answered, with these buttons (tests replace the dialog).
     using Asker = std::function<QMessageBox::StandardButton(
@@ -123,6 +128,8 @@ public:
 
 signals:
     void runFinished(bool ok);
+    // An export ended: what it says for people (the check's figures, or what went wrong).
+    void modelExported(bool ok, const QString &text);
     void devicesListed();
 
 protected:
@@ -183,6 +190,8 @@ private:
     QString m_wantedDevice; // saved or asked for before the GPUs were listed
     bool m_devicesKnown = false;
     QPointer<QProcess> m_devicesProcess; // `flowbench-cli devices` while it runs
+    QPointer<QProcess> m_exportProcess;  // `flowbench-cli export` while it runs
+    void exportModelDialog();
     QLabel *m_statusRun = nullptr;
     QProgressBar *m_statusProgress = nullptr;
     QMenu *m_recentMenu = nullptr;
