@@ -1395,7 +1395,20 @@ void MainWindow::exportModelDialog()
     if (path.isEmpty()) return;
     QSettings().setValue("last_export_dir", QFileInfo(path).absolutePath());
     QString why;
-    if (!exportModel(model, path, &why)) QMessageBox::warning(this, tr("Export Model"), why);
+    if (!exportModel(model, path, &why)) {
+        QMessageBox::warning(this, tr("Export Model"), why);
+        return;
+    }
+    // Asked for in a dialog, answered in one (not modal: the window goes on meanwhile).
+    auto *once = new QObject(this);
+    connect(this, &MainWindow::modelExported, once, [this, once](bool ok, const QString &text) {
+        once->deleteLater();
+        auto *box = new QMessageBox(ok ? QMessageBox::Information : QMessageBox::Warning,
+                                    ok ? tr("Model exported") : tr("Export failed"), text,
+                                    QMessageBox::Ok, this);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open();
+    });
 }
 
 bool MainWindow::exportModel(const QString &model, const QString &onnxPath, QString *why)
