@@ -216,32 +216,82 @@ private slots:
             QVERIFY2(bytes.contains(op), op);
     }
 
-    // Recordings: the audio features have no ONNX form yet. Refused naming the feature node,
-    // with nothing written.
-    void audioIsRefusedNamingTheNode()
+    // Recordings: the features (log-mel, power spectrogram in dB, MFCC) go into the model as
+    // ordinary operators (a DFT as a strided Conv, mel weights and the DCT as 1x1 Convs, Log), so
+    // the whole model, features included, is checked in OpenCV against Flowbench's scores.
+    void recordingsExportWithTheirFeatures_data()
     {
-        for (int i = 0; i < 6; ++i)
-            for (const auto &[label, hz] : {std::pair{"low", 220.0}, std::pair{"high", 1760.0}}) {
-                std::vector<float> tone(8000);
-                for (size_t t = 0; t < tone.size(); ++t)
-                    tone[t] = 0.5f * float(std::sin(2 * M_PI * hz * (1 + 0.01 * i) * t / 16000));
-                fixture::writeWav(m_dir.filePath(QString("tones/%1/%2.wav").arg(label).arg(i)),
-                                  tone, 1, 16000);
+        QTest::addColumn<QString>("type"); // the feature nodes' type; empty: the example's own
+        QTest::newRow("log-mel") << QString();
+        QTest::newRow("mfcc") << QString("mfcc");
+        QTest::newRow("stft") << QString("stft");
+    }
+    void recordingsExportWithTheirFeatures()
+    {
+        QFETCH(QString, type);
+        if (!exists(m_dir.filePath("tones")))
+            for (int i = 0; i < 8; ++i)
+                for (const auto &[label, hz] :
+                     {std::pair{"low", 220.0}, std::pair{"high", 1760.0}}) {
+                    // Different lengths and loudness: trimming and padding differ per file.
+                    std::vector<float> tone(size_t(6000 + 1000 * i));
+                    for (size_t t = 0; t < tone.size(); ++t)
+                        tone[t] = (0.1f + 0.1f * float(i)) *
+                                  float(std::sin(2 * M_PI * hz * (1 + 0.01 * i) * double(t) / 16000));
+                    fixture::writeWav(
+                        m_dir.filePath(QString("tones/%1/%2.wav").arg(label).arg(i)), tone, 1,
+                        16000);
+                }
+        // The spoken-digits example on the tones: its chain with the feature node's type
+        // swapped, two classes, every file in both halves.
+        QFile f(kExamples + "spoken_digits.json");
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QJsonObject doc = QJsonDocument::fromJson(f.readAll()).object();
+        QJsonArray nodes = doc["nodes"].toArray();
+        for (int i = 0; i < nodes.size(); ++i) {
+            QJsonObject n = nodes[i].toObject();
+            const QString id = n["id"].toString();
+            QJsonObject params = n["params"].toObject();
+            if (id == "train_data" || id == "test_data") {
+                params["path"] = m_dir.filePath("tones");
+                params["labels"] = "folder";
+                params["subset"] = "all";
             }
-        const QString run = m_dir.filePath("tones_run");
-        train(kExamples + "spoken_digits.json", run,
-              {"train_data.path=" + m_dir.filePath("tones"), "train_data.subset=all",
-               "train_data.labels=folder", "test_data.path=" + m_dir.filePath("tones"),
-               "test_data.subset=all", "test_data.labels=folder",
-               "fc2.out_features=2", "train.epochs=1", "train.batch_size=4"});
-        const QString out = m_dir.filePath("tones.onnx");
-        auto r = exec::exportOnnx(run.toStdString(), out.toStdString());
-        QVERIFY(!r.ok());
-        QCOMPARE(r.error().node, std::string("logmel_test")); // the evaluation chain's
-        QVERIFY2(r.error().message.find("audio features") != std::string::npos,
-                 r.error().message.c_str());
-        QVERIFY(!exists(out));
-        QVERIFY(!exists(out + ".unchecked"));
+            if ((id == "logmel" || id == "logmel_test") && !type.isEmpty()) {
+                n["type"] = type;
+                QJsonObject kept{{"n_fft", 256}, {"hop_length", 128}};
+                if (type == "mfcc") kept["n_mfcc"] = 13;
+                params = kept;
+            }
+            if (id == "normalize" || id == "normalize_test") params["mean"] = -45;
+            if (id == "fc2") params["out_features"] = 2;
+            n["params"] = params;
+            nodes[i] = n;
+        }
+        doc["nodes"] = nodes;
+        const QString name = type.isEmpty() ? "logmel" : type;
+        const QString pipeline = m_dir.filePath(name + ".json");
+        QFile out(pipeline);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(QJsonDocument(doc).toJson());
+        out.close();
+        const QString run = m_dir.filePath(name + "_run");
+        train(pipeline, run, {"train.epochs=2", "train.batch_size=4", "train.device=cpu"});
+
+        const QString onnx = m_dir.filePath(name + ".onnx");
+        auto r = exec::exportOnnx(run.toStdString(), onnx.toStdString());
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().str().c_str());
+        QCOMPARE(r->input, Shape({1, 1, 16000})); // one second at 16 kHz, the waveform
+        QVERIFY(r->checked);
+        QCOMPARE(r->samples, int64_t(16));
+        QCOMPARE(r->sameTop1, r->samples);
+        QVERIFY2(r->maxLogitDifference < 1e-4, qPrintable(QString::number(r->maxLogitDifference)));
+        QFile file(onnx);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QByteArray bytes = file.readAll();
+        for (const char *op : {"Pad", "Conv", "Log", "MaxPool", "Relu", "Reshape"})
+            QVERIFY2(bytes.contains(op), op);
+        QVERIFY(bytes.contains("\"kind\":\"audio\""));
     }
 
     // Bad input: no model there, an output folder that does not exist; never a partial file.

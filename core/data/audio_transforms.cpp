@@ -202,6 +202,106 @@ void Spectrogram::apply(const float *in, float *out, int64_t n, const Shape &inS
     }
 }
 
+Status Spectrogram::exportTo(ExportGraph &g, const std::string &input, const std::string &output,
+                             const Shape &inShape) const
+{
+    auto outShape = outputShape(inShape);
+    if (!outShape.ok()) return outShape.error();
+    const int64_t len = inShape[2], nFft = m_o.nFft, hop = m_o.hop, bins = nFft / 2 + 1;
+    const int64_t frames = (*outShape)[2], rows = (*outShape)[1], pad = nFft / 2;
+    // [N, 1, 1, len] padded so that frame t covers samples t * hop - pad .. + nFft, as apply().
+    const int64_t right = std::max<int64_t>(0, (frames - 1) * hop + nFft - pad - len);
+    const std::string padded = g.name(output + ".padded");
+    g.node("Pad", {input, g.constantInts(output + ".pads", {0, 0, 0, pad, 0, 0, 0, right})},
+           {padded});
+    // The windowed DFT of every frame: bins kernels of window x cos, then bins of window x sin
+    // (the sign of the imaginary part does not reach the power).
+    std::vector<float> basis(size_t(2 * bins * nFft));
+    for (int64_t b = 0; b < bins; ++b)
+        for (int64_t k = 0; k < nFft; ++k) {
+            const double angle = 2.0 * std::numbers::pi * double(b * k % nFft) / double(nFft);
+            basis[size_t(b * nFft + k)] = float(double(m_window[size_t(k)]) * std::cos(angle));
+            basis[size_t((bins + b) * nFft + k)] =
+                float(double(m_window[size_t(k)]) * std::sin(angle));
+        }
+    const std::string dft = g.name(output + ".dft"), squared = g.name(output + ".squared"),
+                      re = g.name(output + ".re2"), im = g.name(output + ".im2"),
+                      power = g.name(output + ".power");
+    g.node("Conv", {padded, g.constant(output + ".dft_basis", {2 * bins, 1, 1, nFft}, basis)},
+           {dft},
+           {ExportAttribute::integers("kernel_shape", {1, nFft}),
+            ExportAttribute::integers("strides", {1, hop})});
+    g.node("Mul", {dft, dft}, {squared}); // [N, 2 bins, 1, frames]
+    const std::string axis = g.constantInts(output + ".bin_axis", {1});
+    g.node("Slice", {squared, g.constantInts(output + ".re_start", {0}),
+                     g.constantInts(output + ".re_end", {bins}), axis},
+           {re});
+    g.node("Slice", {squared, g.constantInts(output + ".im_start", {bins}),
+                     g.constantInts(output + ".im_end", {2 * bins}), axis},
+           {im});
+    g.node("Add", {re, im}, {power}); // [N, bins, 1, frames]
+    std::string feature = power;
+    if (m_o.kind != SpectrogramOptions::Kind::Power) {
+        feature = g.name(output + ".mel");
+        g.node("Conv", {power, g.constant(output + ".mel_weights", {m_o.nMels, bins, 1, 1}, m_mel)},
+               {feature}, {ExportAttribute::integers("kernel_shape", {1, 1})});
+    }
+    if (m_o.toDb || m_o.kind == SpectrogramOptions::Kind::Mfcc) {
+        // max(S, 1e-10) as 1e-10 + relu(S - 1e-10): OpenCV 4.6's dnn reads neither Max with a
+        // constant nor opset 11's Clip.
+        const std::string shifted = g.name(output + ".shifted"), rect = g.name(output + ".rect"),
+                          floored = g.name(output + ".floored"), ln = g.name(output + ".ln"),
+                          db = g.name(output + ".db");
+        const std::string amin = g.constant(output + ".amin", {}, {1e-10f});
+        g.node("Sub", {feature, amin}, {shifted});
+        g.node("Relu", {shifted}, {rect});
+        g.node("Add", {rect, amin}, {floored});
+        g.node("Log", {floored}, {ln});
+        g.node("Mul", {ln, g.constant(output + ".to_db", {}, {float(10.0 / std::log(10.0))})},
+               {db});
+        feature = db;
+        if (m_o.topDb > 0) {
+            // max(db, top - top_db) with top each sample's largest value. OpenCV 4.6's dnn turns
+            // a ReduceMax over three axes into a Reshape it cannot run, and subtracts no [N, 1, 1,
+            // 1] from a whole sample: so top is spread over the sample's plane by two max pools
+            // whose windows cover it from any cell (along time, then along the bands: 2 rows +
+            // 2 frames compares per value), and the maximum is floor + relu(db - floor).
+            const int64_t bands = m_o.kind == SpectrogramOptions::Kind::Power ? bins : m_o.nMels;
+            const std::string planes = g.name(output + ".planes"),
+                              rowTop = g.name(output + ".row_top"), top = g.name(output + ".top"),
+                              floor = g.name(output + ".floor"), above = g.name(output + ".above"),
+                              kept = g.name(output + ".kept"),
+                              clipped = g.name(output + ".clipped");
+            g.node("Reshape", {db, g.constantInts(output + ".planes_shape", {-1, 1, bands, frames})},
+                   {planes});
+            g.node("MaxPool", {planes}, {rowTop},
+                   {ExportAttribute::integers("kernel_shape", {1, 2 * frames - 1}),
+                    ExportAttribute::integers("pads", {0, frames - 1, 0, frames - 1})});
+            g.node("MaxPool", {rowTop}, {top},
+                   {ExportAttribute::integers("kernel_shape", {2 * bands - 1, 1}),
+                    ExportAttribute::integers("pads", {bands - 1, 0, bands - 1, 0})});
+            g.node("Sub", {top, g.constant(output + ".top_db", {}, {float(m_o.topDb)})}, {floor});
+            g.node("Sub", {planes, floor}, {above});
+            g.node("Relu", {above}, {kept});
+            g.node("Add", {kept, floor}, {clipped});
+            feature = g.name(output + ".bands");
+            g.node("Reshape",
+                   {clipped, g.constantInts(output + ".bands_shape", {-1, bands, 1, frames})},
+                   {feature});
+        }
+    }
+    if (m_o.kind == SpectrogramOptions::Kind::Mfcc) {
+        const std::string mfcc = g.name(output + ".mfcc");
+        g.node("Conv", {feature, g.constant(output + ".dct", {m_o.nMfcc, m_o.nMels, 1, 1}, m_dct)},
+               {mfcc}, {ExportAttribute::integers("kernel_shape", {1, 1})});
+        feature = mfcc;
+    }
+    // [N, rows, 1, frames] holds the same numbers as [N, 1, rows, frames].
+    g.node("Reshape", {feature, g.constantInts(output + ".shape", {-1, 1, rows, frames})},
+           {output});
+    return {};
+}
+
 SpecAugment::SpecAugment(int64_t freqMasks, int64_t freqWidth, int64_t timeMasks, int64_t timeWidth)
     : m_freqMasks(freqMasks)
     , m_freqWidth(freqWidth)

@@ -65,6 +65,12 @@ public:
     Result<Shape> outputShape(const Shape &in) const override;
     void apply(const float *in, float *out, int64_t n, const Shape &inShape,
                const uint64_t *seeds) const override;
+    // The same arithmetic as ONNX operators that every runtime runs (OpenCV's dnn has no STFT):
+    // the centring Pad, the windowed DFT as a strided Conv whose kernels are the window times
+    // cos and sin, power from the two halves, mel weights and the DCT as 1x1 Convs, dB through
+    // Log, the top_db floor from ReduceMax.
+    Status exportTo(ExportGraph &g, const std::string &input, const std::string &output,
+                    const Shape &inShape) const override;
     // The mel filter bank, [nMels, nFft / 2 + 1] row-major (tests).
     const std::vector<float> &melFilters() const { return m_mel; }
 

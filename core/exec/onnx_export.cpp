@@ -141,15 +141,13 @@ Result<ExportReport> exportOnnx(const std::string &model, const std::string &out
     r.input = p.stageShapes().front();
     r.classNames = p.classNames();
     r.onnxVersion = io::onnxLibraryVersion();
-    if (p.audio())
-        return nodeError(p.stages().empty() ? std::string() : p.stages().front().node,
-                         "recordings cannot be exported to ONNX yet: the audio features "
-                         "(STFT, mel weights, log) have no ONNX form in this version");
-
     g.input("input", batched(r.input),
-            "Pictures, float32 [N, C, H, W]: RGB (or grey) planes, pixel values scaled to [0, 1], "
-            "decoded and resized as the 'preprocessing' metadata says; the rest of the "
-            "preprocessing is inside the model");
+            p.audio() ? "Recordings, float32 [N, 1, 1, samples]: mono at the sample rate the "
+                        "'preprocessing' metadata says, trimmed and padded or cropped to its "
+                        "length; the features are computed inside the model"
+                      : "Pictures, float32 [N, C, H, W]: RGB (or grey) planes, pixel values "
+                        "scaled to [0, 1], decoded and resized as the 'preprocessing' metadata "
+                        "says; the rest of the preprocessing is inside the model");
     std::string value = "input";
     for (size_t i = 0; i < p.stages().size(); ++i) {
         const data::Stage &st = p.stages()[i];
@@ -174,7 +172,7 @@ Result<ExportReport> exportOnnx(const std::string &model, const std::string &out
     g.metadata("preprocessing", p.preprocessing().dump());
     g.metadata("flowbench_model", fs::path(r.modelFile).filename().string());
     g.documentation("Exported by Flowbench from " + r.modelFile +
-                    ". Input 'input' [N, C, H, W] float32 in [0, 1]; outputs 'logits' and "
+                    ". Input 'input' (its doc string says what it holds); outputs 'logits' and "
                     "'probabilities' [N, classes]; class names in the metadata (class_names).");
     r.nodes = g.nodeCount();
     FB_TRY(g.check());
