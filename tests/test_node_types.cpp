@@ -3,7 +3,10 @@
 // type names, the descriptions survive their JSON form, and the window's copy
 // (resources/node_types.json) is the engine's.
 
+#include "core/data/transforms.h"
+#include "core/exec/job.h"
 #include "core/exec/node_type.h"
+#include "core/nn/layer.h"
 #include "core/graph/pipeline_file.h"
 #include "core/graph/validate.h"
 
@@ -96,6 +99,76 @@ private slots:
         QCOMPARE(bare.missingHooks(), std::vector<std::string>{"makeLayer"});
         bare.spec.role = NodeRole::Optimizer;
         QCOMPARE(bare.missingHooks(), (std::vector<std::string>{"readOptimizer", "makeOptimizer"}));
+    }
+
+    // The model summary and the ONNX export need every layer type's cost and ONNX form (both
+    // pure virtual on nn::Layer, so a layer cannot leave them out), and every data stage that is
+    // not random an ONNX form: made with their default parameters, each writes operators.
+    void everyLayerAndStageHasCostAndOnnxForm()
+    {
+        struct Recorder : ExportGraph {
+            std::vector<std::string> ops;
+            int names = 0;
+            std::string name(const std::string &hint) override
+            {
+                return hint + "#" + std::to_string(++names);
+            }
+            std::string constant(const std::string &hint, const std::vector<int64_t> &,
+                                 const std::vector<float> &) override
+            {
+                return name(hint);
+            }
+            std::string constantInts(const std::string &hint, const std::vector<int64_t> &) override
+            {
+                return name(hint);
+            }
+            void node(const std::string &op, const std::vector<std::string> &,
+                      const std::vector<std::string> &,
+                      const std::vector<ExportAttribute> &) override
+            {
+                ops.push_back(op);
+            }
+        };
+        auto defaults = [](const NodeType &t) {
+            graph::PipelineDocument doc;
+            graph::Node n;
+            n.id = "n";
+            n.type = t.spec.type;
+            if (!doc.addNode(n).ok()) qFatal("cannot add a %s node", t.spec.type.c_str());
+            return NodeParams::of(doc, t.spec, "n", nodeTypes());
+        };
+        int layers = 0, stages = 0;
+        for (const NodeType &t : nodeCatalog().all()) {
+            const QByteArray what = QByteArray::fromStdString(t.spec.type);
+            Recorder g;
+            if (t.spec.role == NodeRole::Layer) {
+                auto layer = t.makeLayer(defaults(t));
+                QVERIFY2(layer.ok(), what);
+                // A picture for layers that take one, features for those that take a vector.
+                std::vector<Shape> in(size_t(layer.value()->inputCount()), Shape{8, 12, 12});
+                if (!layer.value()->build(in).ok()) in.assign(in.size(), Shape{32});
+                auto out = layer.value()->build(in);
+                QVERIFY2(out.ok(), what);
+                const nn::LayerCost c = layer.value()->cost(in, out.value());
+                QVERIFY2(c.forward >= 0 && c.backwardInput >= 0 && c.backwardParams >= 0, what);
+                std::vector<std::string> names(in.size(), "x");
+                QVERIFY2(layer.value()->exportTo(g, names, "y", in).ok(), what);
+                QVERIFY2(!g.ops.empty(), what);
+                ++layers;
+            } else if (t.spec.role == NodeRole::Transform) {
+                DataSpec spec;
+                auto stage = t.makeTransform(defaults(t), spec);
+                if (stage->random()) continue; // never part of an exported model
+                Shape in{3, 40, 40};
+                if (!stage->outputShape(in).ok()) in = Shape{1, 1, 16000}; // a recording
+                QVERIFY2(stage->outputShape(in).ok(), what);
+                QVERIFY2(stage->exportTo(g, "x", "y", in).ok(), what);
+                QVERIFY2(!g.ops.empty(), what);
+                ++stages;
+            }
+        }
+        QVERIFY(layers >= 16); // every type of the Model category but input
+        QVERIFY(stages >= 7); // normalize, normalize_channels, center_crop, grayscale, 3 audio
     }
 
     // Behaviour is the node type's: a comparison of a type name anywhere else would bring back
