@@ -37,7 +37,7 @@ struct Measurement {
     std::string name;    // the device's own name ("NVIDIA H100 80GB HBM3", "CPU (oneDNN)")
     int threads = 0;     // CPU threads (0 on a GPU)
     int64_t steps = 0;   // timed steps (after warm-up steps, not counted)
-    double stepSeconds = 0; // the median step
+    double stepSeconds = 0; // the mean step
     double samplesPerSecond = 0;
     double gflops = 0;   // the estimate's FLOPs per step over the measured step time
     // Per layer, forward and backward seconds per step, where the device's clock sees them (the
