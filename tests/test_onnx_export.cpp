@@ -6,6 +6,8 @@
 
 #include "core/exec/onnx_export.h"
 #include "core/io/onnx_model.h"
+#include "core/nn/layers.h"
+#include "core/nn/model.h"
 #include "image_folder_fixture.h"
 #include "wav_fixture.h"
 
@@ -292,6 +294,42 @@ private slots:
         for (const char *op : {"Pad", "Conv", "Log", "MaxPool", "Relu", "Reshape"})
             QVERIFY2(bytes.contains(op), op);
         QVERIFY(bytes.contains("\"kind\":\"audio\""));
+    }
+
+    // A layer with no ONNX form is refused by the model's export, naming its node: the export
+    // then stops before anything is written (exportOnnx returns that error).
+    void layerWithoutOnnxFormIsNamed()
+    {
+        struct Opaque final : nn::Layer {
+            std::string type() const override { return "opaque"; }
+            Result<Shape> build(const std::vector<Shape> &in) override { return in[0]; }
+            nn::LayerCost cost(const std::vector<Shape> &, const Shape &) const override
+            {
+                return {};
+            }
+            Status exportTo(ExportGraph &, const std::vector<std::string> &, const std::string &,
+                            const std::vector<Shape> &) const override
+            {
+                return makeError("has no ONNX form");
+            }
+            std::unique_ptr<nn::LayerRun> instantiate(Backend &, const std::vector<Shape> &,
+                                                      const Shape &) override
+            {
+                return nullptr;
+            }
+        };
+        nn::Model model;
+        model.setInput("input");
+        QVERIFY(model.addLayer("fc", nn::makeLinear(4, true), {"input"}).ok());
+        QVERIFY(model.addLayer("mystery", std::make_unique<Opaque>(), {"fc"}).ok());
+        QVERIFY(model.setOutput("mystery").ok());
+        QVERIFY(model.compile(Shape{8}).ok());
+        auto g = io::OnnxModel::create("test");
+        QVERIFY(g.ok());
+        auto out = model.exportTo(*g.value(), "input");
+        QVERIFY(!out.ok());
+        QCOMPARE(out.error().node, std::string("mystery"));
+        QCOMPARE(out.error().message, std::string("has no ONNX form"));
     }
 
     // Bad input: no model there, an output folder that does not exist; never a partial file.
