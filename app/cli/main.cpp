@@ -102,7 +102,8 @@ commands:
 Ctrl-C stops a run after its current step and writes a checkpoint; a second Ctrl-C kills it.
 
 Exit codes: 0 success (also a stopped run), 1 the run failed (infer: an input could not be
-read), 2 bad input or usage (infer: the model cannot be opened)
+read; export: the export or its check failed; summary --measure: a device could not run it),
+2 bad input or usage (infer: the model cannot be opened)
 )";
 
 // One JSON line for stdout. ASCII only (other characters as \u escapes), so an id or file name
