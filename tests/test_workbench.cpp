@@ -158,7 +158,9 @@ private slots:
         QVERIFY(!win.w.pipeline()->document().node("relu3"));
         QVERIFY(win.w.pipeline()->isModified());
         QVERIFY(win.w.isWindowModified());
-        QCOMPARE(win.w.pipeline()->filePath(), QFileInfo(kCnn).absoluteFilePath());
+        // The edit was made on an untitled copy of the example: restored as untitled too, so
+        // that saving it never writes over the shipped example.
+        QVERIFY(win.w.pipeline()->filePath().isEmpty());
         // The crashed window's files are gone; the restored edit is this window's autosave now.
         const QStringList left = QDir(dir.path()).entryList(QDir::Files);
         QCOMPARE(left.filter(QStringLiteral(".pipeline.json")),
@@ -203,6 +205,48 @@ private slots:
         QVERIFY(!win.w.openPipeline(bad.fileName(), true));
         QCOMPARE(docJson(win.w), before);
         QVERIFY(win.w.log()->text().contains(QStringLiteral("bad.json")));
+    }
+
+    // A shipped example opens as an untitled copy: Ctrl+S asks where (suggesting the example's
+    // name, not in the examples folder) and the example's file is never written; the saved copy
+    // is then an ordinary file.
+    void examplesOpenAsUntitledCopies()
+    {
+        QFile original(kCnn);
+        QVERIFY(original.open(QIODevice::ReadOnly));
+        const QByteArray before = original.readAll();
+        original.close();
+        QTemporaryDir dir;
+        Window win;
+        QStringList suggested;
+        win.w.setSavePathChooser([&](const QString &start) {
+            suggested << start;
+            return dir.filePath("mine.json");
+        });
+        QVERIFY(win.w.openPipeline(kCnn, true));
+        QVERIFY(win.w.pipeline()->filePath().isEmpty());
+        QCOMPARE(win.w.pipeline()->displayName(),
+                 QStringLiteral("fashion_mnist_cnn.json (example copy)"));
+        QVERIFY(!win.w.isWindowModified());
+        QVERIFY(win.w.pipeline()->setParam("fc1", "out_features", 64).ok());
+        win.w.action("save")->trigger();
+        QCOMPARE(suggested.size(), 1);
+        QVERIFY2(suggested[0].endsWith("/fashion_mnist_cnn.json"), qPrintable(suggested[0]));
+        QVERIFY2(!suggested[0].contains("resources/examples"), qPrintable(suggested[0]));
+        QCOMPARE(win.w.pipeline()->filePath(), QFileInfo(dir.filePath("mine.json")).absoluteFilePath());
+        QVERIFY(!win.w.isWindowModified());
+        QVERIFY(QFileInfo::exists(dir.filePath("mine.json")));
+        QVERIFY(original.open(QIODevice::ReadOnly));
+        QCOMPARE(original.readAll(), before); // the example is untouched
+        original.close();
+        // The copy is an ordinary file now: the next save goes there without asking.
+        QVERIFY(win.w.pipeline()->setParam("fc1", "out_features", 32).ok());
+        win.w.action("save")->trigger();
+        QCOMPARE(suggested.size(), 1);
+        QVERIFY(win.w.openPipeline(dir.filePath("mine.json"), true));
+        QCOMPARE(win.w.pipeline()->displayName(), QStringLiteral("mine.json"));
+        QCOMPARE(win.w.pipeline()->document().param("fc1", "out_features", exec::nodeTypes()),
+                 nlohmann::json(32));
     }
 
     void titleShowsUnsavedChangesAndCloseAsks()

@@ -828,7 +828,12 @@ void MainWindow::newPipeline()
 
 bool MainWindow::openPipeline(const QString &path, bool quiet)
 {
-    Status ok = m_pipeline->load(path);
+    // A shipped example opens as an untitled copy: Save asks where, so Ctrl+S never overwrites
+    // it (nor fails on an installed, read-only one).
+    const QString examples = examplesDirectory();
+    const bool example = !examples.isEmpty() &&
+                         QFileInfo(QFileInfo(path).canonicalPath()) == QFileInfo(examples);
+    Status ok = example ? m_pipeline->loadCopy(path) : m_pipeline->load(path);
     if (!ok) {
         const QString why = q(ok.error().str());
         m_log->addLine(QStringLiteral("error"), tr("Could not open %1: %2").arg(path, why));
@@ -836,11 +841,15 @@ bool MainWindow::openPipeline(const QString &path, bool quiet)
         return false;
     }
     addRecent(path);
-    QSettings().setValue("last_dir", QFileInfo(path).absolutePath());
+    if (!example) QSettings().setValue("last_dir", QFileInfo(path).absolutePath());
     m_view->fitToView();
     // Once more after the window has its final size (when opened before it is shown).
     QTimer::singleShot(0, m_view, [this] { m_view->fitToView(); });
-    statusBar()->showMessage(tr("Opened %1").arg(path), 4000);
+    statusBar()->showMessage(example ? tr("Opened the example %1 as an untitled copy: Save asks "
+                                          "where to keep your version")
+                                           .arg(QFileInfo(path).fileName())
+                                     : tr("Opened %1").arg(path),
+                             example ? 8000 : 4000);
     pointAtMissingSpokenDigits();
     return true;
 }
@@ -957,10 +966,16 @@ bool MainWindow::save()
 bool MainWindow::saveAs()
 {
     QString start = m_pipeline->filePath();
-    if (start.isEmpty())
-        start = QSettings().value("last_dir", QDir::homePath()).toString() + "/pipeline.json";
-    QString path = QFileDialog::getSaveFileName(this, tr("Save the pipeline"), start,
-                                                tr("Flowbench pipelines (*.json)"));
+    if (start.isEmpty()) {
+        const QString name = m_pipeline->suggestedFileName().isEmpty()
+                                 ? QStringLiteral("pipeline.json")
+                                 : m_pipeline->suggestedFileName();
+        start = QSettings().value("last_dir", QDir::homePath()).toString() + "/" + name;
+    }
+    QString path = m_chooseSavePath
+                       ? m_chooseSavePath(start)
+                       : QFileDialog::getSaveFileName(this, tr("Save the pipeline"), start,
+                                                      tr("Flowbench pipelines (*.json)"));
     if (path.isEmpty()) return false;
     if (QFileInfo(path).suffix().isEmpty()) path += QStringLiteral(".json");
     return savePipeline(path);

@@ -104,6 +104,10 @@ public:
     using Asker = std::function<QMessageBox::StandardButton(
         const QString &title, const QString &text, QMessageBox::StandardButtons buttons)>;
     void setAsker(Asker asker) { m_ask = std::move(asker); }
+    // Where Save As writes, asked from a suggested path (tests replace the file dialog); empty:
+    // cancelled.
+    using SavePathChooser = std::function<QString(const QString &suggested)>;
+    void setSavePathChooser(SavePathChooser chooser) { m_chooseSavePath = std::move(chooser); }
 
     widgets::EditedPipeline *pipeline() const { return m_pipeline; }
     widgets::GraphScene *scene() const { return m_scene; }
@@ -208,6 +212,7 @@ private:
     nlohmann::json m_lastSummary;
     nlohmann::json m_pendingEvaluation; // the latest evaluation event, not yet shown
     Asker m_ask;
+    SavePathChooser m_chooseSavePath;
     // The run's shape, from run_start, for per-node progress.
     long m_totalSteps = 0;
     int m_pasteCount = 0;                // pastes since the last copy: each lands a step further

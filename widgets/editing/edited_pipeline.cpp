@@ -44,7 +44,8 @@ EditedPipeline::~EditedPipeline()
 
 QString EditedPipeline::displayName() const
 {
-    return m_path.isEmpty() ? tr("Untitled") : QFileInfo(m_path).fileName();
+    if (!m_path.isEmpty()) return QFileInfo(m_path).fileName();
+    return m_copyOf.isEmpty() ? tr("Untitled") : tr("%1 (example copy)").arg(m_copyOf);
 }
 
 void EditedPipeline::newPipeline()
@@ -53,6 +54,7 @@ void EditedPipeline::newPipeline()
     const graph::PipelineDocument empty;
     m_doc = empty; // copy-assignment (not move) keeps our subscription
     m_path.clear();
+    m_copyOf.clear();
     emit documentReplaced();
     emit filePathChanged(m_path);
     emit modifiedChanged(false);
@@ -68,11 +70,21 @@ Status EditedPipeline::load(const QString &path)
     const graph::PipelineDocument &doc = loaded.value();
     m_doc = doc;
     m_path = QFileInfo(path).absoluteFilePath();
+    m_copyOf.clear();
     m_undo.setClean();
     emit documentReplaced();
     emit filePathChanged(m_path);
     emit modifiedChanged(false);
     validateNow();
+    return {};
+}
+
+Status EditedPipeline::loadCopy(const QString &path)
+{
+    FB_TRY(load(path));
+    m_path.clear();
+    m_copyOf = QFileInfo(path).fileName();
+    emit filePathChanged(m_path);
     return {};
 }
 
@@ -84,6 +96,7 @@ Status EditedPipeline::restore(const QString &file, const QString &originalPath)
     const graph::PipelineDocument &doc = loaded.value();
     m_doc = doc;
     m_path = originalPath.isEmpty() ? QString() : QFileInfo(originalPath).absoluteFilePath();
+    m_copyOf.clear();
     m_undo.resetClean(); // no clean state: the restored edits are not in any saved file
     emit documentReplaced();
     emit filePathChanged(m_path);
@@ -99,6 +112,7 @@ Status EditedPipeline::save(const QString &path)
     const QString absolute = QFileInfo(path).absoluteFilePath();
     const bool renamed = absolute != m_path;
     m_path = absolute;
+    m_copyOf.clear();
     m_undo.setClean();
     if (renamed) emit filePathChanged(m_path);
     return {};

@@ -30,8 +30,11 @@ public:
 
     // Empty for a new pipeline that was never saved.
     QString filePath() const { return m_path; }
-    // "fashion_mnist_cnn.json", or "Untitled" for a new pipeline.
+    // "fashion_mnist_cnn.json", "fashion_mnist_cnn.json (example copy)" for a copy not saved
+    // yet, or "Untitled" for a new pipeline.
     QString displayName() const;
+    // The file name a first Save suggests: the copied file's, or empty.
+    QString suggestedFileName() const { return m_copyOf; }
     bool isModified() const { return !m_undo.isClean(); }
 
     // An empty pipeline, no file, nothing to undo.
@@ -39,6 +42,9 @@ public:
     // Replaces the document with the file's; on error nothing changes. Unknown fields survive
     // (core/graph keeps them), and a newer format version is refused with a clear message.
     Status load(const QString &path);
+    // The same, as an untitled copy of the file (a shipped example): Save asks where to keep
+    // it, so the original is never overwritten.
+    Status loadCopy(const QString &path);
     // Atomic (QSaveFile): a failed save leaves the old file whole. Marks the document saved.
     Status save(const QString &path);
     // Replaces the document with a recovered copy (crash recovery: `file` is the autosave),
@@ -89,6 +95,7 @@ private:
     const graph::NodeTypeRegistry *m_registry;
     QUndoStack m_undo;
     QString m_path;
+    QString m_copyOf; // the file name of what this is an unsaved copy of
     std::vector<Error> m_problems;
     bool m_validationPending = false;
     int m_subscription = 0;
