@@ -129,6 +129,17 @@ int usageError(const std::string &message)
     return kExitBadInput;
 }
 
+// A failed verb: with `asJson`, {"status": "error", "error": {...}} on stdout for programs; a
+// usage mistake (no node or file to blame) with the usage, anything else as one line on stderr.
+int failed(int code, const Error &e, bool asJson)
+{
+    if (asJson)
+        std::cout << jsonLine(json{{"status", "error"}, {"error", errorJson(e)}}) << std::endl;
+    if (code == kExitBadInput && e.node.empty() && e.file.empty()) return usageError(e.message);
+    std::fprintf(stderr, "%s\n", safeText(e.str()).c_str());
+    return code;
+}
+
 void printProblems(const std::vector<Error> &problems)
 {
     for (const auto &p : problems)
@@ -186,15 +197,8 @@ int cmdSummary(int argc, char **argv)
     long batch = 0, threads = 0, steps = 10;
     for (int i = 0; i < argc; ++i)
         if (std::strcmp(argv[i], "--json") == 0) asJson = true;
-    auto fail = [&](int code, const Error &e) {
-        if (asJson)
-            std::cout << jsonLine(json{{"status", "error"}, {"error", errorJson(e)}}) << std::endl;
-        if (code == kExitBadInput && e.node.empty() && e.file.empty())
-            return usageError(e.message);
-        std::fprintf(stderr, "%s\n", e.str().c_str());
-        return code;
-    };
-    auto number = [&](const std::string &a, const char *v, long lo, long hi, long &out) {
+    auto fail = [&](int code, const Error &e) { return failed(code, e, asJson); };
+    auto number = [](const char *v, long lo, long hi, long &out) {
         char *end = nullptr;
         const long n = std::strtol(v, &end, 10);
         if (!*v || *end || n < lo || n > hi) return false;
@@ -220,11 +224,11 @@ int cmdSummary(int argc, char **argv)
                 settings.push_back(v);
             else if (a == "--device")
                 device = v;
-            else if (a == "--batch" && !number(a, v, 1, 1 << 20, batch))
+            else if (a == "--batch" && !number(v, 1, 1 << 20, batch))
                 return fail(kExitBadInput, makeError("--batch needs a whole number from 1"));
-            else if (a == "--threads" && !number(a, v, 1, 1024, threads))
+            else if (a == "--threads" && !number(v, 1, 1024, threads))
                 return fail(kExitBadInput, makeError("--threads needs a whole number from 1"));
-            else if (a == "--steps" && !number(a, v, 1, 1000, steps))
+            else if (a == "--steps" && !number(v, 1, 1000, steps))
                 return fail(kExitBadInput,
                             makeError("--steps needs a whole number from 1 to 1000"));
             continue;
@@ -270,13 +274,7 @@ int cmdExport(int argc, char **argv)
 {
     std::string model, output;
     exec::ExportOptions options;
-    auto fail = [](int code, const Error &e) {
-        std::cout << jsonLine(json{{"status", "error"}, {"error", errorJson(e)}}) << std::endl;
-        if (code == kExitBadInput && e.node.empty() && e.file.empty())
-            return usageError(e.message);
-        std::fprintf(stderr, "%s\n", safeText(e.str()).c_str());
-        return code;
-    };
+    auto fail = [](int code, const Error &e) { return failed(code, e, true); };
     for (int i = 0; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help" || a == "-h") {

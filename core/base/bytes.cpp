@@ -21,6 +21,31 @@ std::string humanBytes(double bytes)
     return buf;
 }
 
+std::string humanFlops(double flops)
+{
+    static const char *units[] = {"", "k", "M", "G", "T", "P"};
+    int u = 0;
+    while (flops >= 1000 && u < 5) {
+        flops /= 1000;
+        ++u;
+    }
+    char buf[32];
+    const int decimals = u == 0 || flops >= 100 ? 0 : flops >= 10 ? 1 : 2;
+    std::snprintf(buf, sizeof buf, "%.*f%s%s", decimals, flops, u ? " " : "", units[u]);
+    return buf;
+}
+
+std::string groupedDigits(int64_t n)
+{
+    const std::string digits = std::to_string(n < 0 ? -n : n);
+    std::string out;
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return n < 0 ? "-" + out : out;
+}
+
 namespace {
 
 // A number from a one-line file (cgroup limits); -1 when missing or "max".

@@ -9,6 +9,11 @@ namespace fb {
 // "512 bytes", "3.0 KiB", "12.5 MiB", "1.50 GiB", "6.10 TiB". Doubles, so that estimates
 // beyond 2^63 (an absurd layer times a batch) print instead of overflowing.
 std::string humanBytes(double bytes);
+// Counts in powers of 1000 with three digits, for FLOPs: "926", "61.0 M", "1.85 G". The CLI's
+// model summary and the window's Model Summary view show the same text.
+std::string humanFlops(double flops);
+// 421642 -> "421,642".
+std::string groupedDigits(int64_t n);
 
 // The memory this process can still take on this machine: MemAvailable plus free swap from
 // /proc/meminfo, capped by the cgroup's limit (v2 memory.max, v1 limit_in_bytes) less what the

@@ -246,16 +246,20 @@ Status Spectrogram::exportTo(ExportGraph &g, const std::string &input, const std
         g.node("Conv", {power, g.constant(output + ".mel_weights", {m_o.nMels, bins, 1, 1}, m_mel)},
                {feature}, {ExportAttribute::integers("kernel_shape", {1, 1})});
     }
+    // max(x, floor) as floor + relu(x - floor): OpenCV 4.6's dnn reads no Max with a constant,
+    // no opset-11 Clip, and no Max of two computed tensors.
+    auto atLeast = [&](const std::string &x, const std::string &floor, const std::string &hint) {
+        const std::string above = g.name(hint + ".above"), kept = g.name(hint + ".kept"),
+                          out = g.name(hint);
+        g.node("Sub", {x, floor}, {above});
+        g.node("Relu", {above}, {kept});
+        g.node("Add", {kept, floor}, {out});
+        return out;
+    };
     if (m_o.toDb || m_o.kind == SpectrogramOptions::Kind::Mfcc) {
-        // max(S, 1e-10) as 1e-10 + relu(S - 1e-10): OpenCV 4.6's dnn reads neither Max with a
-        // constant nor opset 11's Clip.
-        const std::string shifted = g.name(output + ".shifted"), rect = g.name(output + ".rect"),
-                          floored = g.name(output + ".floored"), ln = g.name(output + ".ln"),
-                          db = g.name(output + ".db");
-        const std::string amin = g.constant(output + ".amin", {}, {1e-10f});
-        g.node("Sub", {feature, amin}, {shifted});
-        g.node("Relu", {shifted}, {rect});
-        g.node("Add", {rect, amin}, {floored});
+        const std::string floored =
+            atLeast(feature, g.constant(output + ".amin", {}, {1e-10f}), output + ".floored");
+        const std::string ln = g.name(output + ".ln"), db = g.name(output + ".db");
         g.node("Log", {floored}, {ln});
         g.node("Mul", {ln, g.constant(output + ".to_db", {}, {float(10.0 / std::log(10.0))})},
                {db});
@@ -265,13 +269,11 @@ Status Spectrogram::exportTo(ExportGraph &g, const std::string &input, const std
             // a ReduceMax over three axes into a Reshape it cannot run, and subtracts no [N, 1, 1,
             // 1] from a whole sample: so top is spread over the sample's plane by two max pools
             // whose windows cover it from any cell (along time, then along the bands: 2 rows +
-            // 2 frames compares per value), and the maximum is floor + relu(db - floor).
+            // 2 frames compares per value).
             const int64_t bands = m_o.kind == SpectrogramOptions::Kind::Power ? bins : m_o.nMels;
             const std::string planes = g.name(output + ".planes"),
                               rowTop = g.name(output + ".row_top"), top = g.name(output + ".top"),
-                              floor = g.name(output + ".floor"), above = g.name(output + ".above"),
-                              kept = g.name(output + ".kept"),
-                              clipped = g.name(output + ".clipped");
+                              floor = g.name(output + ".floor");
             g.node("Reshape", {db, g.constantInts(output + ".planes_shape", {-1, 1, bands, frames})},
                    {planes});
             g.node("MaxPool", {planes}, {rowTop},
@@ -281,9 +283,7 @@ Status Spectrogram::exportTo(ExportGraph &g, const std::string &input, const std
                    {ExportAttribute::integers("kernel_shape", {2 * bands - 1, 1}),
                     ExportAttribute::integers("pads", {bands - 1, 0, bands - 1, 0})});
             g.node("Sub", {top, g.constant(output + ".top_db", {}, {float(m_o.topDb)})}, {floor});
-            g.node("Sub", {planes, floor}, {above});
-            g.node("Relu", {above}, {kept});
-            g.node("Add", {kept, floor}, {clipped});
+            const std::string clipped = atLeast(planes, floor, output + ".clipped");
             feature = g.name(output + ".bands");
             g.node("Reshape",
                    {clipped, g.constantInts(output + ".bands_shape", {-1, bands, 1, frames})},

@@ -24,14 +24,6 @@ using nlohmann::json;
 
 constexpr int64_t kCheckBatch = 256;
 
-std::vector<int64_t> batched(const Shape &s)
-{
-    std::vector<int64_t> d{-1};
-    for (int64_t v : s.dims())
-        d.push_back(v);
-    return d;
-}
-
 // The data the check runs on: the evaluate node's chain of the saved pipeline (the run's test
 // set), or else the training data's. Decoded as the data flow does (an image's bytes over 255).
 struct CheckData {
@@ -141,7 +133,7 @@ Result<ExportReport> exportOnnx(const std::string &model, const std::string &out
     r.input = p.stageShapes().front();
     r.classNames = p.classNames();
     r.onnxVersion = io::onnxLibraryVersion();
-    g.input("input", batched(r.input),
+    g.input("input", r.input.prepend(-1).dims(), // -1: the symbolic batch
             p.audio() ? "Recordings, float32 [N, 1, 1, samples]: mono at the sample rate the "
                         "'preprocessing' metadata says, trimmed and padded or cropped to its "
                         "length; the features are computed inside the model"

@@ -41,37 +41,11 @@ Result<Shape> chainShape(const DataSpec &spec)
     return s;
 }
 
-// "1.23 GFLOP": FLOP counts for people, in powers of 1000.
-std::string humanFlops(double flops)
-{
-    static const char *units[] = {"", "k", "M", "G", "T", "P"};
-    int u = 0;
-    while (flops >= 1000 && u < 5) {
-        flops /= 1000;
-        ++u;
-    }
-    char buf[32];
-    const int decimals = u == 0 || flops >= 100 ? 0 : flops >= 10 ? 1 : 2;
-    std::snprintf(buf, sizeof buf, "%.*f%s%s", decimals, flops, u ? " " : "", units[u]);
-    return buf;
-}
-
 // "3.22 GFLOP", "12 FLOP"
 std::string flopsText(double flops)
 {
     const std::string n = humanFlops(flops);
     return n + (std::isdigit(static_cast<unsigned char>(n.back())) ? " FLOP" : "FLOP");
-}
-
-// 421642 -> "421,642"
-std::string grouped(int64_t n)
-{
-    std::string digits = std::to_string(n < 0 ? -n : n), out;
-    for (size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-        out += digits[i];
-    }
-    return n < 0 ? "-" + out : out;
 }
 
 json shapeJson(const Shape &s)
@@ -146,9 +120,10 @@ Result<ModelSummary> summarizePipeline(const graph::PipelineDocument &doc, int64
     s.inputBytes = b * double(s.input.numel()) * sizeof(float);
     s.trainingBytes = model.estimateMemory(s.batch, true, job.optimizer.stateCopies).bytes;
 
-    auto compiled = buildModel(job, s.input, true);
-    if (compiled.ok())
-        for (const std::string &r : compiled.value().rewrites())
+    // The same model compiled as a run compiles it, for its rewrites (the weights stay).
+    model.setRewrites(true);
+    if (model.compile(s.input).ok())
+        for (const std::string &r : model.rewrites())
             s.notes.push_back("when it runs, " + r);
     return s;
 }
@@ -348,17 +323,17 @@ std::string summaryToText(const ModelSummary &s)
     add("node", "type", "output", "parameters", "fwd FLOPs", "bwd FLOPs", "activations", "share");
     add(s.inputNode.c_str(), "input", s.input.str(), "", "", "", humanBytes(s.inputBytes), "");
     for (const SummaryRow &r : s.rows)
-        add(r.id.c_str(), r.type.c_str(), r.output.str(), grouped(r.parameters),
+        add(r.id.c_str(), r.type.c_str(), r.output.str(), groupedDigits(r.parameters),
             humanFlops(r.forwardFlops), humanFlops(r.backwardFlops),
             humanBytes(r.activationBytes), pct(r.share));
-    add("total", "", "", grouped(s.parameters), humanFlops(s.forwardFlops),
+    add("total", "", "", groupedDigits(s.parameters), humanFlops(s.forwardFlops),
         humanFlops(s.backwardFlops), humanBytes(s.activationBytes), "");
     out += "\n";
     std::snprintf(line, sizeof line,
                   "  parameters: %s trainable (%s), %s more saved and not trained\n",
-                  grouped(s.parameters).c_str(),
+                  groupedDigits(s.parameters).c_str(),
                   humanBytes(double(s.parameters) * sizeof(float)).c_str(),
-                  grouped(s.buffers).c_str());
+                  groupedDigits(s.buffers).c_str());
     out += line;
     std::snprintf(line, sizeof line,
                   "  FLOPs per step: %s (%s per sample; a multiply-add counts 2)\n",

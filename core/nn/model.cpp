@@ -254,19 +254,27 @@ Result<std::string> Model::exportTo(ExportGraph &g, const std::string &input) co
     return names[size_t(m_output)];
 }
 
+int64_t Model::profiledSteps() const
+{
+    int64_t steps = 0;
+    for (const auto &[key, plan] : m_plans)
+        if (key.second && plan->m_profiling && !plan->m_steps.empty())
+            steps += plan->m_steps.front().calls;
+    return steps;
+}
+
 std::vector<Model::LayerTime> Model::profile() const
 {
+    const int64_t steps = profiledSteps();
+    if (steps == 0) return {};
     std::vector<LayerTime> out(m_nodes.size());
-    int64_t steps = 0;
     for (const auto &[key, plan] : m_plans) {
         if (!key.second || !plan->m_profiling) continue;
         for (const auto &s : plan->m_steps) {
             out[size_t(s.node)].forwardSeconds += s.forwardSeconds;
             out[size_t(s.node)].backwardSeconds += s.backwardSeconds;
         }
-        if (!plan->m_steps.empty()) steps += plan->m_steps.front().calls;
     }
-    if (steps == 0) return {};
     for (size_t i = 0; i < m_nodes.size(); ++i) {
         out[i].id = m_nodes[i].id;
         out[i].type = m_nodes[i].layer->type();
@@ -278,10 +286,6 @@ std::vector<Model::LayerTime> Model::profile() const
 
 std::string Model::profileReport() const
 {
-    int64_t steps = 0;
-    for (const auto &[key, plan] : m_plans)
-        if (key.second && plan->m_profiling && !plan->m_steps.empty())
-            steps += plan->m_steps.front().calls;
     const std::vector<LayerTime> times = profile();
     if (times.empty()) return {};
     double total = 0;
@@ -299,7 +303,7 @@ std::string Model::profileReport() const
         out += line;
     }
     std::snprintf(line, sizeof line, "  per training step, averaged over %lld steps: %.3f ms\n",
-                  (long long)steps, 1e3 * total);
+                  (long long)profiledSteps(), 1e3 * total);
     return out + line;
 }
 

@@ -149,6 +149,7 @@ private:
         double state = 0; // parameters and buffers (Layer::stateCount)
     };
     int valueOf(const std::string &id) const; // -1 when unknown
+    int64_t profiledSteps() const;            // training steps the profiled plans ran
     void moveActivationsAfterPooling();
     std::unique_ptr<Plan> makePlan(Backend &backend, int64_t batch, bool training);
 

@@ -1,5 +1,6 @@
 #include "widgets/summary/model_summary_view.h"
 
+#include "core/base/bytes.h"
 #include "core/graph/pipeline_file.h"
 #include "widgets/editing/edited_pipeline.h"
 
@@ -9,7 +10,6 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLabel>
-#include <QLocale>
 #include <QPainter>
 #include <QProcess>
 #include <QPushButton>
@@ -28,22 +28,15 @@ namespace {
 
 enum Column { Node, Type, Output, Parameters, Forward, Backward, Activations, Share, Measured };
 
-// "61.0 M", "926 M", "1.85 G": FLOP counts in powers of 1000, three digits.
+// The same figures as `flowbench-cli summary` prints (core/base/bytes.h).
 QString flops(double v)
 {
-    static const char *units[] = {"", " k", " M", " G", " T", " P"};
-    int u = 0;
-    while (v >= 1000 && u < 5) {
-        v /= 1000;
-        ++u;
-    }
-    const int decimals = u == 0 || v >= 100 ? 0 : v >= 10 ? 1 : 2;
-    return QString::number(v, 'f', decimals) + QString::fromLatin1(units[u]);
+    return QString::fromStdString(humanFlops(v));
 }
 
 QString bytes(double v)
 {
-    return QLocale().formattedDataSize(qint64(v), 1, QLocale::DataSizeIecFormat);
+    return QString::fromStdString(humanBytes(v));
 }
 
 QString shape(const QJsonArray &dims)
@@ -56,8 +49,7 @@ QString shape(const QJsonArray &dims)
 
 QString grouped(qint64 n)
 {
-    QLocale c(QLocale::English);
-    return c.toString(n);
+    return QString::fromStdString(groupedDigits(n));
 }
 
 // The share column: a bar as long as the layer's share of the step, the percentage on it, so
@@ -156,7 +148,15 @@ ModelSummaryView::ModelSummaryView(EditedPipeline *pipeline, QWidget *parent)
 
     m_debounce->setSingleShot(true);
     m_debounce->setInterval(300);
-    connect(m_debounce, &QTimer::timeout, this, [this] { start(false); });
+    connect(m_debounce, &QTimer::timeout, this, [this] {
+        // A hidden view (a dock tab behind another) asks when it is shown, not after every edit
+        // nor at start-up.
+        if (!isVisible()) {
+            m_stale = true;
+            return;
+        }
+        start(false);
+    });
     connect(m_pipeline, &EditedPipeline::documentChanged, m_debounce,
             qOverload<>(&QTimer::start));
     connect(m_pipeline, &EditedPipeline::documentReplaced, m_debounce,
@@ -171,6 +171,12 @@ ModelSummaryView::~ModelSummaryView()
         m_process->kill();
         m_process->waitForFinished(2000);
     }
+}
+
+void ModelSummaryView::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    if (std::exchange(m_stale, false)) m_debounce->start();
 }
 
 bool ModelSummaryView::busy() const
@@ -216,7 +222,6 @@ void ModelSummaryView::start(bool measure)
         m_error->show();
         return;
     }
-    m_processMeasures = measure;
     m_process = new QProcess(this);
     QStringList args{"summary", "-", "--json"};
     if (measure) args << "--measure";

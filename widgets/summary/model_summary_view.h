@@ -47,6 +47,9 @@ signals:
     // A row (or the error's node) was double-clicked: the canvas shows that node.
     void nodeActivated(const QString &nodeId);
 
+protected:
+    void showEvent(QShowEvent *event) override;
+
 private:
     void start(bool measure);
     void finished();
@@ -56,8 +59,8 @@ private:
     QString m_cli;
     QTimer *m_debounce;
     QProcess *m_process = nullptr;
-    bool m_processMeasures = false;
     bool m_again = false;      // an edit arrived while a process ran: ask again when it ends
+    bool m_stale = false;      // edited while hidden: ask when shown
     bool m_measureNext = false; // Measure was pressed while a process ran
     QJsonObject m_summary;
     QLabel *m_headline, *m_error, *m_measured;
