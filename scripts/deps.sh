@@ -21,7 +21,7 @@ set -euo pipefail
 BUILD_PKGS=(build-essential cmake ninja-build pkg-config qt6-base-dev qt6-qpa-plugins
             libqcustomplot-dev fonts-dejavu-core libdnnl-dev nlohmann-json3-dev zlib1g-dev
             libopencv-dev libsndfile1-dev libsamplerate0-dev qt6-multimedia-dev
-            ocl-icd-opencl-dev libonnx-dev libprotobuf-dev)
+            ocl-icd-opencl-dev libonnx-dev libprotobuf-dev libssl-dev)
 # espeak-ng and sox make the spoken-digits data set (scripts/make_spoken_digits.sh).
 DATA_PKGS=(dataset-fashion-mnist espeak-ng sox)
 BENCH_PKGS=(python3-torch python3-numpy)

@@ -1,6 +1,7 @@
 // flowbench-cli end to end, through the real binary: the DESIGN.md contract (summary line, exit
 // codes, validate, nodes), training to a stated accuracy, determinism, resume, and bad input.
 
+#include "cli_process.h"
 #include "image_folder_fixture.h"
 
 #include <QtTest>
@@ -24,47 +25,15 @@ namespace {
 const QString kData = "/usr/share/datasets/fashion-mnist";
 const QString kSource = FLOWBENCH_SOURCE_DIR;
 
-struct CliResult {
-    int exitCode = -1;
-    QString out, err;
-    QJsonObject summary; // the last stdout line, parsed
-};
-
 CliResult cli(const QStringList &args, int timeoutMs = 300000,
               const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment())
 {
-    QProcess p;
-    p.setProcessEnvironment(env);
-    p.setProgram(FLOWBENCH_CLI);
-    p.setArguments(args);
-    p.start();
-    p.waitForFinished(timeoutMs);
-    CliResult r;
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-    r.out = QString::fromUtf8(p.readAllStandardOutput());
-    r.err = QString::fromUtf8(p.readAllStandardError());
-    const QStringList lines = r.out.trimmed().split('\n');
-    if (!lines.isEmpty()) r.summary = QJsonDocument::fromJson(lines.last().toUtf8()).object();
-    return r;
+    return runCli(args, {}, timeoutMs, env);
 }
 
 QString example(const char *name)
 {
     return kSource + "/resources/examples/" + name;
-}
-
-QJsonObject readJson(const QString &path)
-{
-    QFile f(path);
-    f.open(QIODevice::ReadOnly);
-    return QJsonDocument::fromJson(f.readAll()).object();
-}
-
-void writeJson(const QString &path, const QJsonObject &o)
-{
-    QFile f(path);
-    f.open(QIODevice::WriteOnly);
-    f.write(QJsonDocument(o).toJson());
 }
 
 // The CNN example with fc1 wired straight to pool2, skipping the flatten: fc1's input [64, 7, 7]

@@ -4,6 +4,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/install_paths.h"
 #include "app/cli/progress.h"
+#include "app/cli/reproduce.h"
 #include "app/cli/spoken_digits.h"
 #include "core/backend/backend.h"
 #include "core/base/safe_text.h"
@@ -16,6 +17,8 @@
 #include "core/graph/graph.h"
 
 #include <nlohmann/json.hpp>
+
+#include "flowbench_commit.h"
 
 #include <chrono>
 #include <cmath>
@@ -54,6 +57,12 @@ commands:
       --accept-changes        with --resume: also from a checkpoint of a changed pipeline
                               (e.g. another optimizer.lr), with a warning saying what changed
       --profile               report the forward and backward time of every layer
+  reproduce RUN           run a run folder's pipeline again with its seed, device, threads and
+                          data workers, and check that every step's loss is bit-identical;
+                          otherwise name the first step that differs and what in the two
+                          manifests differs (docs/runs.md); exit 0 identical, 1 not
+      --out DIR               the new run's folder (default RUN/reproduced-<time>)
+      --json                  the result as one JSON object on stdout (the last line)
   infer MODEL INPUT...    try a trained model on image files: one JSON line per input on stdout,
                           {"input", "top": [{"class", "index", "probability"}, ...], "ms"}
                           or {"input", "error"}; MODEL is a run folder, its model.safetensors
@@ -102,7 +111,8 @@ commands:
 Ctrl-C stops a run after its current step and writes a checkpoint; a second Ctrl-C kills it.
 
 Exit codes: 0 success (also a stopped run), 1 the run failed (infer: an input could not be
-read; export: the export or its check failed; summary --measure: a device could not run it),
+read; export: the export or its check failed; summary --measure: a device could not run it;
+reproduce: a loss differs, or the reproduction failed),
 2 bad input or usage (infer: the model cannot be opened)
 )";
 
@@ -566,56 +576,23 @@ int runUsageError(const std::string &message)
     return usageError(message);
 }
 
-int cmdRun(int argc, char **argv)
+// One run of a pipeline file, with everything the CLI contract promises: progress on stderr,
+// the event stream, the run folder (events.jsonl, run.json, manifest.json, losses.csv), and the
+// summary object, which is printed as the last stdout line and handed back in `summaryOut`.
+int executeRun(const std::string &pipeline, const std::vector<std::string> &settings,
+               exec::RunOptions options, const std::string &events, json *summaryOut = nullptr,
+               bool printSummary = true)
 {
-    std::string pipeline, events;
-    std::vector<std::string> settings;
-    exec::RunOptions options;
-    for (int i = 0; i < argc; ++i) {
-        const std::string a = argv[i];
-        const char *v = nullptr;
-        if (a == "--device" || a == "--threads" || a == "--set" || a == "--out" ||
-            a == "--events" || a == "--resume" || a == "--data-workers") {
-            if (i + 1 >= argc) return runUsageError(a + " needs a value");
-            v = argv[++i];
-        }
-        if (a == "--device")
-            options.device = v;
-        else if (a == "--threads" || a == "--data-workers") {
-            const long max = a == "--threads" ? 1024 : 256;
-            char *end = nullptr;
-            const long n = std::strtol(v, &end, 10);
-            if (!end || *end || n < 1 || n > max)
-                return runUsageError(a + " needs a whole number from 1 to " + std::to_string(max) +
-                                     ", got '" + std::string(v) + "'");
-            (a == "--threads" ? options.threads : options.dataWorkers) = int(n);
-        } else if (a == "--set")
-            settings.push_back(v);
-        else if (a == "--out")
-            options.outDir = v;
-        else if (a == "--events")
-            events = v;
-        else if (a == "--resume")
-            options.resumeDir = v;
-        else if (a == "--profile")
-            options.profile = true;
-        else if (a == "--accept-changes")
-            options.acceptChanges = true;
-        else if (a.starts_with("--"))
-            return runUsageError("unknown option " + a);
-        else if (pipeline.empty())
-            pipeline = a;
-        else
-            return runUsageError("unexpected argument " + a);
-    }
-    if (pipeline.empty()) return runUsageError("run needs a pipeline file");
-    pipeline = cli::resolvePipelineArgument(pipeline);
-    if (options.outDir.empty()) options.outDir = defaultOutDir(pipeline);
-    options.pipelineName = pipeline;
-
     cli::RunReporter reporter(events);
     if (!reporter.ok())
         return runUsageError("cannot open the event file '" + events + "' for writing");
+    if (!options.outDir.empty())
+        reporter.keepInFolder(options.outDir,
+                              options.pipelineName.empty() ? pipeline : options.pipelineName);
+    options.software.emplace_back("flowbench", FLOWBENCH_VERSION);
+    options.software.emplace_back("flowbench_commit", FLOWBENCH_COMMIT);
+    // flowbench-cli itself uses no Qt: this is the Qt its window was built with.
+    options.software.emplace_back("qt", FLOWBENCH_QT_VERSION);
 
     json summary = emptySummary(options.device, options.outDir);
     const auto start = std::chrono::steady_clock::now();
@@ -623,7 +600,8 @@ int cmdRun(int argc, char **argv)
         summary["wall_s"] =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         reporter.summary(summary);
-        std::cout << jsonLine(summary) << std::endl;
+        if (printSummary) std::cout << jsonLine(summary) << std::endl;
+        if (summaryOut) *summaryOut = summary;
         return code;
     };
 
@@ -679,6 +657,69 @@ int cmdRun(int argc, char **argv)
     return finish(kExitOk);
 }
 
+int cmdRun(int argc, char **argv)
+{
+    std::string pipeline, events;
+    std::vector<std::string> settings;
+    exec::RunOptions options;
+    for (int i = 0; i < argc; ++i) {
+        const std::string a = argv[i];
+        const char *v = nullptr;
+        if (a == "--device" || a == "--threads" || a == "--set" || a == "--out" ||
+            a == "--events" || a == "--resume" || a == "--data-workers") {
+            if (i + 1 >= argc) return runUsageError(a + " needs a value");
+            v = argv[++i];
+        }
+        if (a == "--device")
+            options.device = v;
+        else if (a == "--threads" || a == "--data-workers") {
+            const long max = a == "--threads" ? 1024 : 256;
+            char *end = nullptr;
+            const long n = std::strtol(v, &end, 10);
+            if (!end || *end || n < 1 || n > max)
+                return runUsageError(a + " needs a whole number from 1 to " + std::to_string(max) +
+                                     ", got '" + std::string(v) + "'");
+            (a == "--threads" ? options.threads : options.dataWorkers) = int(n);
+        } else if (a == "--set")
+            settings.push_back(v);
+        else if (a == "--out")
+            options.outDir = v;
+        else if (a == "--events")
+            events = v;
+        else if (a == "--resume")
+            options.resumeDir = v;
+        else if (a == "--profile")
+            options.profile = true;
+        else if (a == "--accept-changes")
+            options.acceptChanges = true;
+        else if (a.starts_with("--"))
+            return runUsageError("unknown option " + a);
+        else if (pipeline.empty())
+            pipeline = a;
+        else
+            return runUsageError("unexpected argument " + a);
+    }
+    if (pipeline.empty()) return runUsageError("run needs a pipeline file");
+    pipeline = cli::resolvePipelineArgument(pipeline);
+    if (options.outDir.empty()) options.outDir = defaultOutDir(pipeline);
+    options.pipelineName = pipeline;
+    return executeRun(pipeline, settings, options, events);
+}
+
+int cmdReproduce(int argc, char **argv)
+{
+    return cli::reproduce(argc, argv, [](const cli::ReproduceRun &r, json &summary) {
+        exec::RunOptions options;
+        options.device = r.device;
+        options.threads = r.threads;
+        options.dataWorkers = r.dataWorkers;
+        options.outDir = r.outDir;
+        options.maxSteps = r.maxSteps;
+        options.pipelineName = r.pipelineName;
+        return executeRun(r.pipeline, {}, options, "", &summary, false);
+    });
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -687,6 +728,7 @@ int main(int argc, char **argv)
     const std::string cmd = argv[1];
     try {
         if (cmd == "run") return cmdRun(argc - 2, argv + 2);
+        if (cmd == "reproduce") return cmdReproduce(argc - 2, argv + 2);
         if (cmd == "validate") return cmdValidate(argc - 2, argv + 2);
         if (cmd == "summary") return cmdSummary(argc - 2, argv + 2);
         if (cmd == "export") return cmdExport(argc - 2, argv + 2);

@@ -1,6 +1,7 @@
 #include "app/cli/progress.h"
 
 #include "core/base/safe_text.h"
+#include "core/io/run_folder.h"
 
 #include <unistd.h>
 
@@ -45,6 +46,7 @@ RunReporter::RunReporter(const std::string &eventsPath)
         const auto parent = std::filesystem::path(eventsPath).parent_path();
         if (!parent.empty()) std::filesystem::create_directories(parent, ec);
         m_events = std::fopen(eventsPath.c_str(), "w");
+        m_eventsPath = eventsPath;
         m_ownsEvents = true;
         m_eventsOk = m_events != nullptr;
     }
@@ -53,16 +55,58 @@ RunReporter::RunReporter(const std::string &eventsPath)
 RunReporter::~RunReporter()
 {
     if (m_ownsEvents && m_events) std::fclose(m_events);
+    if (m_folderLog) std::fclose(m_folderLog);
+}
+
+void RunReporter::keepInFolder(const std::string &outDir, const std::string &pipelineName)
+{
+    m_outDir = outDir;
+    m_runFile = std::make_unique<RunFileWriter>(outDir, pipelineName);
+}
+
+void RunReporter::openFolderLog(bool append)
+{
+    if (m_folderLog || m_outDir.empty()) return;
+    const std::string path = (std::filesystem::path(m_outDir) / io::kEventsFile).string();
+    // `--events OUT/events.jsonl` asks for the same file: it is written once, by --events.
+    std::error_code ec;
+    if (m_ownsEvents && m_events && std::filesystem::exists(path, ec) &&
+        std::filesystem::equivalent(path, m_eventsPath, ec)) {
+        m_pending.clear();
+        return;
+    }
+    m_folderLog = std::fopen(path.c_str(), append ? "a" : "w");
+    if (!m_folderLog) {
+        std::fprintf(stderr, "warning: cannot write the run's event log %s\n", path.c_str());
+        return;
+    }
+    for (const std::string &line : m_pending)
+        std::fprintf(m_folderLog, "%s\n", line.c_str());
+    m_pending.clear();
+    std::fflush(m_folderLog);
 }
 
 void RunReporter::event(json e)
 {
-    if (!m_events) return;
+    if (!m_events && m_outDir.empty()) return;
     std::lock_guard lock(m_eventMutex);
     e["t"] = std::round(since(m_start) * 1000) / 1000;
     // ASCII only and never a throw, as the summary line (main.cpp's jsonLine).
-    std::fprintf(m_events, "%s\n", e.dump(-1, ' ', true, json::error_handler_t::replace).c_str());
-    std::fflush(m_events);
+    const std::string line = e.dump(-1, ' ', true, json::error_handler_t::replace);
+    if (m_events) {
+        std::fprintf(m_events, "%s\n", line.c_str());
+        std::fflush(m_events);
+    }
+    if (m_folderLog) {
+        std::fprintf(m_folderLog, "%s\n", line.c_str());
+        // Progress and hardware lines come ten times a second: flushed by stdio's buffer, and
+        // at once for the events a person would miss after a crash.
+        const std::string type = e.value("type", "");
+        if (type != "progress" && type != "hardware" && type != "dataflow")
+            std::fflush(m_folderLog);
+    } else if (!m_outDir.empty()) {
+        m_pending.push_back(line);
+    }
 }
 
 void RunReporter::clearBar()
@@ -76,6 +120,13 @@ void RunReporter::clearBar()
 void RunReporter::runStarted(const exec::RunInfo &info)
 {
     m_started = true;
+    if (!m_outDir.empty()) {
+        {
+            std::lock_guard lock(m_eventMutex);
+            openFolderLog(info.firstStep > 0);
+        }
+        if (m_runFile) m_runFile->started(info);
+    }
     std::fprintf(stderr,
                  "%s: %lld training samples, %lld steps per epoch, %lld parameters, "
                  "device %s, %d threads\n%s",
@@ -107,7 +158,7 @@ void RunReporter::progress(const exec::Progress &p)
 {
     const bool lastOfEpoch = p.stepInEpoch == p.stepsPerEpoch;
     // The runner reports at most 10 times a second already; every report is an event.
-    if (m_events) {
+    if (m_events || !m_outDir.empty()) {
         event({{"type", "progress"},
                {"epoch", p.epoch + 1},
                {"epochs", p.epochs},
@@ -179,7 +230,8 @@ void RunReporter::epochFinished(const exec::EpochResult &r)
     // matrix every epoch is enough to watch it change; evaluation.json has the latest gallery.
     const bool last = r.epoch + 1 == r.epochs;
     for (const auto &e : r.evaluations)
-        if (m_events) event(exec::evaluationJson(e, r.epoch + 1, r.epochs, last));
+        if (m_events || m_folderLog) event(exec::evaluationJson(e, r.epoch + 1, r.epochs, last));
+    if (m_runFile) m_runFile->epoch(r.evaluations.empty() ? -1.0 : r.evaluations[0].accuracy);
 }
 
 void RunReporter::hardware(const metrics::HardwareSample &s)
@@ -294,12 +346,30 @@ void RunReporter::error(const Error &e)
 void RunReporter::summary(const json &s)
 {
     clearBar();
-    // On stdout the summary itself is the last line; the stream gets its own copy elsewhere.
-    if (m_events && m_events != stdout) {
-        json e = s;
-        e["type"] = "summary";
-        event(e);
+    // A run that failed before training started: its folder, when the window made it just now,
+    // still gets the log of why; a folder that holds a run already (a resume that failed) is
+    // left as it was.
+    std::error_code ec;
+    const std::filesystem::path out(m_outDir);
+    if (!m_outDir.empty() && !m_folderLog && std::filesystem::is_directory(out, ec) &&
+        !std::filesystem::exists(out / io::kEventsFile, ec) &&
+        !std::filesystem::exists(out / io::kRunFile, ec)) {
+        std::lock_guard lock(m_eventMutex);
+        openFolderLog(false);
     }
+    // On stdout the summary itself is the last line; the stream gets its own copy elsewhere.
+    json e = s;
+    e["type"] = "summary";
+    if (m_events && m_events != stdout) {
+        event(e);
+    } else if (m_folderLog) {
+        std::FILE *events = m_events;
+        m_events = nullptr; // the folder's log only
+        event(e);
+        m_events = events;
+    }
+    if (m_folderLog) std::fflush(m_folderLog);
+    if (m_runFile) m_runFile->finished(s);
 }
 
 } // namespace fb::cli

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "app/cli/run_file.h"
 #include "core/exec/runner.h"
 
 #include <nlohmann/json.hpp>
@@ -8,7 +9,9 @@
 #include <chrono>
 #include <mutex>
 #include <cstdio>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace fb::cli {
 
@@ -19,6 +22,11 @@ public:
     explicit RunReporter(const std::string &eventsPath); // "" = none, "-" = stdout
     ~RunReporter() override;
     bool ok() const { return m_eventsOk; }
+    // Also keeps the run in its folder (docs/runs.md): the event stream in OUT/events.jsonl
+    // (appended to when the run resumes there), run.json, whatever --events says. Events before
+    // training starts wait in memory: the folder may still hold an earlier run, which the
+    // engine moves aside first.
+    void keepInFolder(const std::string &outDir, const std::string &pipelineName);
     bool started() const { return m_started; }
 
     void runStarted(const exec::RunInfo &info) override;
@@ -36,12 +44,19 @@ public:
 private:
     void event(nlohmann::json e);
     void clearBar();
+    void openFolderLog(bool append);
+
+    std::string m_outDir;
+    std::unique_ptr<RunFileWriter> m_runFile;
+    std::FILE *m_folderLog = nullptr;  // OUT/events.jsonl
+    std::vector<std::string> m_pending; // lines before it opened
 
     std::mutex m_eventMutex; // hardware samples arrive from the monitor's thread
     std::atomic<double> m_cpuPercent{-1};
     std::atomic<bool> m_gpuStatusSent{false};
     std::FILE *m_events = nullptr;
     bool m_ownsEvents = false;
+    std::string m_eventsPath;
     bool m_eventsOk = true;
     bool m_started = false;
     bool m_tty = false;

@@ -82,6 +82,7 @@ Result<ImageDataset> loadIdxImages(const std::string &imagesPath, const std::str
         ds.pixels.shrink_to_fit();
     }
     ds.labels.assign(labels->bytes.begin(), labels->bytes.begin() + ds.count);
+    ds.files = {imagesPath, labelsPath};
     return ds;
 }
 

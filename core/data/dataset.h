@@ -31,6 +31,9 @@ struct ImageDataset {
     // Files of the source that were not readable images (image folders and lists): left out of
     // `count`, reported by the run as a warning naming the node.
     std::vector<SkippedFile> skipped;
+    // Every file read to make this data set, skipped ones included: the run's manifest names
+    // them with their SHA-256 (core/exec/run_manifest.h).
+    std::vector<std::string> files;
 
     int64_t sampleSize() const { return channels * height * width; }
     const uint8_t *sample(int64_t i) const { return pixels.data() + i * sampleSize(); }

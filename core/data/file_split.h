@@ -67,6 +67,8 @@ template <class T, class Decode>
 void decodeFiles(const std::vector<LabelledFile> &files, Decode decode, std::vector<T> &samples,
                  ImageDataset &ds)
 {
+    for (const LabelledFile &f : files)
+        ds.files.push_back(f.path);
     std::vector<std::optional<std::vector<T>>> decoded(files.size());
     std::vector<std::string> reasons(files.size());
     forEachInParallel(files.size(), [&](size_t i) {

@@ -486,6 +486,7 @@ Result<ImageDataset> loadImageList(const std::string &csvPath, const ImageFilesO
     const auto files = selectByClass(byClass, o);
     if (files.empty()) return fileError(csvPath, "lists no files for subset " + o.subset);
     ImageDataset ds = decodeAll(files, o, fs::path(csvPath).stem().string(), classes.names);
+    ds.files.push_back(csvPath);
     if (ds.count == 0)
         return fileError(csvPath, "none of its " + std::to_string(files.size()) +
                                       " files is a readable image (the first, " +

@@ -11,6 +11,10 @@
 #include "core/base/check.h"
 #include "core/base/safe_text.h"
 #include "core/data/dataflow.h"
+#include "core/exec/run_manifest.h"
+#include "core/io/files.h"
+#include "core/io/loss_log.h"
+#include "core/io/run_folder.h"
 #include "core/io/safetensors.h"
 
 #include <chrono>
@@ -274,39 +278,8 @@ std::string hexDouble(double v)
     return buf;
 }
 
-void syncDirectory(const fs::path &dir)
-{
-    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-    if (fd >= 0) {
-        ::fsync(fd);
-        ::close(fd);
-    }
-}
-
-// Writes `text` to `path` through a temporary file in the same folder, flushed, then renamed
-// over it: a reader (or a crash) sees the previous file or the new one, never half of one.
-Status writeFileAtomically(const fs::path &path, const std::string &text)
-{
-    // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on "." + string + ".tmp" here.
-    std::string name = ".";
-    name += path.filename().string();
-    name += ".tmp";
-    const fs::path tmp = path.parent_path() / name;
-    std::FILE *f = std::fopen(tmp.c_str(), "wb");
-    if (!f) return fileError(tmp.string(), "cannot create the file");
-    bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    ok = std::fflush(f) == 0 && ok;
-    ok = ::fsync(fileno(f)) == 0 && ok;
-    ok = std::fclose(f) == 0 && ok;
-    std::error_code ec;
-    if (ok) fs::rename(tmp, path, ec);
-    if (!ok || ec) {
-        fs::remove(tmp, ec);
-        return fileError(path.string(), "cannot write the file");
-    }
-    syncDirectory(path.parent_path());
-    return {};
-}
+using io::syncDirectory;
+using io::writeFileAtomically;
 
 Status writeCheckpoint(Backend &backend, const std::string &outDir, const TrainState &st,
                        const std::string &hash, uint64_t seed, nn::Model &model,
@@ -735,14 +708,18 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                 return fileError(outDir, "holds the checkpoints of an earlier run, which could not "
                                          "be moved aside: " +
                                              ec.message() + "; choose another --out");
-            fs::rename(fs::path(outDir) / "pipeline.json", aside / "pipeline.json", ec);
+            // The rest of that run's folder goes with them (a missing file is no error).
+            for (const char *name :
+                 {io::kPipelineFile, io::kRunFile, io::kManifestFile, io::kEventsFile,
+                  io::kLossesFile, io::kEvaluationFile, io::kModelFile})
+                fs::rename(fs::path(outDir) / name, aside / name, ec);
             observer.message(LogLevel::Warning,
                              "the output folder held the checkpoints of an earlier run (newest: "
                              "step " +
                                  std::to_string(newest) + "); they are now in " + aside.string() +
                                  " (--resume " + aside.string() + " continues that run)");
         }
-        std::ofstream(fs::path(outDir) / "pipeline.json") << graph::serializePipeline(doc);
+        std::ofstream(fs::path(outDir) / io::kPipelineFile) << graph::serializePipeline(doc);
     }
 
     RunInfo info;
@@ -760,6 +737,32 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     info.modelSummary = model.summary();
     info.libraries = backendLibraryVersions();
     info.libraries.emplace_back("opencv", data::openCvVersion());
+
+    // The run folder's manifest (what it ran with) and every step's loss: what `reproduce`
+    // needs to run it again and compare (docs/runs.md).
+    io::LossLog lossLog;
+    if (!outDir.empty()) {
+        ManifestInput mi;
+        mi.doc = &doc;
+        mi.pipelineName = options.pipelineName;
+        mi.device = *device;
+        mi.threads = threads;
+        mi.dataWorkers = workers;
+        mi.seed = job.seed;
+        mi.precision = job.precision;
+        mi.firstStep = st.step;
+        mi.data.emplace_back(job.trainData.sourceNode, &flow.dataset());
+        for (size_t i = 0; i < evalFlows.size(); ++i)
+            mi.data.emplace_back(job.evaluations[i].data.sourceNode, &evalFlows[i]->dataset());
+        mi.software = options.software;
+        mi.software.insert(mi.software.end(), info.libraries.begin(), info.libraries.end());
+        Result<nlohmann::json> manifest = runManifest(mi);
+        if (!manifest) return manifest.error();
+        FB_TRY(writeFileAtomically(
+            fs::path(outDir) / io::kManifestFile,
+            manifest->dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"));
+        FB_TRY(lossLog.open((fs::path(outDir) / io::kLossesFile).string(), st.step));
+    }
     observer.runStarted(info);
     if (!precisionNote.empty()) observer.message(LogLevel::Warning, precisionNote);
     for (const auto &[node, text] : dataWarnings)
@@ -808,6 +811,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                           data::classNames(flow.dataset(), classes));
     auto checkpoint = [&](const char *reason) -> Status {
         std::string dir;
+        lossLog.flush(); // the losses up to a checkpoint are on disk with it
         FB_TRY(writeCheckpoint(backend, outDir, st, hash, job.seed, model, *optimizer,
                                job.keepCheckpoints, inference, job.optimizer.node, dir));
         observer.checkpointWritten({dir, reason, st.epoch, st.step});
@@ -854,6 +858,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         }
         const int64_t n = q.n;
         ++st.step;
+        lossLog.append(st.step, r.loss);
         if (options.stepsDone) *options.stepsDone = st.step;
         ++st.batch;
         st.lossSum += double(r.loss) * double(n);
@@ -1008,6 +1013,12 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                 const int64_t inFlight = int64_t(submitted.size());
                 const int64_t batchIndex = st.batch + inFlight;
                 const int64_t stepIndex = st.step + inFlight;
+                // (Not at an epoch's natural end: the evaluation of a whole epoch still runs.)
+                if (options.maxSteps > 0 && stepIndex >= options.maxSteps &&
+                    batchIndex < stepsPerEpoch) {
+                    stopping = true;
+                    break;
+                }
                 const data::Batch *source = nullptr;
                 std::optional<data::Batch> hostBatch;
                 if (resident) {
@@ -1124,6 +1135,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         observer.commandHandled(a);
     }
     monitor.stop();
+    lossLog.close();
     if (options.profile)
         observer.message(LogLevel::Info, "time per layer (training):\n" + model.profileReport());
 

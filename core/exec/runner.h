@@ -24,6 +24,12 @@ struct RunOptions {
     // Resume from a checkpoint of a changed pipeline (another learning rate, say), where the
     // weights still fit; a warning says what changed. Off: such a checkpoint is refused.
     bool acceptChanges = false;
+    // Stop (as a stop command would) once this many steps are done in all; 0: train to the end.
+    // `flowbench-cli reproduce` of a run that was stopped early stops where it did.
+    int64_t maxSteps = 0;
+    // (name, version) of software the engine cannot know itself, for the run's manifest: the
+    // CLI adds Flowbench's version and commit and the Qt its window was built with.
+    std::vector<std::pair<std::string, std::string>> software;
     // Trains on this backend instead of the device's (tests: a backend that records steps as a
     // GPU's graphs would); null for every real run.
     Backend *backend = nullptr;

@@ -1,0 +1,36 @@
+#pragma once
+
+#include "core/exec/runner.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace fb::cli {
+
+// The run folder's run.json (docs/runs.md): who the run is to people (its name and tags, kept
+// from an earlier part of the run when it resumes) and how it is going. Written atomically when
+// training starts, after every epoch and when the run ends, so that the Runs panel can list a
+// run that is still going, and tell a killed one (status still "running", process gone).
+class RunFileWriter {
+public:
+    explicit RunFileWriter(std::string outDir, std::string pipelineName);
+
+    void started(const exec::RunInfo &info);
+    void epoch(double testAccuracy); // -1: no evaluation
+    // The CLI's summary object; also for a run that failed before training started, when its
+    // folder exists (the window makes it first).
+    void finished(const nlohmann::json &summary);
+
+private:
+    void write();
+
+    std::string m_outDir;
+    nlohmann::json m_run;
+    nlohmann::json m_before;   // the folder's run.json before this part, if any
+    double m_previousWall = 0; // the wall time of the parts before a resume
+    int64_t m_startedAt = 0;   // steady-clock milliseconds at this part's start
+    bool m_started = false;    // training started (started() was called)
+};
+
+} // namespace fb::cli
