@@ -40,6 +40,7 @@
 #include "app/gui/theme.h"
 #include "core/graph/node_types.h"
 #include "core/graph/pipeline_file.h"
+#include "core/io/run_folder.h"
 #include "widgets/canvas/canvas_items.h"
 #include "widgets/editing/recovery.h"
 #include "widgets/canvas/graph_scene.h"
@@ -55,6 +56,7 @@
 #include "widgets/run/event_fields.h"
 #include "widgets/run/run_record.h"
 #include "widgets/run/run_session.h"
+#include "widgets/runs/runs_panel.h"
 #include "widgets/summary/model_summary_view.h"
 
 namespace fb::app {
@@ -114,6 +116,7 @@ MainWindow::MainWindow(QWidget *parent)
     buildDocks();
     buildActions();
     buildMenus();
+    m_runs->setRunsDirectory(m_runsDir);
 
     m_statusRun = new QLabel(tr("Ready"));
     m_statusProgress = new QProgressBar;
@@ -671,10 +674,38 @@ void MainWindow::buildDocks()
     connect(m_summary, &widgets::ModelSummaryView::nodeActivated, this, &MainWindow::focusNode);
     QDockWidget *summary =
         dock("summary", tr("Model Summary"), m_summary, Qt::BottomDockWidgetArea);
+    m_runs = new widgets::RunsPanel;
+    QDockWidget *runs = dock("runs", tr("Runs"), m_runs, Qt::BottomDockWidgetArea);
+    auto complain = [this](const QString &title, const QString &why) {
+        m_log->addLine(QStringLiteral("error"), why);
+        QMessageBox::warning(this, title, why);
+    };
+    connect(m_runs, &widgets::RunsPanel::openRequested, this, [this, complain](const QString &d) {
+        QString why;
+        if (!openRun(d, &why)) complain(tr("Could not open the run"), why);
+    });
+    connect(m_runs, &widgets::RunsPanel::resumeRequested, this, [this, complain](const QString &d) {
+        QString why;
+        if (!resumeRun(d, &why)) complain(tr("Could not resume the run"), why);
+    });
+    connect(m_runs, &widgets::RunsPanel::pipelineRequested, this, [this](const QString &d) {
+        // The pipeline as run, as an untitled copy: the run's own file stays as it ran.
+        if (!maybeSave()) return;
+        const QString path = d + QStringLiteral("/") + QString(io::kPipelineFile);
+        if (Status ok = m_pipeline->loadCopy(path); !ok) {
+            QMessageBox::warning(this, tr("Could not open the pipeline"), q(ok.error().str()));
+            return;
+        }
+        m_view->fitToView();
+        statusBar()->showMessage(
+            tr("Opened the pipeline of run %1 as an untitled copy").arg(QFileInfo(d).fileName()),
+            6000);
+    });
     // Bottom: problems and log on the left, plots and evaluation (wider) on the right; the
     // canvas keeps most of the height. A layout the person changes is restored from QSettings.
     splitDockWidget(problems, plots, Qt::Horizontal);
     tabifyDockWidget(problems, log);
+    tabifyDockWidget(log, runs);
     tabifyDockWidget(plots, evaluation);
     tabifyDockWidget(evaluation, inference);
     tabifyDockWidget(inference, summary);
@@ -1095,7 +1126,8 @@ bool MainWindow::startRun(QString *error)
 
     // The run reads a snapshot: the person may go on editing (or close the file) meanwhile, and
     // the file they are editing is never touched by the run.
-    const QString snapshot = outDir + QStringLiteral("/edited-pipeline.json");
+    // Named after the document, which is the name the run goes by (run.json's "pipeline").
+    const QString snapshot = outDir + QStringLiteral("/%1.json").arg(base);
     if (Status s = widgets::writeFileAtomically(
             snapshot, graph::serializePipeline(m_pipeline->document()), "the run's snapshot");
         !s)
@@ -1110,16 +1142,95 @@ bool MainWindow::startRun(QString *error)
     if (req.device.isEmpty()) req.device = QStringLiteral("cpu");
     req.threads = m_runThreads;
     req.settings = m_runSettings;
+    return launchRun(req, error);
+}
+
+bool MainWindow::launchRun(const widgets::RunRequest &req, QString *error)
+{
     QString why;
-    if (!m_session->start(req, &why)) return refuse(tr("The run did not start: %1").arg(why));
-    m_log->addLine(QStringLiteral("info"), tr("Run started: output in %1").arg(outDir));
+    if (!m_session->start(req, &why)) {
+        const QString text = tr("The run did not start: %1").arg(why);
+        if (error) *error = text;
+        m_log->addLine(QStringLiteral("error"), text);
+        return false;
+    }
+    m_log->addLine(QStringLiteral("info"),
+                   (req.resumeDir.isEmpty() ? tr("Run started: output in %1")
+                                            : tr("Run resumed: output in %1"))
+                       .arg(req.outDir));
     setRunStatus(tr("Starting…"));
     m_lastRunMessage.clear();
+    m_runs->setActiveRun(req.outDir);
     m_docks["plots"]->show();
     m_docks["plots"]->raise();
     m_docks["log"]->raise(); // the problems tab is empty: a run only starts without any
     updateActions();
     return true;
+}
+
+bool MainWindow::openRun(const QString &dir, QString *why)
+{
+    auto refuse = [&](const QString &text) {
+        if (why) *why = text;
+        return false;
+    };
+    if (m_session->isRunning())
+        return refuse(tr("A run is going on: its plots are shown; open the run when it ends."));
+    const QString events = dir + QStringLiteral("/") + QString(io::kEventsFile);
+    if (!QFileInfo::exists(events))
+        return refuse(tr("The run %1 has no event log (%2): it failed before it started, or an "
+                         "older Flowbench made it without one")
+                          .arg(QFileInfo(dir).fileName(), QString(io::kEventsFile)));
+    auto loaded = widgets::RunRecord::load(events);
+    if (!loaded) return refuse(q(loaded.error().str()));
+    if (!openRunLog(events, true)) return refuse(tr("The run's event log could not be opened"));
+    const io::RunEntry run = io::readRun(dir.toStdString());
+    if (run.hasModel || run.hasCheckpoint) m_inference->setModel(dir);
+    setRunStatus(tr("Run %1: %2").arg(q(run.name), q(run.status)));
+    if (m_evaluation->hasEvaluation()) {
+        m_docks["evaluation"]->show();
+        m_docks["evaluation"]->raise();
+    }
+    return true;
+}
+
+bool MainWindow::resumeRun(const QString &dir, QString *why)
+{
+    auto refuse = [&](const QString &text) {
+        if (why) *why = text;
+        m_log->addLine(QStringLiteral("error"), text);
+        return false;
+    };
+    if (m_session->isRunning()) return refuse(tr("A run is already going on."));
+    const io::RunEntry run = io::readRun(dir.toStdString());
+    if (!run.problem.empty()) return refuse(q(run.problem));
+    if (!run.hasCheckpoint)
+        return refuse(tr("The run %1 has no checkpoint to continue from").arg(q(run.name)));
+    if (!run.resumable())
+        return refuse(tr("The run %1 is %2: only a stopped, killed or failed run is resumed")
+                          .arg(q(run.name), q(run.status)));
+    // The earlier curves stay: the resumed part continues them from its checkpoint's step.
+    resetRunViews();
+    const QString events = dir + QStringLiteral("/") + QString(io::kEventsFile);
+    if (QFileInfo::exists(events)) {
+        if (auto loaded = widgets::RunRecord::load(events); loaded)
+            m_plots->addEvents(loaded.value());
+    }
+    widgets::RunRequest req;
+    req.cliPath = widgets::RunSession::defaultCliPath();
+    req.pipelinePath = dir + QStringLiteral("/") + QString(io::kPipelineFile);
+    req.outDir = dir;
+    req.resumeDir = dir;
+    req.device = run.device.empty() ? m_device->currentData().toString() : q(run.device);
+    if (req.device.isEmpty()) req.device = QStringLiteral("cpu");
+    req.threads = m_runThreads;
+    return launchRun(req, why);
+}
+
+void MainWindow::setRunsDirectory(const QString &dir)
+{
+    m_runsDir = dir;
+    if (m_runs) m_runs->setRunsDirectory(dir);
 }
 
 void MainWindow::onRunEvent(const nlohmann::json &e)
@@ -1170,6 +1281,7 @@ void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
                 todo.push_back(edge->fromNode);
         }
         m_totalSteps = long(eventNumber(e, "steps_per_epoch")) * long(eventNumber(e, "epochs"));
+        m_runs->refresh(); // the run's run.json now says "running"; the panel polls from here
         setRunStatus(tr("Training on %1…").arg(q(eventString(e, "device"))));
         updateActions();
     } else if (type == "progress") {
@@ -1312,6 +1424,7 @@ void MainWindow::onRunFinished(const widgets::RunOutcome &outcome)
         m_docks["evaluation"]->raise();
     }
     m_plots->replotNow();
+    m_runs->setActiveRun({});
     updateActions();
     emit runFinished(outcome.status == O::Ok || outcome.status == O::Stopped);
 }

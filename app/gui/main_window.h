@@ -36,8 +36,10 @@ class LogView;
 class NodePalette;
 class RecoveryStore;
 class RunRecord;
+class RunsPanel;
 class RunSession;
 struct RunOutcome;
+struct RunRequest;
 } // namespace fb::widgets
 
 namespace fb::app {
@@ -71,8 +73,16 @@ public:
     // The picker lists GPUs once `flowbench-cli devices` has answered; this waits (running the
     // event loop) for that answer, at most `ms` milliseconds. True when it came.
     bool waitForDevices(int ms = 10000);
-    // Where runs write their output; by default the application's data folder.
-    void setRunsDirectory(const QString &dir) { m_runsDir = dir; }
+    // Where runs keep their folders (the Runs panel lists them); by default the application's
+    // data folder.
+    void setRunsDirectory(const QString &dir);
+    QString runsDirectory() const { return m_runsDir; }
+    // A kept run (docs/runs.md): its plots, evaluation and model come back into the window.
+    // False, with the reason, while a run goes on or when the folder has no event log.
+    bool openRun(const QString &dir, QString *why = nullptr);
+    // Continues a stopped, killed or failed run from its newest checkpoint, in its own folder
+    // (the CLI's --resume); its earlier curves stay in the plots.
+    bool resumeRun(const QString &dir, QString *why = nullptr);
 
     // The spoken-digits recordings (File > Make Spoken-Digits Data Set…), made by
     // `flowbench-cli make-data spoken-digits` in a child process with a progress dialog. By default
@@ -119,6 +129,7 @@ public:
     widgets::EvaluationView *evaluation() const { return m_evaluation; }
     widgets::InferencePanel *inference() const { return m_inference; }
     widgets::ModelSummaryView *modelSummary() const { return m_summary; }
+    widgets::RunsPanel *runs() const { return m_runs; }
     widgets::RunSession *session() const { return m_session; }
     widgets::RunRecord *record() const { return m_record; }
     QListWidget *problemsList() const { return m_problems; }
@@ -174,6 +185,8 @@ private:
     void openRunLogDialog();
     void saveRunLogDialog();
     QString examplesDirectory() const;
+    // Starts the session with the run views as they are (a resume keeps the earlier curves).
+    bool launchRun(const widgets::RunRequest &request, QString *error);
     void pointAtMissingSpokenDigits();
 
     widgets::EditedPipeline *m_pipeline;
@@ -186,6 +199,7 @@ private:
     widgets::EvaluationView *m_evaluation = nullptr;
     widgets::InferencePanel *m_inference = nullptr;
     widgets::ModelSummaryView *m_summary = nullptr;
+    widgets::RunsPanel *m_runs = nullptr;
     widgets::RunSession *m_session;
     widgets::RunRecord *m_record;
     widgets::RecoveryStore *m_recovery;

@@ -134,6 +134,7 @@ QStringList RunSession::arguments(const RunRequest &r)
     if (r.dataWorkers > 0) args << "--data-workers" << QString::number(r.dataWorkers);
     for (const QString &s : r.settings)
         args << "--set" << s;
+    if (!r.resumeDir.isEmpty()) args << "--resume" << r.resumeDir;
     return args;
 }
 

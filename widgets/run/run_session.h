@@ -16,8 +16,8 @@ class QTimer;
 namespace fb::widgets {
 
 // What to run: becomes `CLI run PIPELINE --events - [--out DIR] [--device D] [--threads N]
-// [--data-workers N] [--set NODE.PARAM=VALUE]...`. Empty or zero fields are left out, so the
-// engine's own defaults apply.
+// [--data-workers N] [--set NODE.PARAM=VALUE]... [--resume DIR]`. Empty or zero fields are left
+// out, so the engine's own defaults apply.
 struct RunRequest {
     QString cliPath;      // empty: RunSession::defaultCliPath()
     QString pipelinePath; // a pipeline file (the window saves a snapshot of the document)
@@ -26,6 +26,7 @@ struct RunRequest {
     int threads = 0;      // 0: every core
     int dataWorkers = 0;  // 0: the train node's data_workers parameter
     QStringList settings; // "node.param=value"
+    QString resumeDir;    // --resume: continue this run folder from its newest checkpoint
 };
 
 // How a run ended.
