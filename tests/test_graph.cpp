@@ -164,6 +164,7 @@ private slots:
     void otherJsonReadersRefuseDeepNesting();
     void safeTextEscapesWhatHidesOrReorders();
     void oddIdsAreQuotedSafely();
+    void diffNamesWhatChanged();
 };
 
 void TestGraph::builtinTypes()
@@ -1293,6 +1294,66 @@ void TestGraph::oddIdsAreQuotedSafely()
     QCOMPARE(noType.error().str(),
              std::string("node 'a\\x00b': dir/\\u{202E}gnp.json: nodes[0] (id 'a\\x00b') has no "
                          "\"type\""));
+}
+
+// What differs between two runs' pipelines: changed parameters (a default written out is no
+// change), a changed type, added and removed nodes and wires; positions are no difference.
+void TestGraph::diffNamesWhatChanged()
+{
+    const json base = minimalPipeline();
+    const PipelineDocument a = parseOrFail(base);
+    const graph::NodeTypeRegistry &registry = exec::nodeTypes();
+
+    json same = base;
+    nodeOf(same, "linear")["position"] = json::array({900, 900});
+    // The train node's default batch size, written out.
+    nodeOf(same, "train")["params"]["batch_size"] =
+        registry.find("train")->param("batch_size")->defaultValue;
+    QVERIFY(diffPipelines(a, parseOrFail(same), &registry).empty());
+    // Without the registry, the written-out default is a difference.
+    QVERIFY(!diffPipelines(a, parseOrFail(same)).empty());
+
+    json changed = base;
+    nodeOf(changed, "sgd")["params"]["lr"] = 0.05;
+    nodeOf(changed, "linear")["params"]["out_features"] = 12;
+    nodeOf(changed, "loss")["type"] = "mse"; // a made-up type: the diff does not validate
+    addNode(changed, "extra", "relu");
+    json nodes = json::array();
+    for (const json &n : changed["nodes"])
+        if (n["id"] != "flatten") nodes.push_back(n);
+    changed["nodes"] = nodes;
+    json edges = json::array();
+    for (const json &e : changed["edges"])
+        if (e["from"] != "input.out" && e["from"] != "flatten.out") edges.push_back(e);
+    edges.push_back({{"from", "input.out"}, {"to", "linear.in"}});
+    changed["edges"] = edges;
+
+    const PipelineDiff d = diffPipelines(a, parseOrFail(changed), &registry);
+    std::map<std::string, const PipelineDiff::NodeChange *> byNode;
+    for (const auto &n : d.nodes)
+        byNode[n.node] = &n;
+    QCOMPARE(byNode.size(), size_t(5));
+    QCOMPARE(int(byNode["sgd"]->kind), int(PipelineDiff::NodeChange::Kind::Changed));
+    QCOMPARE(byNode["sgd"]->params.size(), size_t(1));
+    QCOMPARE(byNode["sgd"]->params[0].name, std::string("lr"));
+    QCOMPARE(byNode["sgd"]->params[0].before, std::string("0.1"));
+    QCOMPARE(byNode["sgd"]->params[0].after, std::string("0.05"));
+    QCOMPARE(byNode["linear"]->params[0].after, std::string("12"));
+    QCOMPARE(byNode["loss"]->typeBefore, std::string("cross_entropy"));
+    QCOMPARE(byNode["loss"]->type, std::string("mse"));
+    QCOMPARE(int(byNode["extra"]->kind), int(PipelineDiff::NodeChange::Kind::Added));
+    QCOMPARE(int(byNode["flatten"]->kind), int(PipelineDiff::NodeChange::Kind::Removed));
+    QCOMPARE(d.nodes.back().node, std::string("flatten")); // removed ones last
+    QCOMPARE(d.edgesAdded, std::vector<std::string>{"input.out -> linear.in"});
+    QCOMPARE(d.edgesRemoved.size(), size_t(2));
+
+    // A parameter set to its default on one side only: shown as the default.
+    json lrDefault = base;
+    nodeOf(lrDefault, "sgd")["params"].erase("lr");
+    const PipelineDiff d2 = diffPipelines(a, parseOrFail(lrDefault), &registry);
+    QCOMPARE(d2.nodes.size(), size_t(1));
+    QVERIFY(d2.nodes[0].params[0].afterIsDefault);
+    QVERIFY(!d2.nodes[0].params[0].beforeIsDefault);
 }
 
 QTEST_GUILESS_MAIN(TestGraph)

@@ -424,6 +424,78 @@ private slots:
         QCOMPARE(xs(plots.drawnPoints("val_loss")), (std::vector<double>{10, 20, 30}));
     }
 
+    // Wall time: each point at its event's `t`; a resumed part's `t` starts again from 0 and
+    // goes on from where the earlier part's log ended.
+    void wallTimeAxis()
+    {
+        LivePlots plots;
+        std::vector<json> events{runStart(10, 2)};
+        for (int step = 1; step <= 10; ++step)
+            events.push_back(progress(step, 10, 2, 1.0 / step));
+        json resumed = runStart(10, 2);
+        resumed["first_step"] = 10;
+        events.push_back(resumed); // t = 0 again
+        for (int step = 11; step <= 20; ++step) {
+            json p = progress(step, 10, 2, 1.0 / step);
+            p["t"] = (step - 10) * 0.5;
+            events.push_back(p);
+        }
+        plots.addEvents(events);
+        plots.setXAxis(LivePlots::XAxis::WallTime);
+        QCOMPARE(firstPlot(plots)->xAxis->label(), QString("wall time (s)"));
+        const std::vector<double> x = xs(plots.drawnPoints("train_loss"));
+        QCOMPARE(x.size(), std::size_t(20));
+        QCOMPARE(x[0], 0.01);
+        QCOMPARE(x[9], 0.1);
+        QCOMPARE(x[10], 0.1 + 0.5); // after the first part's last `t`
+        QCOMPARE(x[19], 0.1 + 5.0);
+        auto *box = plots.findChild<QComboBox *>();
+        QCOMPARE(box->currentIndex(), 2);
+        QCOMPARE(box->itemText(2), QString("Wall time"));
+    }
+
+    // Compared runs: every run's series under its own prefix, in its own colour, named by the
+    // run in the legend; validation dashed. A live event does not mix in; clear() ends it.
+    void comparedRunsOverlayOneColourEach()
+    {
+        LivePlots plots;
+        std::vector<json> a = smallRun(), b = smallRun();
+        for (json &e : b)
+            if (e["type"] == "progress") e["recent_loss"] = e["recent_loss"].get<double>() * 2;
+        plots.compareRuns({{"baseline", a}, {"lr 0.2", b}, {"third", smallRun()}});
+        QVERIFY(plots.comparing());
+        QCOMPARE(plots.comparedRuns(), (QStringList{"baseline", "lr 0.2", "third"}));
+        QCOMPARE(plots.pointCount("run0/train_loss"), 30);
+        QCOMPARE(plots.pointCount("run1/train_loss"), 30);
+        QCOMPARE(plots.pointCount("train_loss"), 0);
+        QCOMPARE(plots.values("run1/train_loss")[0], 2 * plots.values("run0/train_loss")[0]);
+        QCOMPARE(plots.legendName("run0/train_loss"), QString("baseline"));
+        QCOMPARE(plots.legendName("run1/val_loss"), QString("lr 0.2 (validation)"));
+        QCOMPARE(plots.legendName("run1/val_loss:test"), QString("lr 0.2 (validation) test"));
+        // One colour per run, the same in every panel; validation dashed.
+        QCOMPARE(plots.pen("run1/train_loss").color(), plots.runColor(1));
+        QCOMPARE(plots.pen("run1/val_accuracy").color(), plots.runColor(1));
+        QCOMPARE(plots.pen("run1/cpu").color(), plots.runColor(1));
+        QVERIFY(plots.runColor(0) != plots.runColor(1) && plots.runColor(1) != plots.runColor(2));
+        QCOMPARE(plots.pen("run0/val_loss").style(), Qt::DashLine);
+        QCOMPARE(plots.pen("run0/train_loss").style(), Qt::SolidLine);
+        // The legend names each run once: three entries in the loss panel, not six.
+        QCOMPARE(firstPlot(plots)->legend->itemCount(), 3);
+        // Every axis works on compared runs.
+        plots.setXAxis(LivePlots::XAxis::Epoch);
+        QCOMPARE(xs(plots.drawnPoints("run2/val_loss")), (std::vector<double>{1, 2, 3}));
+        plots.setXAxis(LivePlots::XAxis::Step);
+
+        plots.addEvent(progress(31, 10, 3, 0.1));
+        QCOMPARE(plots.pointCount("train_loss"), 0);
+        plots.clear();
+        QVERIFY(!plots.comparing());
+        QVERIFY(plots.comparedRuns().isEmpty());
+        plots.addEvent(runStart(10, 3));
+        plots.addEvent(progress(1, 10, 3, 0.1));
+        QCOMPARE(plots.pointCount("train_loss"), 1);
+    }
+
     void replayOfSavedRunLog()
     {
         QTemporaryDir dir;

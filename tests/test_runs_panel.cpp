@@ -18,12 +18,17 @@
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QTreeWidget>
 
 #include "app/gui/main_window.h"
 #include "widgets/evaluation/evaluation_view.h"
 #include "widgets/inference/inference_panel.h"
 #include "widgets/plots/live_plots.h"
 #include "widgets/run/run_session.h"
+#include "widgets/canvas/canvas_items.h"
+#include "widgets/canvas/graph_scene.h"
+#include "widgets/editing/edited_pipeline.h"
+#include "widgets/runs/run_diff_view.h"
 #include "widgets/runs/runs_panel.h"
 
 #include <csignal>
@@ -222,6 +227,80 @@ private slots:
         QCOMPARE(run["steps"].toInt(), 480);
         QTRY_COMPARE(panel->cellText(panel->rowOf(dir), Panel::Status), QString("ok"));
         QCOMPARE(panel->visibleRows(), 1); // one run, not two
+    }
+
+    // Two runs that differ in one learning rate: Compare overlays them, Diff names the change,
+    // on the canvas and in its window, and the manifests' differences with it.
+    void compareAndDiffTwoRuns()
+    {
+        Window win;
+        QVERIFY(win.w.openPipeline(kMlp, true));
+        QVERIFY(!runToEnd(win).isEmpty());
+        QVERIFY(win.w.pipeline()->setParam("optimizer", "lr", 0.2).ok());
+        QVERIFY(!runToEnd(win).isEmpty());
+        Panel *panel = win.panel();
+        QTRY_COMPARE(panel->visibleRows(), 2);
+        QVERIFY(panel->renameRun(panel->runAt(1), "lr 0.05"));
+        QVERIFY(panel->renameRun(panel->runAt(0), "lr 0.2"));
+        const QStringList both{panel->runAt(0), panel->runAt(1)};
+
+        panel->selectRuns({both[0]});
+        QVERIFY(!win.button("runs_compare")->isEnabled());
+        QVERIFY(!win.button("runs_diff")->isEnabled());
+        panel->selectRuns(both);
+        QVERIFY(win.button("runs_diff")->isEnabled());
+        QTest::mouseClick(win.button("runs_compare"), Qt::LeftButton);
+        widgets::LivePlots *plots = win.w.plots();
+        QVERIFY(plots->comparing());
+        QCOMPARE(plots->comparedRuns(), (QStringList{"lr 0.2", "lr 0.05"}));
+        QVERIFY(plots->pointCount("run0/train_loss") > 0);
+        QCOMPARE(plots->pointCount("run0/train_loss"), plots->pointCount("run1/train_loss"));
+        QVERIFY(plots->values("run0/train_loss") != plots->values("run1/train_loss"));
+        QCOMPARE(plots->legendName("run1/train_loss"), QString("lr 0.05"));
+        // The panel shows each run's colour beside its name.
+        for (int i = 0; i < 2; ++i) {
+            const QVariant swatch = panel->table()
+                                        ->model()
+                                        ->index(panel->rowOf(both[i]), Panel::Name)
+                                        .data(Qt::DecorationRole);
+            QCOMPARE(swatch.value<QPixmap>().toImage().pixelColor(5, 5), plots->runColor(i));
+        }
+
+        // Diff: the later run's pipeline on the canvas (the unsaved edit is discarded when
+        // asked), the optimizer marked, and the Run Diff window's lines.
+        QStringList asked;
+        win.w.setAsker([&](const QString &title, const QString &, QMessageBox::StandardButtons) {
+            asked << title;
+            return QMessageBox::Discard;
+        });
+        panel->selectRuns(both);
+        QTest::mouseClick(win.button("runs_diff"), Qt::LeftButton);
+        QCOMPARE(asked, QStringList{"Unsaved changes"});
+        widgets::RunDiffView *diff = win.w.runDiff();
+        QVERIFY(diff);
+        QVERIFY(diff->window()->isVisible());
+        QVERIFY(diff->window()->windowTitle().contains("lr 0.05 → lr 0.2"));
+        const QStringList lines = diff->lines();
+        QVERIFY2(lines.contains("Pipeline: 1 node(s) differ"), qPrintable(lines.join('\n')));
+        QVERIFY2(lines.contains("  optimizer: lr: 0.05 → 0.2"), qPrintable(lines.join('\n')));
+        QVERIFY(!lines.filter(QRegularExpression("^  pipeline\\.sha256: ")).isEmpty());
+        QVERIFY(lines.filter("software.").isEmpty()); // same build, same machine
+        const auto *marked = win.w.scene()->nodeItem("optimizer");
+        QCOMPARE(marked->diffMark(), widgets::DiffMark::Changed);
+        QCOMPARE(marked->diffText(), QString("lr 0.05 → 0.2"));
+        QCOMPARE(win.w.scene()->nodeItem("fc1")->diffMark(), widgets::DiffMark::None);
+        QCOMPARE(win.w.pipeline()->document().node("optimizer")->params["lr"].get<double>(), 0.2);
+
+        // Its line, activated, shows the node; the first edit ends the marks.
+        QTreeWidgetItem *line = diff->tree()->topLevelItem(0)->child(0);
+        emit diff->tree()->itemActivated(line, 0);
+        QCOMPARE(win.w.scene()->selectedNodeIds(), std::vector<std::string>{"optimizer"});
+        QVERIFY(win.w.pipeline()->setParam("fc1", "out_features", 64).ok());
+        QCOMPARE(marked->diffMark(), widgets::DiffMark::None);
+
+        // A new run ends the comparison.
+        QVERIFY(!runToEnd(win).isEmpty());
+        QVERIFY(!plots->comparing());
     }
 
     void killedDamagedAndOlderRunsAreListed()

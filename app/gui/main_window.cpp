@@ -35,6 +35,7 @@
 #include <QToolBar>
 #include <QToolButton>
 #include <QUndoStack>
+#include <QVBoxLayout>
 
 #include "app/gui/data_set_dialog.h"
 #include "app/gui/theme.h"
@@ -56,6 +57,7 @@
 #include "widgets/run/event_fields.h"
 #include "widgets/run/run_record.h"
 #include "widgets/run/run_session.h"
+#include "widgets/runs/run_diff_view.h"
 #include "widgets/runs/runs_panel.h"
 #include "widgets/summary/model_summary_view.h"
 
@@ -128,6 +130,9 @@ MainWindow::MainWindow(QWidget *parent)
     statusBar()->addPermanentWidget(m_statusProgress);
 
     connect(m_pipeline, &widgets::EditedPipeline::modifiedChanged, this, &MainWindow::updateTitle);
+    // A Run Diff's marks describe the pipeline as the run had it: the first edit ends them.
+    connect(m_pipeline->undoStack(), &QUndoStack::indexChanged, this,
+            [this] { m_scene->setDiffMarks({}); });
     connect(m_pipeline, &widgets::EditedPipeline::filePathChanged, this, &MainWindow::updateTitle);
     connect(m_pipeline, &widgets::EditedPipeline::problemsChanged, this,
             &MainWindow::updateProblems);
@@ -688,6 +693,17 @@ void MainWindow::buildDocks()
         QString why;
         if (!resumeRun(d, &why)) complain(tr("Could not resume the run"), why);
     });
+    connect(m_runs, &widgets::RunsPanel::compareRequested, this,
+            [this, complain](const QStringList &dirs) {
+                QString why;
+                if (!compareRuns(dirs, &why)) complain(tr("Could not compare the runs"), why);
+            });
+    connect(m_runs, &widgets::RunsPanel::diffRequested, this,
+            [this, complain](const QString &a, const QString &b) {
+                QString why;
+                if (!diffRuns(a, b, &why) && !why.isEmpty())
+                    complain(tr("Could not compare the runs"), why);
+            });
     connect(m_runs, &widgets::RunsPanel::pipelineRequested, this, [this](const QString &d) {
         // The pipeline as run, as an untitled copy: the run's own file stays as it ran.
         if (!maybeSave()) return;
@@ -1090,6 +1106,7 @@ bool MainWindow::isRunning() const
 
 void MainWindow::resetRunViews()
 {
+    if (m_runs) m_runs->setRunColors({});
     m_record->clear();
     m_plots->clear();
     m_log->clear();
@@ -1191,6 +1208,7 @@ bool MainWindow::openRun(const QString &dir, QString *why)
         m_docks["evaluation"]->show();
         m_docks["evaluation"]->raise();
     }
+    m_docks["runs"]->raise(); // the list stays in view, to open the next one
     return true;
 }
 
@@ -1225,6 +1243,111 @@ bool MainWindow::resumeRun(const QString &dir, QString *why)
     if (req.device.isEmpty()) req.device = QStringLiteral("cpu");
     req.threads = m_runThreads;
     return launchRun(req, why);
+}
+
+bool MainWindow::compareRuns(const QStringList &dirs, QString *why)
+{
+    auto refuse = [&](const QString &text) {
+        if (why) *why = text;
+        return false;
+    };
+    if (m_session->isRunning())
+        return refuse(tr("A run is going on: its plots are shown; compare runs when it ends."));
+    if (dirs.size() < 2) return refuse(tr("Select two or more runs to compare."));
+    std::vector<widgets::LivePlots::ComparedRun> runs;
+    QStringList names;
+    for (const QString &dir : dirs) {
+        const io::RunEntry entry = io::readRun(dir.toStdString());
+        const QString events = dir + QStringLiteral("/") + QString(io::kEventsFile);
+        if (!QFileInfo::exists(events))
+            return refuse(tr("The run %1 has no event log to plot (%2)")
+                              .arg(q(entry.name), QString(io::kEventsFile)));
+        auto loaded = widgets::RunRecord::load(events);
+        if (!loaded) return refuse(q(loaded.error().str()));
+        QString label = q(entry.name);
+        if (names.contains(label)) label += QStringLiteral(" (%1)").arg(q(entry.id));
+        names << label;
+        runs.push_back({label, std::move(loaded).value()});
+    }
+    resetRunViews();
+    m_plots->compareRuns(runs);
+    QHash<QString, QColor> colors;
+    for (int i = 0; i < dirs.size(); ++i)
+        colors.insert(dirs[i], m_plots->runColor(i));
+    m_runs->setRunColors(colors);
+    setRunStatus(tr("Comparing %n run(s): %1", nullptr, int(dirs.size()))
+                     .arg(names.join(QStringLiteral(", "))));
+    m_docks["plots"]->show();
+    m_docks["plots"]->raise();
+    updateActions();
+    return true;
+}
+
+bool MainWindow::diffRuns(const QString &a, const QString &b, QString *why)
+{
+    auto refuse = [&](const QString &text) {
+        if (why) *why = text;
+        return false;
+    };
+    // From the earlier run to the later one: "what did I change since?".
+    io::RunEntry first = io::readRun(a.toStdString()), second = io::readRun(b.toStdString());
+    QString before = a, after = b;
+    if (first.started > second.started) {
+        std::swap(first, second);
+        std::swap(before, after);
+    }
+    auto pipelineOf = [](const QString &dir) {
+        return graph::loadPipeline(dir.toStdString() + "/" + io::kPipelineFile);
+    };
+    auto docBefore = pipelineOf(before), docAfter = pipelineOf(after);
+    if (!docBefore) return refuse(q(docBefore.error().str()));
+    if (!docAfter) return refuse(q(docAfter.error().str()));
+    const graph::PipelineDiff diff =
+        graph::diffPipelines(docBefore.value(), docAfter.value(), &m_pipeline->registry());
+
+    std::vector<io::ManifestDifference> manifest;
+    QString manifestNote;
+    auto manifestBefore = io::readJsonFile(before.toStdString() + "/" + io::kManifestFile);
+    auto manifestAfter = io::readJsonFile(after.toStdString() + "/" + io::kManifestFile);
+    if (!manifestBefore || !manifestAfter)
+        manifestNote = tr("%1 has none (a run from an older Flowbench, or one that failed "
+                          "before it started)")
+                           .arg(q((manifestBefore ? second : first).name));
+    else
+        manifest = io::manifestDifferences(manifestBefore.value(), manifestAfter.value());
+
+    // The later run's pipeline on the canvas, the differing nodes marked.
+    if (!maybeSave()) return refuse({});
+    const QString path = after + QStringLiteral("/") + QString(io::kPipelineFile);
+    if (Status ok = m_pipeline->loadCopy(path); !ok) return refuse(q(ok.error().str()));
+    m_view->fitToView();
+    m_scene->setDiffMarks(widgets::diffMarks(diff));
+
+    if (!m_runDiff) {
+        auto *window = new QWidget(this, Qt::Window);
+        window->setAttribute(Qt::WA_DeleteOnClose);
+        window->setObjectName("run_diff_window");
+        window->resize(640, 420);
+        auto *layout = new QVBoxLayout(window);
+        layout->setContentsMargins(0, 0, 0, 0);
+        m_runDiff = new widgets::RunDiffView(window);
+        layout->addWidget(m_runDiff);
+        connect(m_runDiff, &widgets::RunDiffView::nodeActivated, this, &MainWindow::focusNode);
+    }
+    m_runDiff->setDiff(q(first.name), q(second.name), diff, manifest, manifestNote);
+    QWidget *window = m_runDiff->window();
+    window->setWindowTitle(tr("Run Diff: %1 → %2").arg(q(first.name), q(second.name)));
+    window->show();
+    window->raise();
+    statusBar()->showMessage(
+        tr("%1's pipeline, with what differs from %2 marked").arg(q(second.name), q(first.name)),
+        8000);
+    return true;
+}
+
+widgets::RunDiffView *MainWindow::runDiff() const
+{
+    return m_runDiff.data();
 }
 
 void MainWindow::setRunsDirectory(const QString &dir)

@@ -37,6 +37,7 @@ class NodePalette;
 class RecoveryStore;
 class RunRecord;
 class RunsPanel;
+class RunDiffView;
 class RunSession;
 struct RunOutcome;
 struct RunRequest;
@@ -83,6 +84,16 @@ public:
     // Continues a stopped, killed or failed run from its newest checkpoint, in its own folder
     // (the CLI's --resume); its earlier curves stay in the plots.
     bool resumeRun(const QString &dir, QString *why = nullptr);
+    // Overlays two or more kept runs in every plot, one colour each (their names in the legend,
+    // a swatch of the colour in the Runs panel). False, with the reason, while a run goes on or
+    // when a run has no event log.
+    bool compareRuns(const QStringList &dirs, QString *why = nullptr);
+    // What differs between two kept runs: the later one's pipeline opens on the canvas (as an
+    // untitled copy) with the nodes that differ marked, and the Run Diff window lists every
+    // changed parameter, node, wire and manifest key. False, with the reason, when a pipeline
+    // cannot be read or the person keeps unsaved edits.
+    bool diffRuns(const QString &a, const QString &b, QString *why = nullptr);
+    widgets::RunDiffView *runDiff() const; // the open Run Diff window's view, or null
 
     // The spoken-digits recordings (File > Make Spoken-Digits Data Set…), made by
     // `flowbench-cli make-data spoken-digits` in a child process with a progress dialog. By default
@@ -200,6 +211,7 @@ private:
     widgets::InferencePanel *m_inference = nullptr;
     widgets::ModelSummaryView *m_summary = nullptr;
     widgets::RunsPanel *m_runs = nullptr;
+    QPointer<widgets::RunDiffView> m_runDiff; // in its own window while open
     widgets::RunSession *m_session;
     widgets::RunRecord *m_record;
     widgets::RecoveryStore *m_recovery;

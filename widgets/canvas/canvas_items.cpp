@@ -300,6 +300,12 @@ void NodeItem::paint(QPainter *p, const QStyleOptionGraphicsItem *, QWidget *)
     // Body, header strip in the category colour, outline (selection, bottleneck).
     QColor outline = pal.color(QPalette::Mid);
     double outlineWidth = 1;
+    const QColor diffColour =
+        m_diffMark == DiffMark::Added ? QColor(0x2e, 0x9e, 0x3e) : QColor(0x8e, 0x5c, 0xc4);
+    if (m_diffMark != DiffMark::None) {
+        outline = diffColour;
+        outlineWidth = 3;
+    }
     if (m_bottleneck) {
         outline = QColor(0xff, 0x8c, 0x00);
         outlineWidth = 3;
@@ -362,7 +368,23 @@ void NodeItem::paint(QPainter *p, const QStyleOptionGraphicsItem *, QWidget *)
         p->setPen(QColor(0xff, 0x8c, 0x00));
         p->drawText(QRectF(0, -20, kWidth, 16), Qt::AlignLeft | Qt::AlignBottom,
                     QObject::tr("bottleneck"));
+    } else if (m_diffMark != DiffMark::None) {
+        f.setPixelSize(11);
+        f.setBold(true);
+        p->setFont(f);
+        p->setPen(diffColour);
+        p->drawText(QRectF(0, -20, kWidth, 16), Qt::AlignLeft | Qt::AlignBottom,
+                    p->fontMetrics().elidedText(m_diffText, Qt::ElideRight, int(kWidth)));
     }
+}
+
+void NodeItem::setDiffMark(DiffMark mark, const QString &text)
+{
+    m_diffMark = mark;
+    m_diffText = text;
+    // The whole change where the label is cut short.
+    setToolTip(mark == DiffMark::None ? QString() : text);
+    update();
 }
 
 void NodeItem::setProblems(const std::vector<std::string> &messages)

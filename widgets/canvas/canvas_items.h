@@ -8,6 +8,7 @@
 
 #include "core/graph/document.h"
 #include "core/graph/node_types.h"
+#include "widgets/canvas/diff_mark.h"
 
 namespace fb::widgets {
 
@@ -76,6 +77,12 @@ public:
     double progress() const { return m_progress; }
     bool isBottleneck() const { return m_bottleneck; }
 
+    // How this node differs from the same node of another run's pipeline (the Runs panel's
+    // Diff): an outline in the kind's colour and the change written above it.
+    void setDiffMark(DiffMark mark, const QString &text = {});
+    DiffMark diffMark() const { return m_diffMark; }
+    QString diffText() const { return m_diffText; }
+
     static constexpr double kWidth = 176;
 
 protected:
@@ -98,6 +105,8 @@ private:
     QString m_progressText;
     QGraphicsItem *m_progressItem = nullptr; // a ProgressItem child while there is progress
     bool m_bottleneck = false;
+    DiffMark m_diffMark = DiffMark::None;
+    QString m_diffText;
 };
 
 // A wire: a curve from an output port to an input port, coloured by its type; while a run goes

@@ -510,6 +510,17 @@ void GraphScene::setBottleneck(const std::string &id)
     if (NodeItem *item = nodeItem(id)) item->setBottleneck(true);
 }
 
+void GraphScene::setDiffMarks(const std::map<std::string, std::pair<DiffMark, QString>> &marks)
+{
+    for (auto &[id, item] : m_nodes) {
+        const auto it = marks.find(id);
+        if (it == marks.end())
+            item->setDiffMark(DiffMark::None);
+        else
+            item->setDiffMark(it->second.first, it->second.second);
+    }
+}
+
 void GraphScene::clearRunState()
 {
     m_bottleneck.clear();

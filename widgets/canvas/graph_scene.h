@@ -8,8 +8,10 @@
 
 #include <QGraphicsScene>
 #include <QPointF>
+#include <QString>
 
 #include "core/graph/document.h"
+#include "widgets/canvas/diff_mark.h"
 
 class QGraphicsPathItem;
 class QGraphicsSimpleTextItem;
@@ -65,6 +67,9 @@ public:
     void setNodeProgress(const std::string &id, double progress, const QString &text = {});
     // Marks one node as the bottleneck (empty: none).
     void setBottleneck(const std::string &id);
+    // Marks the nodes that differ from another run's pipeline (widgets/runs/run_diff_view.h);
+    // every other node unmarked.
+    void setDiffMarks(const std::map<std::string, std::pair<DiffMark, QString>> &marks);
     void clearRunState();
 
     // Called by NodeItem when it moved: wires follow.

@@ -142,15 +142,33 @@ struct LivePlots::Series {
     bool markers = false;
     // One entry per point: its x on either axis and its value. Step and epoch are both kept so
     // switching the axis costs nothing and needs no knowledge of how the run was cut in epochs.
-    std::vector<double> step, epoch, y;
+    std::vector<double> step, epoch, wall, y;
     std::vector<double> smooth; // the EMA of y while smoothing is on, else empty
     double emaLast = 0, emaWeightPow = 1;
     bool smoothStale = false;  // the weight changed: recomputed at the next replot, not per tick
     QCPGraph *faint = nullptr; // the raw curve behind the smoothed one
     QCPGraph *main = nullptr;
     int drawn = 0;
+    bool dashed = false; // a compared run's validation curve
 
-    const std::vector<double> &x(XAxis axis) const { return axis == XAxis::Step ? step : epoch; }
+    const std::vector<double> &x(XAxis axis) const
+    {
+        return axis == XAxis::Step ? step : axis == XAxis::Epoch ? epoch : wall;
+    }
+};
+
+struct LivePlots::RunState {
+    QString prefix; // "" for the live run, "runK/" for compared run K
+    QString label;
+    int color = 0;
+    QStringList evalNodes;    // evaluate nodes in the order they first reported
+    double stepsPerEpoch = 0; // 0 until run_start or a progress event says
+    double lastStep = 0;      // of the latest progress event: where hardware samples go
+    double lastEpochX = 0;
+    double t = 0;         // the current event's wall time (with the offset below)
+    double lastRawT = 0;  // the latest `t` as the stream has it
+    double tOffset = 0;   // a resumed part's `t` starts again at 0: it goes on from here
+    bool started = false; // a run_start has been read
 };
 
 struct LivePlots::Panel {
@@ -172,7 +190,9 @@ LivePlots::LivePlots(QWidget *parent)
 {
     m_xAxisBox->addItem(tr("Step"));
     m_xAxisBox->addItem(tr("Epoch"));
-    m_xAxisBox->setToolTip(tr("What the horizontal axis counts"));
+    m_xAxisBox->addItem(tr("Wall time"));
+    m_xAxisBox->setToolTip(
+        tr("What the horizontal axis counts: steps, epochs, or seconds since the run started"));
     m_smoothingSlider->setRange(0, 99);
     m_smoothingSlider->setToolTip(
         tr("Smoothing: an exponential moving average; the raw curve stays faint behind"));
@@ -249,11 +269,12 @@ LivePlots::LivePlots(QWidget *parent)
         replotNow();
     });
     connect(m_xAxisBox, &QComboBox::currentIndexChanged, this,
-            [this](int index) { setXAxis(index == 1 ? XAxis::Epoch : XAxis::Step); });
+            [this](int index) { setXAxis(XAxis(std::clamp(index, 0, 2))); });
     connect(m_smoothingSlider, &QSlider::valueChanged, this,
             [this](int value) { setSmoothing(value / 100.0); });
     connect(reset, &QToolButton::clicked, this, &LivePlots::resetView);
 
+    m_runs.push_back(std::make_unique<RunState>());
     applyColors();
     replotNow();
 }
@@ -262,6 +283,8 @@ LivePlots::~LivePlots() = default;
 
 void LivePlots::clear()
 {
+    for (int i = 0; i < PanelCount; ++i)
+        m_panels[std::size_t(i)].title->setText(tr(kPanels[i].title));
     for (Panel &p : m_panels) {
         p.plot->clearGraphs();
         p.plot->legend->setVisible(false);
@@ -271,10 +294,9 @@ void LivePlots::clear()
     }
     m_series.clear();
     m_byName.clear();
-    m_evalNodes.clear();
-    m_stepsPerEpoch = 0;
-    m_lastStep = 0;
-    m_lastEpochX = 0;
+    m_runs.clear();
+    m_runs.push_back(std::make_unique<RunState>());
+    m_comparing = false;
     m_autoX = true;
     m_dataChanged = true;
     replotNow();
@@ -283,9 +305,16 @@ void LivePlots::clear()
 LivePlots::Series *LivePlots::series(const QString &name, const QString &legend)
 {
     if (Series *s = m_byName.value(name)) return s;
+    // "run2/train_loss" belongs to compared run 2.
+    const qsizetype slash = name.indexOf('/');
+    const QString local = slash < 0 ? name : name.mid(slash + 1);
+    const RunState *run = nullptr;
+    if (slash >= 0)
+        for (const auto &r : m_runs)
+            if (r->prefix == name.left(slash + 1)) run = r.get();
     // "val_loss:test" is a val_loss of another evaluate node, "gpu:1" the second GPU.
-    const qsizetype colon = name.indexOf(':');
-    const QString base = colon < 0 ? name : name.left(colon);
+    const qsizetype colon = local.indexOf(':');
+    const QString base = colon < 0 ? local : local.left(colon);
     const SeriesSpec *spec = nullptr;
     for (const SeriesSpec &s : kSeries)
         if (base == QLatin1String(s.name)) spec = &s;
@@ -298,12 +327,22 @@ LivePlots::Series *LivePlots::series(const QString &name, const QString &legend)
     s->colorSlot = spec->colorSlot + (colon < 0 ? 0 : int(m_series.size()) + 2);
     s->smoothable = spec->smoothable;
     s->markers = spec->markers;
+    QString name2 = legend.isEmpty() ? tr(spec->legend) : legend;
+    if (run) {
+        // One colour per run; validation dashed, with its markers.
+        s->colorSlot = run->color;
+        s->dashed = spec->markers;
+        name2 = spec->markers ? tr("%1 (validation)").arg(run->label) : run->label;
+        if (colon >= 0) name2 += QStringLiteral(" ") + local.mid(colon + 1);
+    }
     Panel &panel = m_panels[std::size_t(s->panel)];
     QCustomPlot *plot = panel.plot;
     s->faint = plot->addGraph();
     s->faint->removeFromLegend();
     s->main = plot->addGraph();
-    s->main->setName(legend.isEmpty() ? tr(spec->legend) : legend);
+    s->main->setName(name2);
+    // Compared runs: the legend names each run once; the panel's title says validation is dashed.
+    if (run && s->dashed) s->main->removeFromLegend();
     styleGraphs(*s);
     plot->legend->setVisible(true);
     panel.series.push_back(s);
@@ -317,11 +356,12 @@ const LivePlots::Series *LivePlots::find(const QString &name) const
     return m_byName.value(name);
 }
 
-void LivePlots::addPoint(Series *s, double step, double epoch, double value)
+void LivePlots::addPoint(Series *s, const RunState &run, double step, double epoch, double value)
 {
     if (!s || std::isnan(step) || std::isnan(epoch)) return;
     s->step.push_back(step);
     s->epoch.push_back(epoch);
+    s->wall.push_back(run.t);
     s->y.push_back(value);
     if (m_smoothing > 0 && s->smoothable && !s->smoothStale) {
         // TensorBoard's debiased EMA, one point at a time: O(1) per point, no pass over the rest.
@@ -362,63 +402,80 @@ void LivePlots::recomputeSmoothing(Series &s)
 
 void LivePlots::addEvent(const json &e)
 {
+    if (m_comparing) return; // a comparison shows whole runs; a new run clears it first
+    addEventTo(*m_runs.front(), e);
+}
+
+void LivePlots::addEventTo(RunState &run, const json &e)
+{
     // Events come from another process or a file: read defensively, never throw.
     if (!e.is_object()) return;
     const auto typeIt = e.find("type");
     if (typeIt == e.end() || !typeIt->is_string()) return;
     const std::string &type = typeIt->get_ref<const std::string &>();
     try {
+        // Wall time: the event's `t`; a resumed part's stream starts again from 0, so it goes
+        // on from where the earlier part ended.
+        double t = 0;
+        if (field(e, "t", t) && std::isfinite(t)) {
+            if (type == "run_start" && run.started) run.tOffset += run.lastRawT;
+            run.lastRawT = t;
+            run.t = run.tOffset + t;
+        }
         if (type == "progress") {
             double step = 0;
             if (!field(e, "step", step) || std::isnan(step)) return;
             double total = 0, epochs = 0;
-            if (m_stepsPerEpoch <= 0 && field(e, "total_steps", total) &&
+            if (run.stepsPerEpoch <= 0 && field(e, "total_steps", total) &&
                 field(e, "epochs", epochs) && epochs > 0 && total > 0)
-                m_stepsPerEpoch = total / epochs;
+                run.stepsPerEpoch = total / epochs;
             double epochX = 0;
-            if (m_stepsPerEpoch > 0)
-                epochX = step / m_stepsPerEpoch;
+            if (run.stepsPerEpoch > 0)
+                epochX = step / run.stepsPerEpoch;
             else if (field(e, "epoch", epochX))
                 epochX -= 1; // the epoch in progress, from 1: its start
-            m_lastStep = step;
-            m_lastEpochX = epochX;
+            run.lastStep = step;
+            run.lastEpochX = epochX;
             double v;
             if (field(e, "recent_loss", v) || field(e, "loss", v))
-                addPoint(series("train_loss"), step, epochX, v);
+                addPoint(series(run.prefix + "train_loss"), run, step, epochX, v);
             // recent_accuracy (since the previous event, like recent_loss) where the engine
             // sends it; `accuracy` is the epoch's running mean and restarts every epoch.
             if (field(e, "recent_accuracy", v) || field(e, "accuracy", v))
-                addPoint(series("train_accuracy"), step, epochX, v * 100);
-            if (field(e, "lr", v)) addPoint(series("lr"), step, epochX, v);
-            if (field(e, "samples_per_s", v)) addPoint(series("samples_per_s"), step, epochX, v);
+                addPoint(series(run.prefix + "train_accuracy"), run, step, epochX, v * 100);
+            if (field(e, "lr", v)) addPoint(series(run.prefix + "lr"), run, step, epochX, v);
+            if (field(e, "samples_per_s", v))
+                addPoint(series(run.prefix + "samples_per_s"), run, step, epochX, v);
         } else if (type == "epoch") {
             double epoch = 0;
             if (!field(e, "epoch", epoch) || std::isnan(epoch)) return;
-            const double step = m_stepsPerEpoch > 0 ? epoch * m_stepsPerEpoch : m_lastStep;
+            const double step = run.stepsPerEpoch > 0 ? epoch * run.stepsPerEpoch : run.lastStep;
             const auto evals = e.find("evaluations");
             if (evals == e.end() || !evals->is_array()) return;
             for (const json &ev : *evals) {
                 if (!ev.is_object()) continue;
                 const QString node = text(ev, "node");
-                qsizetype index = m_evalNodes.indexOf(node);
+                qsizetype index = run.evalNodes.indexOf(node);
                 if (index < 0) {
-                    index = m_evalNodes.size();
-                    m_evalNodes << node;
+                    index = run.evalNodes.size();
+                    run.evalNodes << node;
                 }
                 const QString suffix = index == 0 ? QString() : ":" + node;
                 const QString legend = index == 0 ? QString() : tr("validation (%1)").arg(node);
                 double v;
                 if (field(ev, "loss", v))
-                    addPoint(series("val_loss" + suffix, legend), step, epoch, v);
+                    addPoint(series(run.prefix + "val_loss" + suffix, legend), run, step, epoch, v);
                 if (field(ev, "accuracy", v))
-                    addPoint(series("val_accuracy" + suffix, legend), step, epoch, v * 100);
+                    addPoint(series(run.prefix + "val_accuracy" + suffix, legend), run, step, epoch,
+                             v * 100);
             }
         } else if (type == "hardware") {
-            const double step = m_lastStep, epochX = m_lastEpochX;
+            const double step = run.lastStep, epochX = run.lastEpochX;
             double v;
-            if (field(e, "cpu_percent", v)) addPoint(series("cpu"), step, epochX, v);
+            if (field(e, "cpu_percent", v))
+                addPoint(series(run.prefix + "cpu"), run, step, epochX, v);
             if (field(e, "process_memory_bytes", v))
-                addPoint(series("memory"), step, epochX, v / kMiB);
+                addPoint(series(run.prefix + "memory"), run, step, epochX, v / kMiB);
             const auto gpus = e.find("gpus");
             if (gpus == e.end() || !gpus->is_array()) return;
             int position = 0;
@@ -431,23 +488,62 @@ void LivePlots::addEvent(const json &e)
                 const QString gpuLabel =
                     tr("GPU %1%2").arg(index).arg(name.isEmpty() ? QString() : " (" + name + ")");
                 if (field(g, "utilization_percent", v))
-                    addPoint(series("gpu" + suffix, gpuLabel), step, epochX, v);
+                    addPoint(series(run.prefix + "gpu" + suffix, gpuLabel), run, step, epochX, v);
                 if (field(g, "memory_used_bytes", v))
-                    addPoint(series("gpu_memory" + suffix, tr("%1 memory").arg(gpuLabel)), step,
-                             epochX, v / kMiB);
+                    addPoint(
+                        series(run.prefix + "gpu_memory" + suffix, tr("%1 memory").arg(gpuLabel)),
+                        run, step, epochX, v / kMiB);
                 ++position;
             }
         } else if (type == "run_start") {
+            run.started = true;
             double v;
-            if (field(e, "steps_per_epoch", v) && v > 0) m_stepsPerEpoch = v;
+            if (field(e, "steps_per_epoch", v) && v > 0) run.stepsPerEpoch = v;
             if (field(e, "first_step", v) && std::isfinite(v)) {
-                m_lastStep = v;
-                m_lastEpochX = m_stepsPerEpoch > 0 ? v / m_stepsPerEpoch : 0;
+                run.lastStep = v;
+                run.lastEpochX = run.stepsPerEpoch > 0 ? v / run.stepsPerEpoch : 0;
             }
         }
     } catch (const std::exception &) {
         // A malformed event is skipped; the rest of the run still plots.
     }
+}
+
+void LivePlots::compareRuns(const std::vector<ComparedRun> &runs)
+{
+    clear();
+    m_runs.clear();
+    m_comparing = true;
+    m_bulk = true;
+    for (int i : {int(LossPanel), int(AccuracyPanel)})
+        m_panels[std::size_t(i)].title->setText(
+            tr("%1 (dashed: validation)").arg(tr(kPanels[i].title)));
+    for (size_t i = 0; i < runs.size(); ++i) {
+        auto run = std::make_unique<RunState>();
+        run->prefix = QStringLiteral("run%1/").arg(i);
+        run->label = runs[i].label;
+        run->color = int(i);
+        RunState &state = *run;
+        m_runs.push_back(std::move(run));
+        for (const json &e : runs[i].events)
+            addEventTo(state, e);
+    }
+    m_bulk = false;
+    replotNow();
+}
+
+QStringList LivePlots::comparedRuns() const
+{
+    QStringList labels;
+    if (!m_comparing) return labels;
+    for (const auto &r : m_runs)
+        labels << r->label;
+    return labels;
+}
+
+QColor LivePlots::runColor(int run) const
+{
+    return seriesColor(run, palette().color(QPalette::Base).lightness() < 128);
 }
 
 void LivePlots::addEvents(const std::vector<json> &events)
@@ -463,12 +559,14 @@ void LivePlots::setXAxis(XAxis axis)
 {
     if (m_xAxisBox->currentIndex() != int(axis)) {
         const QSignalBlocker block(m_xAxisBox);
-        m_xAxisBox->setCurrentIndex(axis == XAxis::Epoch ? 1 : 0);
+        m_xAxisBox->setCurrentIndex(int(axis));
     }
     if (axis == m_xAxis) return;
     m_xAxis = axis;
     for (Panel &p : m_panels) {
-        p.plot->xAxis->setLabel(axis == XAxis::Epoch ? tr("epoch") : tr("step"));
+        p.plot->xAxis->setLabel(axis == XAxis::Epoch      ? tr("epoch")
+                                : axis == XAxis::WallTime ? tr("wall time (s)")
+                                                          : tr("step"));
         p.dirty = true;
     }
     m_autoX = true; // a zoomed range in steps means nothing in epochs
@@ -533,6 +631,18 @@ std::vector<QPointF> LivePlots::drawnPoints(const QString &name) const
     for (auto it = data->constBegin(); it != data->constEnd(); ++it)
         points.emplace_back(it->key, it->value);
     return points;
+}
+
+QString LivePlots::legendName(const QString &name) const
+{
+    const Series *s = find(name);
+    return s ? s->main->name() : QString();
+}
+
+QPen LivePlots::pen(const QString &name) const
+{
+    const Series *s = find(name);
+    return s ? s->main->pen() : QPen();
 }
 
 void LivePlots::resetView()
@@ -677,7 +787,7 @@ void LivePlots::styleGraphs(Series &s)
     const bool dark = palette().color(QPalette::Base).lightness() < 128;
     const QColor color = seriesColor(s.colorSlot, dark);
     const bool smoothed = m_smoothing > 0 && s.smoothable;
-    s.main->setPen(QPen(color, smoothed ? 2.0 : 1.5));
+    s.main->setPen(QPen(color, smoothed ? 2.0 : 1.5, s.dashed ? Qt::DashLine : Qt::SolidLine));
     QColor faint = color;
     faint.setAlpha(dark ? 90 : 70);
     s.faint->setPen(QPen(faint, 1.0));

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <QHash>
+#include <QPen>
 #include <QPointF>
 #include <QString>
 #include <QStringList>
@@ -38,7 +39,13 @@ namespace fb::widgets {
 //   gpu_memory        hardware.gpus[0].memory_used_bytes, in MiB ("gpu_memory:INDEX")
 //   memory            hardware.process_memory_bytes (the engine's resident set), in MiB
 // A series exists once its first point arrives. Hardware samples carry no step: they are placed
-// at the step (and epoch) of the latest progress event. A JSON null value (NaN or infinity on the
+// at the step (and epoch) of the latest progress event. Every point also has its wall time, the
+// event's `t` (seconds since the engine started; a resumed part continues from where the earlier
+// part's log ended), for the wall-time axis.
+//
+// Comparing runs (compareRuns()): each run's series are named "runK/SERIES" (K from 0, in the
+// order given), all drawn in the run's own colour, validation dashed with markers; the legend
+// names the runs. A JSON null value (NaN or infinity on the
 // engine's side) is kept as a gap in the line.
 //
 // Every point is kept. A replot hands QCustomPlot only a min/max-per-pixel-column decimation of
@@ -57,7 +64,19 @@ public:
     // A saved run log at once: one replot at the end.
     void addEvents(const std::vector<nlohmann::json> &events);
 
-    enum class XAxis { Step, Epoch };
+    // Overlays whole runs, one colour each, in every panel (the Runs panel's Compare); the live
+    // run's curves go. clear() (a new run) ends it.
+    struct ComparedRun {
+        QString label;
+        std::vector<nlohmann::json> events;
+    };
+    void compareRuns(const std::vector<ComparedRun> &runs);
+    bool comparing() const { return m_comparing; }
+    QStringList comparedRuns() const; // the labels, in order; empty when not comparing
+    // The colour run K is drawn in (for the Runs panel's legend swatches).
+    QColor runColor(int run) const;
+
+    enum class XAxis { Step, Epoch, WallTime };
     void setXAxis(XAxis axis); // also the combo box in the widget's toolbar; resets the x range
     XAxis xAxis() const { return m_xAxis; }
     // Exponential moving average like TensorBoard's (debiased), 0 (off) .. 0.99. The smoothed
@@ -76,6 +95,9 @@ public:
     std::vector<double> values(const QString &series) const;
     // The main curve's points as handed to QCustomPlot at the last replot (x in the current axis).
     std::vector<QPointF> drawnPoints(const QString &series) const;
+    // The series' name in its panel's legend, and its pen.
+    QString legendName(const QString &series) const;
+    QPen pen(const QString &series) const;
 
     // Back to following the data (after the user zoomed or dragged); also a double click.
     void resetView();
@@ -90,9 +112,12 @@ private:
     struct Series;
     struct Panel;
 
+    struct RunState;
+
+    void addEventTo(RunState &run, const nlohmann::json &event);
     Series *series(const QString &name, const QString &legend = {});
     const Series *find(const QString &name) const;
-    void addPoint(Series *s, double step, double epoch, double value);
+    void addPoint(Series *s, const RunState &run, double step, double epoch, double value);
     void recomputeSmoothing(Series &s);
     void scheduleReplot();
     void redraw(Panel &panel, double xLo, double xHi);
@@ -104,13 +129,12 @@ private:
     std::vector<Panel> m_panels;
     std::vector<std::unique_ptr<Series>> m_series;
     QHash<QString, Series *> m_byName;
-    QStringList m_evalNodes; // evaluate nodes in the order they first reported
+    // What reading one run's events needs to remember: the live run, or each compared run.
+    std::vector<std::unique_ptr<RunState>> m_runs;
+    bool m_comparing = false;
 
     XAxis m_xAxis = XAxis::Step;
     double m_smoothing = 0;
-    double m_stepsPerEpoch = 0; // 0 until run_start or a progress event says
-    double m_lastStep = 0;      // of the latest progress event: where hardware samples go
-    double m_lastEpochX = 0;
     bool m_autoX = true;
     bool m_settingRange = false; // our own range changes are not the user's
     bool m_bulk = false;         // addEvents(): replot once at the end

@@ -14,6 +14,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
+#include <QPixmap>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QStandardItemModel>
@@ -102,9 +103,9 @@ RunsPanel::RunsPanel(QWidget *parent)
     m_search->setPlaceholderText(tr("Search names, pipelines, devices, status, tags…"));
 
     m_model = new QStandardItemModel(0, Count, this);
-    m_model->setHorizontalHeaderLabels({tr("Name"), tr("Pipeline"), tr("Started"), tr("Device"),
-                                        tr("Duration"), tr("Status"), tr("Test acc."),
-                                        tr("Best acc."), tr("Tags")});
+    m_model->setHorizontalHeaderLabels({tr("Name"), tr("Status"), tr("Test acc."), tr("Best acc."),
+                                        tr("Started"), tr("Pipeline"), tr("Device"), tr("Duration"),
+                                        tr("Tags")});
     m_proxy = new QSortFilterProxyModel(this);
     m_proxy->setSourceModel(m_model);
     m_proxy->setSortRole(kSortRole);
@@ -141,6 +142,10 @@ RunsPanel::RunsPanel(QWidget *parent)
     };
     m_open = button("runs_open", tr("Open"),
                     tr("Show the run's plots, evaluation and model (or double-click it)"));
+    m_compare = button("runs_compare", tr("Compare"),
+                       tr("Overlay the selected runs' curves in every plot, one colour each"));
+    m_diff = button("runs_diff", tr("Diff…"),
+                    tr("What differs between the two selected runs: nodes, parameters, manifest"));
     m_resume = button("runs_resume", tr("Resume"),
                       tr("Continue a stopped, killed or failed run from its last checkpoint"));
     m_rename = button("runs_rename", tr("Rename…"), tr("Give the run a name of your own"));
@@ -149,6 +154,12 @@ RunsPanel::RunsPanel(QWidget *parent)
     connect(m_open, &QPushButton::clicked, this, [this] {
         if (const QString d = selectedRun(); !d.isEmpty()) emit openRequested(d);
     });
+    connect(m_compare, &QPushButton::clicked, this, [this] {
+        if (const QStringList s = selectedRuns(); s.size() >= 2) emit compareRequested(s);
+    });
+    connect(m_diff, &QPushButton::clicked, this, [this] {
+        if (const QStringList s = selectedRuns(); s.size() == 2) emit diffRequested(s[0], s[1]);
+    });
     connect(m_resume, &QPushButton::clicked, this, [this] {
         if (const QString d = selectedRun(); resumable(d)) emit resumeRequested(d);
     });
@@ -156,13 +167,20 @@ RunsPanel::RunsPanel(QWidget *parent)
     connect(m_tags, &QPushButton::clicked, this, &RunsPanel::tagSelected);
     connect(m_delete, &QPushButton::clicked, this, &RunsPanel::deleteSelected);
 
-    auto *top = new QHBoxLayout;
-    top->addWidget(m_search, 1);
-    for (QPushButton *b : {m_open, m_resume, m_rename, m_tags, m_delete})
-        top->addWidget(b);
+    // The search on a line of its own and the buttons in two rows under it (looking at runs,
+    // then keeping them): all stay whole in a dock a third of the window wide.
+    auto *look = new QHBoxLayout, *keep = new QHBoxLayout;
+    for (QPushButton *b : {m_open, m_compare, m_diff, m_resume})
+        look->addWidget(b);
+    for (QPushButton *b : {m_rename, m_tags, m_delete})
+        keep->addWidget(b);
+    look->addStretch(1);
+    keep->addStretch(1);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
-    layout->addLayout(top);
+    layout->addWidget(m_search);
+    layout->addLayout(look);
+    layout->addLayout(keep);
     layout->addWidget(m_table, 1);
     layout->addWidget(m_where);
 
@@ -192,6 +210,14 @@ void RunsPanel::setRunsDirectory(const QString &dir)
     if (QFileInfo(dir).isDir()) m_watcher->addPath(dir);
     m_where->setText(tr("Runs are kept in <a href=\"open\">%1</a>")
                          .arg(QDir::toNativeSeparators(dir).toHtmlEscaped()));
+    refresh();
+}
+
+void RunsPanel::setRunColors(const QHash<QString, QColor> &colors)
+{
+    m_colors.clear();
+    for (auto it = colors.begin(); it != colors.end(); ++it)
+        m_colors.insert(QFileInfo(it.key()).absoluteFilePath(), it.value());
     refresh();
 }
 
@@ -226,16 +252,21 @@ void RunsPanel::refresh()
         name->setData(dir, kDirRole);
         name->setData(r.resumable() && dir != m_activeRun, kResumableRole);
         name->setData(status, kStatusRole);
-        cell(q(r.pipeline), q(r.pipeline));
-        cell(started.isValid() ? started.toLocalTime().toString("yyyy-MM-dd HH:mm") : QString(),
-             started.isValid() ? started.toMSecsSinceEpoch() : 0);
-        cell(q(r.device), q(r.device));
-        cell(durationText(r.seconds), r.seconds);
+        if (const QColor c = m_colors.value(dir); c.isValid()) {
+            QPixmap swatch(10, 10);
+            swatch.fill(c);
+            name->setData(swatch, Qt::DecorationRole);
+        }
         QStandardItem *st = cell(status, status);
         if (const QColor c = statusColour(status); c.isValid()) st->setForeground(c);
         st->setToolTip(runStatusTip(r, status));
         cell(accuracyText(r.testAccuracy), r.testAccuracy);
         cell(accuracyText(r.bestTestAccuracy), r.bestTestAccuracy);
+        cell(started.isValid() ? started.toLocalTime().toString("yyyy-MM-dd HH:mm") : QString(),
+             started.isValid() ? started.toMSecsSinceEpoch() : 0);
+        cell(q(r.pipeline), q(r.pipeline));
+        cell(q(r.device), q(r.device));
+        cell(durationText(r.seconds), r.seconds);
         cell(tags.join(QStringLiteral(", ")), tags.join(QStringLiteral(", ")));
         const QString tip = QDir::toNativeSeparators(dir) +
                             (r.problem.empty() ? QString() : QStringLiteral("\n") + q(r.problem));
@@ -317,6 +348,8 @@ void RunsPanel::updateButtons()
     const QStringList s = selectedRuns();
     const bool one = s.size() == 1;
     m_open->setEnabled(one);
+    m_compare->setEnabled(s.size() >= 2);
+    m_diff->setEnabled(s.size() == 2);
     m_resume->setEnabled(one && resumable(s.first()));
     m_rename->setEnabled(one);
     m_tags->setEnabled(one);
@@ -415,6 +448,12 @@ void RunsPanel::showMenu(const QPoint &pos)
         selectRuns({m_proxy->index(index.row(), 0).data(kDirRole).toString()});
     const QString dir = selectedRun();
     QMenu menu(this);
+    const QStringList selected = selectedRuns();
+    if (selected.size() >= 2)
+        menu.addAction(tr("Compare"), this, [this, selected] { emit compareRequested(selected); });
+    if (selected.size() == 2)
+        menu.addAction(tr("Diff…"), this,
+                       [this, selected] { emit diffRequested(selected[0], selected[1]); });
     if (!dir.isEmpty()) {
         menu.addAction(tr("Open"), this, [this, dir] { emit openRequested(dir); });
         QAction *resume =

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <QColor>
+#include <QHash>
 #include <QMessageBox>
 #include <QStringList>
 #include <QWidget>
@@ -26,7 +28,8 @@ namespace fb::widgets {
 class RunsPanel : public QWidget {
     Q_OBJECT
 public:
-    enum Column { Name, Pipeline, Started, Device, Duration, Status, Accuracy, Best, Tags, Count };
+    // What matters most comes first, so that a narrow dock shows it: which run, how it went.
+    enum Column { Name, Status, Accuracy, Best, Started, Pipeline, Device, Duration, Tags, Count };
 
     explicit RunsPanel(QWidget *parent = nullptr);
 
@@ -64,7 +67,12 @@ public:
 
     QTableView *table() const { return m_table; }
 
+    // The colour each compared run is drawn in: a swatch before its name (empty: none).
+    void setRunColors(const QHash<QString, QColor> &colors);
+
 signals:
+    void compareRequested(const QStringList &dirs); // two or more
+    void diffRequested(const QString &a, const QString &b);
     void openRequested(const QString &dir);
     void resumeRequested(const QString &dir);
     void pipelineRequested(const QString &dir); // open the pipeline as run, on the canvas
@@ -85,7 +93,8 @@ private:
     QTableView *m_table;
     QStandardItemModel *m_model;
     QSortFilterProxyModel *m_proxy;
-    QPushButton *m_open, *m_resume, *m_rename, *m_tags, *m_delete;
+    QPushButton *m_open, *m_compare, *m_diff, *m_resume, *m_rename, *m_tags, *m_delete;
+    QHash<QString, QColor> m_colors;
     QFileSystemWatcher *m_watcher;
     QTimer *m_poll;
     Asker m_ask;
