@@ -7,6 +7,7 @@
 #include <QtTest>
 
 #include <QApplication>
+#include <QLayout>
 #include <QDockWidget>
 #include <QHeaderView>
 #include <QJsonDocument>
@@ -18,18 +19,25 @@
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QTableWidget>
 #include <QTreeWidget>
+#include <QUndoStack>
+
+#include <qcustomplot.h>
 
 #include "app/gui/main_window.h"
 #include "widgets/evaluation/evaluation_view.h"
 #include "widgets/inference/inference_panel.h"
+#include "widgets/inspector/inspector.h"
 #include "widgets/plots/live_plots.h"
+#include "widgets/plots/lr_finder_view.h"
 #include "widgets/run/run_session.h"
 #include "widgets/canvas/canvas_items.h"
 #include "widgets/canvas/graph_scene.h"
 #include "widgets/editing/edited_pipeline.h"
 #include "widgets/runs/run_diff_view.h"
 #include "widgets/runs/runs_panel.h"
+#include "widgets/runs/sweep_view.h"
 
 #include <csignal>
 
@@ -301,6 +309,79 @@ private slots:
         // A new run ends the comparison.
         QVERIFY(!runToEnd(win).isEmpty());
         QVERIFY(!plots->comparing());
+    }
+
+    // A sweep started from the window: its runs are listed like any other, the Sweep view shows
+    // the parallel-coordinates plot (learning rates two decades apart on a log axis) and the
+    // table, and clicking a line opens that run.
+    void sweepFromTheWindow()
+    {
+        Window win({"train_data.limit=1500", "test_data.limit=500", "train.epochs=1"});
+        QVERIFY(win.w.openPipeline(kMlp, true));
+        QSignalSpy finished(&win.w, &app::MainWindow::sweepFinished);
+        QString why;
+        QVERIFY2(win.w.startSweep({"optimizer.lr=0.001,0.01,0.1"}, 2, 0, &why), qPrintable(why));
+        QVERIFY(win.w.isSweeping());
+        QCOMPARE(win.button("runs_sweep")->text(), QString("Stop Sweep"));
+        QVERIFY(!win.w.startRun(&why)); // one thing at a time
+        QVERIFY(why.contains("sweep"));
+        QVERIFY(finished.wait(180000));
+        QVERIFY(finished.front().front().toBool());
+        QCOMPARE(win.button("runs_sweep")->text(), QString("Sweep…"));
+
+        Panel *panel = win.panel();
+        QTRY_COMPARE(panel->visibleRows(), 3);
+        QStringList names;
+        for (int i = 0; i < 3; ++i)
+            names << panel->cellText(i, Panel::Name);
+        names.sort();
+        QCOMPARE(names, (QStringList{"lr=0.001", "lr=0.01", "lr=0.1"}));
+
+        widgets::SweepView *view = win.w.sweepView();
+        QCOMPARE(view->table()->rowCount(), 3);
+        widgets::ParallelCoordinates *plot = view->plot();
+        QCOMPARE(plot->axes().size(), size_t(2));
+        QCOMPARE(plot->axes()[0].title, QString("lr"));
+        QVERIFY(plot->axes()[0].log);
+        QCOMPARE(plot->lines().size(), size_t(3));
+        // Click the middle of the first line's segment: that run opens.
+        win.w.dockWidget("sweep")->raise();
+        QTRY_VERIFY(plot->isVisible() && plot->width() > 100);
+        const QPointF a = plot->pointOf(0, 0), b = plot->pointOf(0, 1);
+        const QString clicked = plot->lines()[0].id;
+        QCOMPARE(plot->lineAt((a + b) / 2), 0);
+        QTest::mouseClick(plot, Qt::LeftButton, {}, ((a + b) / 2).toPoint());
+        QTRY_VERIFY(win.w.plots()->pointCount("train_loss") > 0);
+        QCOMPARE(QFileInfo(win.w.inference()->model()), QFileInfo(clicked));
+    }
+
+    // Find Learning Rate… on the optimizer: the range test's curve and suggestion in its window;
+    // the optimizer's value changes only when Use is pressed, and Undo takes it back.
+    void learningRateRangeTest()
+    {
+        Window win({"train_data.limit=3000", "test_data.limit=500"});
+        QVERIFY(win.w.openPipeline(kMlp, true));
+        win.w.scene()->selectNodes({"optimizer"});
+        auto *find = win.w.inspector()->findChild<QPushButton *>("find_learning_rate");
+        QVERIFY(find);
+        QSignalSpy found(&win.w, &app::MainWindow::learningRateFound);
+        QTest::mouseClick(find, Qt::LeftButton);
+        QVERIFY(found.wait(120000));
+        QVERIFY(found.front().front().toBool());
+        widgets::LrFinderView *view = win.w.lrFinder();
+        QVERIFY(view && view->window()->isVisible());
+        QCOMPARE(view->optimizer(), QString("optimizer"));
+        QVERIFY2(view->suggested() > 1e-4 && view->suggested() < 1, qPrintable(view->text()));
+        QVERIFY(view->plot()->graphCount() == 2 && view->plot()->graph(1)->dataCount() >= 20);
+        QVERIFY(view->text().contains("nothing changes unless you press Use"));
+        auto lr = [&] {
+            return win.w.pipeline()->document().node("optimizer")->params["lr"].get<double>();
+        };
+        QCOMPARE(lr(), 0.05); // a hint, not applied
+        QTest::mouseClick(view->useButton(), Qt::LeftButton);
+        QCOMPARE(lr(), view->suggested());
+        win.w.pipeline()->undoStack()->undo();
+        QCOMPARE(lr(), 0.05);
     }
 
     void killedDamagedAndOlderRunsAreListed()

@@ -4,7 +4,9 @@
 #include "app/cli/commands.h"
 #include "app/cli/install_paths.h"
 #include "app/cli/progress.h"
+#include "app/cli/lr_find.h"
 #include "app/cli/reproduce.h"
+#include "app/cli/sweep.h"
 #include "app/cli/spoken_digits.h"
 #include "core/backend/backend.h"
 #include "core/base/safe_text.h"
@@ -57,12 +59,23 @@ commands:
       --accept-changes        with --resume: also from a checkpoint of a changed pipeline
                               (e.g. another optimizer.lr), with a warning saying what changed
       --profile               report the forward and backward time of every layer
+      --name NAME             what the run is called in its run.json and the Runs panel
+                              (default: its folder's name)
+      --tag TAG               a tag for the run (repeatable)
   reproduce RUN           run a run folder's pipeline again with its seed, device, threads and
                           data workers, and check that every step's loss is bit-identical;
                           otherwise name the first step that differs and what in the two
                           manifests differs (docs/runs.md); exit 0 identical, 1 not
       --out DIR               the new run's folder (default RUN/reproduced-<time>)
       --json                  the result as one JSON object on stdout (the last line)
+  sweep PIPELINE --set-range NODE.PARAM=V1,V2,... [...]
+                          one ordinary run per combination (a grid; --random N of them), each
+                          in a folder of its own named after its values; the results best first
+                          and a record, DIR/NAME.sweep.json (docs/runs.md); see sweep --help
+      --parallel K            K runs at a time (default 1)
+      --out DIR               where the runs go (default runs/)
+  lr-find PIPELINE        the learning-rate range test: the loss against a rising learning rate,
+                          and a suggested rate (nothing is changed); see lr-find --help
   infer MODEL INPUT...    try a trained model on image files: one JSON line per input on stdout,
                           {"input", "top": [{"class", "index", "probability"}, ...], "ms"}
                           or {"input", "error"}; MODEL is a run folder, its model.safetensors
@@ -579,16 +592,23 @@ int runUsageError(const std::string &message)
 // One run of a pipeline file, with everything the CLI contract promises: progress on stderr,
 // the event stream, the run folder (events.jsonl, run.json, manifest.json, losses.csv), and the
 // summary object, which is printed as the last stdout line and handed back in `summaryOut`.
+// What run.json calls the run (`run --name/--tag`).
+struct RunLabels {
+    std::string name;
+    std::vector<std::string> tags;
+};
+
 int executeRun(const std::string &pipeline, const std::vector<std::string> &settings,
                exec::RunOptions options, const std::string &events, json *summaryOut = nullptr,
-               bool printSummary = true)
+               bool printSummary = true, const RunLabels &labels = {})
 {
     cli::RunReporter reporter(events);
     if (!reporter.ok())
         return runUsageError("cannot open the event file '" + events + "' for writing");
     if (!options.outDir.empty())
         reporter.keepInFolder(options.outDir,
-                              options.pipelineName.empty() ? pipeline : options.pipelineName);
+                              options.pipelineName.empty() ? pipeline : options.pipelineName,
+                              labels.name, labels.tags);
     options.software.emplace_back("flowbench", FLOWBENCH_VERSION);
     options.software.emplace_back("flowbench_commit", FLOWBENCH_COMMIT);
     // flowbench-cli itself uses no Qt: this is the Qt its window was built with.
@@ -662,11 +682,13 @@ int cmdRun(int argc, char **argv)
     std::string pipeline, events;
     std::vector<std::string> settings;
     exec::RunOptions options;
+    RunLabels labels;
     for (int i = 0; i < argc; ++i) {
         const std::string a = argv[i];
         const char *v = nullptr;
         if (a == "--device" || a == "--threads" || a == "--set" || a == "--out" ||
-            a == "--events" || a == "--resume" || a == "--data-workers") {
+            a == "--events" || a == "--resume" || a == "--data-workers" || a == "--name" ||
+            a == "--tag") {
             if (i + 1 >= argc) return runUsageError(a + " needs a value");
             v = argv[++i];
         }
@@ -686,6 +708,10 @@ int cmdRun(int argc, char **argv)
             options.outDir = v;
         else if (a == "--events")
             events = v;
+        else if (a == "--name")
+            labels.name = v;
+        else if (a == "--tag")
+            labels.tags.push_back(v);
         else if (a == "--resume")
             options.resumeDir = v;
         else if (a == "--profile")
@@ -703,7 +729,32 @@ int cmdRun(int argc, char **argv)
     pipeline = cli::resolvePipelineArgument(pipeline);
     if (options.outDir.empty()) options.outDir = defaultOutDir(pipeline);
     options.pipelineName = pipeline;
-    return executeRun(pipeline, settings, options, events);
+    return executeRun(pipeline, settings, options, events, nullptr, true, labels);
+}
+
+int cmdSweep(int argc, char **argv)
+{
+    return cli::sweep(argc, argv,
+                      [](const std::string &pipeline, const std::vector<std::string> &settings) {
+                          std::vector<Error> problems;
+                          auto doc = loadAndValidate(pipeline, settings, problems);
+                          return problems;
+                      });
+}
+
+int cmdLrFind(int argc, char **argv)
+{
+    return cli::lrFind(argc, argv,
+                       [](const std::string &pipeline, const std::vector<std::string> &settings)
+                           -> Result<graph::PipelineDocument> {
+                           std::vector<Error> problems;
+                           auto doc = loadAndValidate(pipeline, settings, problems);
+                           if (!problems.empty()) {
+                               printProblems(problems);
+                               return problems.front();
+                           }
+                           return doc;
+                       });
 }
 
 int cmdReproduce(int argc, char **argv)
@@ -729,6 +780,8 @@ int main(int argc, char **argv)
     try {
         if (cmd == "run") return cmdRun(argc - 2, argv + 2);
         if (cmd == "reproduce") return cmdReproduce(argc - 2, argv + 2);
+        if (cmd == "sweep") return cmdSweep(argc - 2, argv + 2);
+        if (cmd == "lr-find") return cmdLrFind(argc - 2, argv + 2);
         if (cmd == "validate") return cmdValidate(argc - 2, argv + 2);
         if (cmd == "summary") return cmdSummary(argc - 2, argv + 2);
         if (cmd == "export") return cmdExport(argc - 2, argv + 2);

@@ -58,10 +58,11 @@ RunReporter::~RunReporter()
     if (m_folderLog) std::fclose(m_folderLog);
 }
 
-void RunReporter::keepInFolder(const std::string &outDir, const std::string &pipelineName)
+void RunReporter::keepInFolder(const std::string &outDir, const std::string &pipelineName,
+                               const std::string &name, const std::vector<std::string> &tags)
 {
     m_outDir = outDir;
-    m_runFile = std::make_unique<RunFileWriter>(outDir, pipelineName);
+    m_runFile = std::make_unique<RunFileWriter>(outDir, pipelineName, name, tags);
 }
 
 void RunReporter::openFolderLog(bool append)

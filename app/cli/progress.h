@@ -26,7 +26,8 @@ public:
     // (appended to when the run resumes there), run.json, whatever --events says. Events before
     // training starts wait in memory: the folder may still hold an earlier run, which the
     // engine moves aside first.
-    void keepInFolder(const std::string &outDir, const std::string &pipelineName);
+    void keepInFolder(const std::string &outDir, const std::string &pipelineName,
+                      const std::string &name = {}, const std::vector<std::string> &tags = {});
     bool started() const { return m_started; }
 
     void runStarted(const exec::RunInfo &info) override;

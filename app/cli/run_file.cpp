@@ -24,8 +24,11 @@ int64_t nowMs()
 
 } // namespace
 
-RunFileWriter::RunFileWriter(std::string outDir, std::string pipelineName)
+RunFileWriter::RunFileWriter(std::string outDir, std::string pipelineName, std::string name,
+                             std::vector<std::string> tags)
     : m_outDir(std::move(outDir))
+    , m_name(std::move(name))
+    , m_tags(std::move(tags))
 {
     m_startedAt = nowMs();
     m_run = {{"name", fs::path(m_outDir).filename().string()},
@@ -58,6 +61,8 @@ void RunFileWriter::started(const exec::RunInfo &info)
         m_previousWall = number("wall_s");
         m_run["resumes"] = int(number("resumes")) + 1;
     }
+    if (!m_name.empty()) m_run["name"] = m_name;
+    if (!m_tags.empty()) m_run["tags"] = m_tags;
     m_run["device"] = info.device;
     m_run["threads"] = info.threads;
     m_run["epochs"] = info.epochs;

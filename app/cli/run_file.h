@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 
 namespace fb::cli {
 
@@ -14,7 +15,10 @@ namespace fb::cli {
 // run that is still going, and tell a killed one (status still "running", process gone).
 class RunFileWriter {
 public:
-    explicit RunFileWriter(std::string outDir, std::string pipelineName);
+    // name and tags: what the run is called and tagged (`run --name/--tag`); an empty name is
+    // the folder's name. A resumed run keeps its own unless new ones are given.
+    RunFileWriter(std::string outDir, std::string pipelineName, std::string name = {},
+                  std::vector<std::string> tags = {});
 
     void started(const exec::RunInfo &info);
     void epoch(double testAccuracy); // -1: no evaluation
@@ -28,6 +32,8 @@ private:
     std::string m_outDir;
     nlohmann::json m_run;
     nlohmann::json m_before;   // the folder's run.json before this part, if any
+    std::string m_name;        // given by --name ("": none)
+    std::vector<std::string> m_tags;
     double m_previousWall = 0; // the wall time of the parts before a resume
     int64_t m_startedAt = 0;   // steady-clock milliseconds at this part's start
     bool m_started = false;    // training started (started() was called)

@@ -34,6 +34,12 @@
 #include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QFormLayout>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSpinBox>
 #include <QUndoStack>
 #include <QVBoxLayout>
 
@@ -54,11 +60,13 @@
 #include "widgets/log/log_view.h"
 #include "widgets/palette/node_palette.h"
 #include "widgets/plots/live_plots.h"
+#include "widgets/plots/lr_finder_view.h"
 #include "widgets/run/event_fields.h"
 #include "widgets/run/run_record.h"
 #include "widgets/run/run_session.h"
 #include "widgets/runs/run_diff_view.h"
 #include "widgets/runs/runs_panel.h"
+#include "widgets/runs/sweep_view.h"
 #include "widgets/summary/model_summary_view.h"
 
 namespace fb::app {
@@ -119,6 +127,7 @@ MainWindow::MainWindow(QWidget *parent)
     buildActions();
     buildMenus();
     m_runs->setRunsDirectory(m_runsDir);
+    m_sweepView->setRunsDirectory(m_runsDir);
 
     m_statusRun = new QLabel(tr("Ready"));
     m_statusProgress = new QProgressBar;
@@ -154,6 +163,10 @@ MainWindow::MainWindow(QWidget *parent)
         m_view->setFocus();
     });
     connect(m_log, &widgets::LogView::nodeActivated, this, &MainWindow::focusNode);
+    connect(m_inspector, &widgets::Inspector::findLearningRateRequested, this, [this] {
+        QString why;
+        if (!findLearningRate(&why)) QMessageBox::warning(this, tr("Find Learning Rate"), why);
+    });
     connect(m_inspector, &widgets::Inspector::nodeRenamed, this,
             [this](const QString &, const QString &newId) {
                 m_scene->selectNodes({newId.toStdString()});
@@ -253,6 +266,12 @@ QAction *MainWindow::action(const QString &name) const
 {
     auto it = m_actions.find(name);
     return it == m_actions.end() ? nullptr : it->second;
+}
+
+QDockWidget *MainWindow::dockWidget(const QString &name) const
+{
+    const auto it = m_docks.find(name);
+    return it == m_docks.end() ? nullptr : it->second;
 }
 
 void MainWindow::buildActions()
@@ -681,6 +700,17 @@ void MainWindow::buildDocks()
         dock("summary", tr("Model Summary"), m_summary, Qt::BottomDockWidgetArea);
     m_runs = new widgets::RunsPanel;
     QDockWidget *runs = dock("runs", tr("Runs"), m_runs, Qt::BottomDockWidgetArea);
+    m_sweepView = new widgets::SweepView;
+    QDockWidget *sweep = dock("sweep", tr("Sweep"), m_sweepView, Qt::BottomDockWidgetArea);
+    connect(m_sweepView, &widgets::SweepView::runActivated, this, [this](const QString &d) {
+        QString why;
+        if (!openRun(d, &why)) {
+            m_log->addLine(QStringLiteral("error"), why);
+            statusBar()->showMessage(why, 8000);
+        }
+    });
+    connect(m_runs, &widgets::RunsPanel::sweepRequested, this, &MainWindow::sweepDialog);
+    connect(m_runs, &widgets::RunsPanel::sweepStopRequested, this, &MainWindow::stopSweep);
     auto complain = [this](const QString &title, const QString &why) {
         m_log->addLine(QStringLiteral("error"), why);
         QMessageBox::warning(this, title, why);
@@ -725,6 +755,7 @@ void MainWindow::buildDocks()
     tabifyDockWidget(plots, evaluation);
     tabifyDockWidget(evaluation, inference);
     tabifyDockWidget(inference, summary);
+    tabifyDockWidget(summary, sweep);
     connect(evaluation, &QDockWidget::visibilityChanged, this, [this](bool visible) {
         if (visible) showPendingEvaluation();
     });
@@ -1039,9 +1070,24 @@ void MainWindow::closeEvent(QCloseEvent *event)
             return;
         }
     }
+    if (isSweeping()) {
+        const auto answer = m_ask(tr("A sweep is going on"),
+                                  tr("Stop the sweep and quit? Each of its runs writes a "
+                                     "checkpoint first."),
+                                  QMessageBox::Yes | QMessageBox::No);
+        if (answer != QMessageBox::Yes) {
+            event->ignore();
+            return;
+        }
+    }
     if (!maybeSave()) {
         event->ignore();
         return;
+    }
+    if (isSweeping()) {
+        // SIGTERM: the sweep stops its runs, which end after their step; never orphans.
+        m_sweepProcess->terminate();
+        m_sweepProcess->waitForFinished(30000);
     }
     if (m_session->isRunning()) {
         m_session->stop();
@@ -1127,6 +1173,7 @@ bool MainWindow::startRun(QString *error)
         return false;
     };
     if (m_session->isRunning()) return refuse(tr("A run is already going on."));
+    if (isSweeping()) return refuse(tr("A sweep is going on: run when it ends, or stop it."));
     m_inspector->commitPending(); // a value still being typed belongs to the run
     if (!m_pipeline->problems().empty()) {
         m_docks["problems"]->show();
@@ -1345,6 +1392,231 @@ bool MainWindow::diffRuns(const QString &a, const QString &b, QString *why)
     return true;
 }
 
+bool MainWindow::isSweeping() const
+{
+    return m_sweepProcess && m_sweepProcess->state() != QProcess::NotRunning;
+}
+
+void MainWindow::sweepDialog()
+{
+    QDialog dialog(this);
+    dialog.setWindowTitle(tr("Sweep"));
+    auto *ranges = new QPlainTextEdit;
+    ranges->setObjectName("sweep_ranges");
+    // A start that fits the document: its optimizer's learning rate and the batch size.
+    QStringList suggestion;
+    for (const auto &n : m_pipeline->document().nodes()) {
+        const graph::NodeTypeSpec *spec = m_pipeline->registry().find(n.type);
+        if (!spec) continue;
+        if (spec->param("lr") && spec->role == graph::NodeRole::Optimizer)
+            suggestion << q(n.id) + QStringLiteral(".lr=0.01,0.05,0.1");
+        if (spec->role == graph::NodeRole::Train && spec->param("batch_size"))
+            suggestion << q(n.id) + QStringLiteral(".batch_size=64,128");
+    }
+    ranges->setPlainText(suggestion.join('\n'));
+    auto *parallel = new QSpinBox;
+    parallel->setRange(1, 16);
+    auto *random = new QSpinBox;
+    random->setRange(0, 10000);
+    random->setSpecialValueText(tr("every combination"));
+    auto *form = new QFormLayout;
+    form->addRow(new QLabel(tr("One parameter a line, NODE.PARAM=V1,V2,… (semicolons between "
+                               "values that hold commas). Every combination is trained as an "
+                               "ordinary run of the pipeline as it is now.")));
+    form->addRow(tr("Ranges:"), ranges);
+    form->addRow(tr("Runs at a time:"), parallel);
+    form->addRow(tr("Random combinations:"), random);
+    auto *buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+    buttons->button(QDialogButtonBox::Ok)->setText(tr("Start Sweep"));
+    connect(buttons, &QDialogButtonBox::accepted, &dialog, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    auto *layout = new QVBoxLayout(&dialog);
+    layout->addLayout(form);
+    layout->addWidget(buttons);
+    if (dialog.exec() != QDialog::Accepted) return;
+    QStringList lines;
+    for (const QString &line : ranges->toPlainText().split('\n'))
+        if (!line.trimmed().isEmpty()) lines << line.trimmed();
+    QString why;
+    if (!startSweep(lines, parallel->value(), random->value(), &why))
+        QMessageBox::warning(this, tr("Sweep"), why);
+}
+
+bool MainWindow::startSweep(const QStringList &ranges, int parallel, int random, QString *why)
+{
+    auto refuse = [&](const QString &text) {
+        if (why) *why = text;
+        m_log->addLine(QStringLiteral("error"), text);
+        return false;
+    };
+    if (m_session->isRunning()) return refuse(tr("A run is going on: sweep when it ends."));
+    if (isSweeping()) return refuse(tr("A sweep is already going on."));
+    if (ranges.isEmpty()) return refuse(tr("Nothing to sweep: give NODE.PARAM=V1,V2,…"));
+    m_inspector->commitPending();
+    if (!m_pipeline->problems().empty())
+        return refuse(tr("The pipeline has %n problem(s): fix them first (see Problems).", nullptr,
+                         int(m_pipeline->problems().size())));
+    const QString cli = widgets::RunSession::defaultCliPath();
+    if (cli.isEmpty()) return refuse(tr("flowbench-cli was not found"));
+    const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
+    const QString name =
+        QFileInfo(m_pipeline->displayName()).completeBaseName() + QStringLiteral("-sweep-") + stamp;
+    QDir().mkpath(m_runsDir);
+    // The sweep reads a snapshot, like a run: later edits do not reach it.
+    const QString snapshot =
+        m_runsDir + QStringLiteral("/") + name + QStringLiteral(".pipeline.json");
+    if (Status s = widgets::writeFileAtomically(
+            snapshot, graph::serializePipeline(m_pipeline->document()), "the sweep's snapshot");
+        !s)
+        return refuse(q(s.error().str()));
+    QStringList args{
+        QStringLiteral("sweep"), snapshot,  QStringLiteral("--name"),     name,
+        QStringLiteral("--out"), m_runsDir, QStringLiteral("--parallel"), QString::number(parallel),
+        QStringLiteral("--json")};
+    if (random > 0) args << QStringLiteral("--random") << QString::number(random);
+    if (m_runThreads > 0) args << QStringLiteral("--threads") << QString::number(m_runThreads);
+    const QString device = m_device->currentData().toString();
+    if (!device.isEmpty()) args << QStringLiteral("--device") << device;
+    for (const QString &s : m_runSettings)
+        args << QStringLiteral("--set") << s;
+    for (const QString &r : ranges)
+        args << QStringLiteral("--set-range") << r;
+
+    auto *p = new QProcess(this);
+    m_sweepProcess = p;
+    const QString record = m_runsDir + QStringLiteral("/") + name + QStringLiteral(".sweep.json");
+    connect(p, &QProcess::readyReadStandardError, this, [this, p] {
+        const QStringList lines =
+            QString::fromLocal8Bit(p->readAllStandardError()).split('\n', Qt::SkipEmptyParts);
+        for (const QString &line : lines)
+            m_log->addLine(QStringLiteral("info"), line);
+        if (!lines.isEmpty()) statusBar()->showMessage(lines.last(), 6000);
+        m_runs->refresh();
+    });
+    auto done = [this, p, record, snapshot](bool started) {
+        p->deleteLater();
+        QFile::remove(snapshot);
+        const QByteArray out = p->readAllStandardOutput().trimmed();
+        const QJsonObject j = QJsonDocument::fromJson(out.split('\n').last()).object();
+        const QString status = j.value("status").toString();
+        const bool ok = started && status == "done";
+        QString text;
+        if (!started)
+            text = tr("flowbench-cli could not be started: %1").arg(p->errorString());
+        else if (status == "error")
+            text = tr("The sweep was refused: %1").arg(j["error"].toObject()["message"].toString());
+        else
+            text = tr("Sweep %1: %2").arg(j["sweep"].toString(), status);
+        m_log->addLine(ok ? QStringLiteral("info") : QStringLiteral("error"), text);
+        statusBar()->showMessage(text, 8000);
+        m_runs->setSweepRunning(false);
+        m_runs->refresh();
+        m_sweepView->refresh(record);
+        updateActions();
+        emit sweepFinished(ok, record);
+    };
+    connect(p, &QProcess::finished, this, [done] { done(true); });
+    connect(p, &QProcess::errorOccurred, this, [done](QProcess::ProcessError e) {
+        if (e == QProcess::FailedToStart) done(false);
+    });
+    p->start(cli, args);
+    m_runs->setSweepRunning(true);
+    m_log->addLine(QStringLiteral("info"),
+                   tr("Sweep %1 started: %2").arg(name, ranges.join(QStringLiteral("  "))));
+    // Its record appears as soon as the CLI has checked every combination.
+    QTimer::singleShot(1500, this, [this, record] { m_sweepView->refresh(record); });
+    m_docks["sweep"]->show();
+    m_docks["sweep"]->raise();
+    return true;
+}
+
+widgets::LrFinderView *MainWindow::lrFinder() const
+{
+    return m_lrFinder.data();
+}
+
+bool MainWindow::findLearningRate(QString *why)
+{
+    auto refuse = [&](const QString &text) {
+        if (why) *why = text;
+        m_log->addLine(QStringLiteral("error"), text);
+        return false;
+    };
+    if (m_session->isRunning()) return refuse(tr("A run is going on: test when it ends."));
+    if (isSweeping()) return refuse(tr("A sweep is going on: test when it ends."));
+    if (m_lrProcess) return refuse(tr("A range test is already going on."));
+    m_inspector->commitPending();
+    if (!m_pipeline->problems().empty())
+        return refuse(tr("The pipeline has %n problem(s): fix them first (see Problems).", nullptr,
+                         int(m_pipeline->problems().size())));
+    const QString cli = widgets::RunSession::defaultCliPath();
+    if (cli.isEmpty()) return refuse(tr("flowbench-cli was not found"));
+
+    if (!m_lrFinder) {
+        auto *window = new QWidget(this, Qt::Window);
+        window->setAttribute(Qt::WA_DeleteOnClose);
+        window->setObjectName("lr_finder_window");
+        window->setWindowTitle(tr("Find Learning Rate"));
+        window->resize(720, 480);
+        auto *layout = new QVBoxLayout(window);
+        m_lrFinder = new widgets::LrFinderView(window);
+        layout->addWidget(m_lrFinder);
+        connect(m_lrFinder, &widgets::LrFinderView::useRequested, this,
+                [this](const QString &node, double lr) {
+                    // An ordinary edit: undoable, and the only way the suggestion is applied.
+                    if (Status s = m_pipeline->setParam(node.toStdString(), "lr", lr); !s)
+                        QMessageBox::warning(this, tr("Find Learning Rate"), q(s.error().str()));
+                    else
+                        statusBar()->showMessage(
+                            tr("%1.lr set to %2 (Undo takes it back)").arg(node).arg(lr), 8000);
+                });
+    }
+    m_lrFinder->setRunning(tr("Training 100 steps with the learning rate rising from 1e-6 to "
+                              "1…"));
+    m_lrFinder->window()->show();
+    m_lrFinder->window()->raise();
+
+    QStringList args{QStringLiteral("lr-find"), QStringLiteral("-"), QStringLiteral("--json")};
+    if (m_runThreads > 0) args << QStringLiteral("--threads") << QString::number(m_runThreads);
+    const QString device = m_device->currentData().toString();
+    if (!device.isEmpty()) args << QStringLiteral("--device") << device;
+    for (const QString &s : m_runSettings)
+        args << QStringLiteral("--set") << s;
+    auto *p = new QProcess(this);
+    m_lrProcess = p;
+    auto done = [this, p](bool started) {
+        p->deleteLater();
+        const QByteArray out = p->readAllStandardOutput().trimmed();
+        const QJsonObject j = QJsonDocument::fromJson(out.split('\n').last()).object();
+        const bool ok = started && j["status"].toString() == "ok";
+        if (m_lrFinder) {
+            if (ok)
+                m_lrFinder->setResult(j);
+            else
+                m_lrFinder->setFailed(!started ? p->errorString()
+                                      : j.contains("error")
+                                          ? j["error"].toObject()["message"].toString()
+                                          : QString::fromLocal8Bit(p->readAllStandardError())
+                                                .trimmed()
+                                                .section('\n', -1));
+        }
+        emit learningRateFound(ok);
+    };
+    connect(p, &QProcess::finished, this, [done] { done(true); });
+    connect(p, &QProcess::errorOccurred, this, [done](QProcess::ProcessError e) {
+        if (e == QProcess::FailedToStart) done(false);
+    });
+    p->start(cli, args);
+    p->write(QByteArray::fromStdString(graph::serializePipeline(m_pipeline->document())));
+    p->closeWriteChannel();
+    return true;
+}
+
+void MainWindow::stopSweep()
+{
+    if (isSweeping()) m_sweepProcess->terminate(); // SIGTERM: each run stops after its step
+}
+
 widgets::RunDiffView *MainWindow::runDiff() const
 {
     return m_runDiff.data();
@@ -1354,6 +1626,7 @@ void MainWindow::setRunsDirectory(const QString &dir)
 {
     m_runsDir = dir;
     if (m_runs) m_runs->setRunsDirectory(dir);
+    if (m_sweepView) m_sweepView->setRunsDirectory(dir);
 }
 
 void MainWindow::onRunEvent(const nlohmann::json &e)

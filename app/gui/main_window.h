@@ -38,6 +38,8 @@ class RecoveryStore;
 class RunRecord;
 class RunsPanel;
 class RunDiffView;
+class SweepView;
+class LrFinderView;
 class RunSession;
 struct RunOutcome;
 struct RunRequest;
@@ -94,6 +96,21 @@ public:
     // cannot be read or the person keeps unsaved edits.
     bool diffRuns(const QString &a, const QString &b, QString *why = nullptr);
     widgets::RunDiffView *runDiff() const; // the open Run Diff window's view, or null
+    // A sweep of the document as it is now: `flowbench-cli sweep` in a child process, one run
+    // per combination of the ranges ("node.param=v1,v2,..."), `parallel` at a time, or `random`
+    // of them (0: all). Its runs appear in the Runs panel, its plot in the Sweep view. False,
+    // with the reason, while a run or a sweep goes on or when the pipeline has problems.
+    bool startSweep(const QStringList &ranges, int parallel = 1, int random = 0,
+                    QString *why = nullptr);
+    void stopSweep(); // every run of it ends after its step, with a checkpoint
+    bool isSweeping() const;
+    widgets::SweepView *sweepView() const { return m_sweepView; }
+    // The learning-rate range test on the document as it is (`flowbench-cli lr-find - --json`
+    // in a child process), shown in the Learning Rate window with its suggestion and a Use
+    // button; the optimizer's value changes only when Use is pressed. False, with the reason,
+    // while a run, a sweep or another test goes on, or when the pipeline has problems.
+    bool findLearningRate(QString *why = nullptr);
+    widgets::LrFinderView *lrFinder() const; // the Learning Rate window's view, or null
 
     // The spoken-digits recordings (File > Make Spoken-Digits Data Set…), made by
     // `flowbench-cli make-data spoken-digits` in a child process with a progress dialog. By default
@@ -146,6 +163,8 @@ public:
     QListWidget *problemsList() const { return m_problems; }
     // An action by its object name ("run", "save", "undo", ...), for tests and scripting.
     QAction *action(const QString &name) const;
+    // A dock by its name ("plots", "runs", "sweep", ...).
+    QDockWidget *dockWidget(const QString &name) const;
     QString statusText() const;
     // The outcome of the last run, as shown to the person ("" before any).
     QString lastRunMessage() const { return m_lastRunMessage; }
@@ -154,6 +173,8 @@ public:
 
 signals:
     void runFinished(bool ok);
+    void sweepFinished(bool ok, const QString &record);
+    void learningRateFound(bool ok);
     // An export ended: what it says for people (the check's figures, or what went wrong).
     void modelExported(bool ok, const QString &text);
     void devicesListed();
@@ -212,6 +233,11 @@ private:
     widgets::ModelSummaryView *m_summary = nullptr;
     widgets::RunsPanel *m_runs = nullptr;
     QPointer<widgets::RunDiffView> m_runDiff; // in its own window while open
+    widgets::SweepView *m_sweepView = nullptr;
+    QPointer<QProcess> m_sweepProcess; // `flowbench-cli sweep` while it runs
+    QPointer<QProcess> m_lrProcess;    // `flowbench-cli lr-find` while it runs
+    QPointer<widgets::LrFinderView> m_lrFinder;
+    void sweepDialog();
     widgets::RunSession *m_session;
     widgets::RunRecord *m_record;
     widgets::RecoveryStore *m_recovery;

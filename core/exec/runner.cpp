@@ -20,6 +20,7 @@
 #include <chrono>
 #include <ctime>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -627,6 +628,18 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     optimizer->attach(model.parameters());
 
     const int64_t stepsPerEpoch = flow.batchesPerEpoch();
+    const bool lrTest = options.lrRange.steps > 0;
+    if (lrTest) {
+        // As many epochs as the test's steps need; it stops at its last step (maxSteps below).
+        job.epochs = std::max<int64_t>(1, (options.lrRange.steps + stepsPerEpoch - 1) /
+                                              std::max<int64_t>(stepsPerEpoch, 1));
+        job.evaluations.clear();
+        evalFlows.clear();
+    }
+    const int64_t maxSteps = lrTest ? options.lrRange.steps : options.maxSteps;
+    double lrTestBest = std::numeric_limits<double>::infinity(), lrTestEma = 0;
+    int64_t lrTestSeen = 0;
+    bool diverged = false;
     nn::LrSchedule schedule = job.optimizer.schedule;
     schedule.stepsPerEpoch = stepsPerEpoch;
     schedule.totalSteps = stepsPerEpoch * job.epochs;
@@ -837,6 +850,28 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         const Submitted q = submitted.front();
         submitted.pop_front();
         const LossResult r = trainStep.finish();
+        if (lrTest && diverged) { // a step still in flight when the range test ended
+            ++st.step;
+            return {};
+        }
+        observer.stepFinished(st.step + 1, q.lr, r.loss);
+        if (lrTest) {
+            // The range test's end: the loss ran away. Its steps up to here are its result.
+            if (std::isfinite(r.loss)) {
+                ++lrTestSeen;
+                lrTestEma = 0.98 * lrTestEma + 0.02 * double(r.loss);
+                const double smoothed = lrTestEma / (1 - std::pow(0.98, double(lrTestSeen)));
+                lrTestBest = std::min(lrTestBest, smoothed);
+                diverged = lrTestSeen > 1 && smoothed > 4 * lrTestBest;
+            } else {
+                diverged = true;
+            }
+            if (diverged) {
+                stopping = true;
+                ++st.step;
+                return {};
+            }
+        }
         if (!std::isfinite(r.loss) && st.step == 0 && options.resumeDir.empty()) {
             // No update has happened yet: the optimizer is not to blame, the numbers reaching
             // the model are (a data stage that divides by almost nothing, a damaged file).
@@ -1014,8 +1049,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                 const int64_t batchIndex = st.batch + inFlight;
                 const int64_t stepIndex = st.step + inFlight;
                 // (Not at an epoch's natural end: the evaluation of a whole epoch still runs.)
-                if (options.maxSteps > 0 && stepIndex >= options.maxSteps &&
-                    batchIndex < stepsPerEpoch) {
+                if (maxSteps > 0 && stepIndex >= maxSteps && batchIndex < stepsPerEpoch) {
                     stopping = true;
                     break;
                 }
@@ -1032,7 +1066,12 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                     source = &feed.put(*hostBatch);
                 }
                 const data::Batch &batch = *source;
-                const float lr = st.lrOverride > 0 ? float(st.lrOverride) : schedule.at(stepIndex);
+                float lr = st.lrOverride > 0 ? float(st.lrOverride) : schedule.at(stepIndex);
+                if (lrTest)
+                    lr = float(options.lrRange.lrMin *
+                               std::pow(options.lrRange.lrMax / options.lrRange.lrMin,
+                                        double(stepIndex) / double(std::max<int64_t>(
+                                                                options.lrRange.steps - 1, 1))));
                 const uint64_t seed = mix64(job.seed ^ mix64(uint64_t(stepIndex) + 0x5eed));
                 trainStep.submit(batch, lr, seed);
                 submitted.push_back({batch.x.shape()[0], lr});
@@ -1161,7 +1200,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                      "training waited " + percent(waitShare) +
                          " of its time for data; bottleneck: " + summary.bottleneck +
                          (summary.bottleneck == job.trainNode ? " (the model's steps)" : ""));
-    summary.stopped = stopping;
+    summary.stopped = stopping && !diverged;
+    summary.diverged = diverged;
     summary.epochs = job.epochs;
     summary.steps = st.step;
     summary.trainSamplesPerSecond = double(trainSamples) / std::max(trainSeconds, 1e-9);

@@ -27,6 +27,14 @@ struct RunOptions {
     // Stop (as a stop command would) once this many steps are done in all; 0: train to the end.
     // `flowbench-cli reproduce` of a run that was stopped early stops where it did.
     int64_t maxSteps = 0;
+    // A learning-rate range test (`flowbench-cli lr-find`): `steps` steps from the initial
+    // weights with the rate growing geometrically from lrMin to lrMax, whatever the schedule;
+    // no evaluation; it ends early, as a success, when the loss diverges (not finite, or above
+    // 4 times the lowest smoothed loss). steps 0: an ordinary run.
+    struct LrRange {
+        double lrMin = 1e-6, lrMax = 1;
+        int64_t steps = 0;
+    } lrRange;
     // (name, version) of software the engine cannot know itself, for the run's manifest: the
     // CLI adds Flowbench's version and commit and the Qt its window was built with.
     std::vector<std::pair<std::string, std::string>> software;
@@ -103,6 +111,7 @@ struct RunSummary {
     float testAccuracy = -1; // -1 when no evaluate node ran
     std::string device, outDir;
     bool stopped = false;     // ended early by a stop command; a checkpoint holds its state
+    bool diverged = false;    // a learning-rate range test ended where the loss diverged
     double dataWaitShare = 0; // share of training time spent waiting for data
     std::string bottleneck;   // the node that limited throughput over the run
 };
@@ -115,6 +124,8 @@ public:
     virtual void progress(const Progress &) {}
     virtual void epochFinished(const EpochResult &) {}
     virtual void checkpointWritten(const CheckpointInfo &) {}
+    // After every training step: its loss and the learning rate it used (step from 1).
+    virtual void stepFinished(int64_t /*step*/, float /*lr*/, float /*loss*/) {}
     virtual void dataflow(const DataFlowReport &) {}
     virtual void commandHandled(const CommandAck &) {}
     virtual void message(LogLevel, const std::string &) {}

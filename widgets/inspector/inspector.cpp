@@ -12,6 +12,7 @@
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QLineEdit>
 #include <QRegularExpressionValidator>
 #include <QMenu>
@@ -273,6 +274,16 @@ void Inspector::rebuild()
         m_layout->addRow(label, cell);
         m_editors[p.name] = ed;
         m_labels[p.name] = label;
+    }
+    if (spec->role == graph::NodeRole::Optimizer && spec->param("lr")) {
+        auto *find = new QPushButton(tr("Find Learning Rate…"));
+        find->setObjectName("find_learning_rate");
+        find->setToolTip(tr("Train a few steps with the rate rising from 1e-6 to 1 and plot the "
+                            "loss against it: a suggested rate, never set without you"));
+        const QString id = q(m_nodeId);
+        connect(find, &QPushButton::clicked, this,
+                [this, id] { emit findLearningRateRequested(id); });
+        m_layout->addRow(find);
     }
     refreshValues();
 }

@@ -47,6 +47,8 @@ public:
 signals:
     // The shown node was renamed here (the canvas selects it under its new id).
     void nodeRenamed(const QString &oldId, const QString &newId);
+    // Find Learning Rate… on an optimizer node: the window runs the range test.
+    void findLearningRateRequested(const QString &nodeId);
 
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;

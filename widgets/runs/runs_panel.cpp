@@ -151,6 +151,15 @@ RunsPanel::RunsPanel(QWidget *parent)
     m_rename = button("runs_rename", tr("Rename…"), tr("Give the run a name of your own"));
     m_tags = button("runs_tags", tr("Tags…"), tr("Tags to find and group runs by"));
     m_delete = button("runs_delete", tr("Delete…"), tr("Delete the run's folder"));
+    m_sweep = button("runs_sweep", tr("Sweep…"),
+                     tr("Train the pipeline once per combination of parameter values you give, "
+                        "and compare the results"));
+    connect(m_sweep, &QPushButton::clicked, this, [this] {
+        if (m_sweepRunning)
+            emit sweepStopRequested();
+        else
+            emit sweepRequested();
+    });
     connect(m_open, &QPushButton::clicked, this, [this] {
         if (const QString d = selectedRun(); !d.isEmpty()) emit openRequested(d);
     });
@@ -174,6 +183,8 @@ RunsPanel::RunsPanel(QWidget *parent)
         look->addWidget(b);
     for (QPushButton *b : {m_rename, m_tags, m_delete})
         keep->addWidget(b);
+    keep->addSpacing(12);
+    keep->addWidget(m_sweep);
     look->addStretch(1);
     keep->addStretch(1);
     auto *layout = new QVBoxLayout(this);
@@ -219,6 +230,16 @@ void RunsPanel::setRunColors(const QHash<QString, QColor> &colors)
     for (auto it = colors.begin(); it != colors.end(); ++it)
         m_colors.insert(QFileInfo(it.key()).absoluteFilePath(), it.value());
     refresh();
+}
+
+void RunsPanel::setSweepRunning(bool running)
+{
+    m_sweepRunning = running;
+    m_sweep->setText(running ? tr("Stop Sweep") : tr("Sweep…"));
+    m_sweep->setToolTip(running ? tr("Stop every run of the sweep after its step (each keeps a "
+                                     "checkpoint)")
+                                : tr("Train the pipeline once per combination of parameter "
+                                     "values you give, and compare the results"));
 }
 
 void RunsPanel::setActiveRun(const QString &dir)

@@ -69,10 +69,14 @@ public:
 
     // The colour each compared run is drawn in: a swatch before its name (empty: none).
     void setRunColors(const QHash<QString, QColor> &colors);
+    // While a sweep goes on, the Sweep… button stops it instead.
+    void setSweepRunning(bool running);
 
 signals:
     void compareRequested(const QStringList &dirs); // two or more
     void diffRequested(const QString &a, const QString &b);
+    void sweepRequested();     // Sweep…: the window asks what to sweep
+    void sweepStopRequested(); // Stop Sweep
     void openRequested(const QString &dir);
     void resumeRequested(const QString &dir);
     void pipelineRequested(const QString &dir); // open the pipeline as run, on the canvas
@@ -93,7 +97,8 @@ private:
     QTableView *m_table;
     QStandardItemModel *m_model;
     QSortFilterProxyModel *m_proxy;
-    QPushButton *m_open, *m_compare, *m_diff, *m_resume, *m_rename, *m_tags, *m_delete;
+    QPushButton *m_open, *m_compare, *m_diff, *m_resume, *m_rename, *m_tags, *m_delete, *m_sweep;
+    bool m_sweepRunning = false;
     QHash<QString, QColor> m_colors;
     QFileSystemWatcher *m_watcher;
     QTimer *m_poll;
