@@ -318,15 +318,17 @@ private slots:
         QVERIFY(win.w.plots()->pointCount(QStringLiteral("val_accuracy")) == 1);
         QVERIFY(win.w.evaluation()->hasEvaluation());
         QCOMPARE(win.w.evaluation()->classCount(), 10);
-        // The canvas showed the run: the step's nodes its progress, the wire into train its
-        // rate; the test data (not part of a training step) no progress.
+        // The canvas showed the run: the step's nodes keep its progress; the test data (not
+        // part of a training step) none; the wires, once it ended, no rate (their last report's
+        // empty queues would read as starving: pausedAndFinishedStatesShowForWhatTheyAre shows
+        // them live while it runs).
         QCOMPARE(win.w.scene()->nodeItem("train")->progress(), 1.0);
         QCOMPARE(win.w.scene()->nodeItem("conv1")->progress(), 1.0);
         QCOMPARE(win.w.scene()->nodeItem("optimizer")->progress(), 1.0);
         QCOMPARE(win.w.scene()->nodeItem("test_data")->progress(), -1.0);
-        QVERIFY(win.w.scene()
-                    ->edgeItem(graph::Edge{"normalize", "samples", "train", "data", {}})
-                    ->hasLiveStats());
+        QVERIFY(!win.w.scene()
+                     ->edgeItem(graph::Edge{"normalize", "samples", "train", "data", {}})
+                     ->hasLiveStats());
         const auto &summary = win.w.lastSummary();
         QCOMPARE(summary.value("status", ""), std::string("ok"));
         QCOMPARE(summary.value("steps", 0), 12); // 1500 samples, batch 128
@@ -627,6 +629,62 @@ private slots:
         Window again;
         QVERIFY(!again.w.findChild<QDockWidget *>(QStringLiteral("inspector_dock"))->isVisible());
         QSettings().remove("window/state");
+    }
+
+    // Paused, the status bar says so (not a stale rate and ETA) and the wires drop their live
+    // figures; finished, no wire is left red with 0/s.
+    void pausedAndFinishedStatesShowForWhatTheyAre()
+    {
+        Window win({"train_data.limit=1500", "test_data.limit=500", "train.epochs=30"});
+        QVERIFY(win.w.openPipeline(QStringLiteral(FLOWBENCH_SOURCE_DIR
+                                                  "/resources/examples/fashion_mnist_mlp.json"),
+                                   true));
+        QSignalSpy finished(&win.w, &app::MainWindow::runFinished);
+        QVERIFY(win.w.startRun());
+        auto liveEdges = [&] {
+            int n = 0;
+            for (QGraphicsItem *item : win.w.scene()->items())
+                if (auto *edge = dynamic_cast<widgets::EdgeItem *>(item))
+                    n += edge->hasLiveStats();
+            return n;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(liveEdges() > 0, 60000);
+        win.w.session()->pause();
+        QTRY_VERIFY_WITH_TIMEOUT(win.w.session()->isPaused(), 30000);
+        QVERIFY2(win.w.statusText().startsWith("Paused after step"),
+                 qPrintable(win.w.statusText()));
+        QVERIFY(!win.w.statusText().contains("ETA"));
+        QCOMPARE(liveEdges(), 0);
+        QTest::qWait(300); // no progress report arriving late overwrites it
+        QVERIFY(win.w.statusText().startsWith("Paused"));
+        win.w.session()->resume();
+        QTRY_VERIFY_WITH_TIMEOUT(win.w.statusText().contains("ETA"), 30000);
+        QVERIFY(finished.wait(120000));
+        QVERIFY(finished.front().front().toBool());
+        QCOMPARE(liveEdges(), 0);
+        QVERIFY(win.w.statusText().startsWith("Run finished"));
+    }
+
+    // Smaller things from the walkthrough: Save As has Ctrl+Shift+S, Open Example lists the
+    // pipelines by name, and an empty pipeline cannot be run (said in Problems).
+    void smallerWindowDetails()
+    {
+        Window win;
+        QCOMPARE(win.w.action("save_as")->shortcut(), QKeySequence("Ctrl+Shift+S"));
+        auto *mlp = win.w.findChild<QAction *>("example_fashion_mnist_mlp");
+        QVERIFY(mlp);
+        QCOMPARE(mlp->text(), QString("Fashion-MNIST MLP"));
+        QVERIFY(mlp->toolTip().startsWith("fashion_mnist_mlp.json: "));
+        win.w.action("new")->trigger();
+        QVERIFY(!win.w.action("run")->isEnabled());
+        QCOMPARE(win.w.problemsList()->count(), 1);
+        QVERIFY(win.w.problemsList()->item(0)->text().contains("no Train node"));
+        QString why;
+        QVERIFY(!win.w.startRun(&why));
+        QVERIFY(why.contains("no Train node"));
+        QVERIFY(win.w.openPipeline(kCnn, true));
+        QVERIFY(win.w.action("run")->isEnabled());
+        QCOMPARE(win.w.problemsList()->count(), 0);
     }
 };
 

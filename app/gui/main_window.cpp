@@ -1,5 +1,8 @@
 #include "app/gui/main_window.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include <QActionGroup>
 #include <QApplication>
 #include <QClipboard>
@@ -174,7 +177,19 @@ MainWindow::MainWindow(QWidget *parent)
 
     connect(m_session, &widgets::RunSession::eventReceived, this, &MainWindow::onRunEvent);
     connect(m_session, &widgets::RunSession::logLine, m_log, &widgets::LogView::addLine);
-    connect(m_session, &widgets::RunSession::pausedChanged, this, &MainWindow::updateActions);
+    connect(m_session, &widgets::RunSession::pausedChanged, this, [this](bool paused) {
+        // Paused, the figures stop: the status bar says so instead of a stale rate and ETA, and
+        // the wires and nodes drop their live state until the run goes on.
+        if (paused) {
+            setRunStatus(tr("Paused after step %1 of %2: Resume (F6) goes on")
+                             .arg(m_lastStep)
+                             .arg(m_totalSteps));
+            m_scene->clearDataFlow();
+        } else {
+            setRunStatus(tr("Resumed after step %1…").arg(m_lastStep));
+        }
+        updateActions();
+    });
     connect(m_session, &widgets::RunSession::finished, this, &MainWindow::onRunFinished);
 
     connect(m_recovery, &widgets::RecoveryStore::failed, this, [this](const QString &why) {
@@ -300,8 +315,9 @@ void MainWindow::buildActions()
     make(
         "save", tr("&Save"), tr("Save the pipeline"), QKeySequence::Save, [this] { save(); },
         QStyle::SP_DialogSaveButton);
+    // Ctrl+Shift+S itself: QKeySequence::SaveAs is empty on some desktops (GNOME's, offscreen).
     make("save_as", tr("Save &As…"), tr("Save the pipeline under another name"),
-         QKeySequence::SaveAs, [this] { saveAs(); });
+         QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S), [this] { saveAs(); });
     make("open_run_log", tr("Open Run &Log…"),
          tr("Open a saved event stream and look at its plots"), QKeySequence(),
          [this] { openRunLogDialog(); });
@@ -462,10 +478,24 @@ void MainWindow::buildMenus()
     for (const QFileInfo &fi :
          dir.entryInfoList({QStringLiteral("*.json")}, QDir::Files, QDir::Name)) {
         const QString path = fi.absoluteFilePath();
-        examples->addAction(fi.completeBaseName(), this, [this, path] {
+        // Listed by the pipeline's own name ("Fashion-MNIST MLP"), its file and description as
+        // the tooltip; a file without a name by its file's.
+        QString title = fi.completeBaseName(), tip = fi.fileName();
+        QFile file(path);
+        if (file.open(QIODevice::ReadOnly)) {
+            const QJsonObject o = QJsonDocument::fromJson(file.read(1 << 20)).object();
+            if (!o["name"].toString().isEmpty()) title = o["name"].toString();
+            if (!o["description"].toString().isEmpty())
+                tip += QStringLiteral(": ") + o["description"].toString();
+        }
+        QAction *a = examples->addAction(title, this, [this, path] {
             if (maybeSave()) openPipeline(path);
         });
+        a->setObjectName(QStringLiteral("example_") + fi.completeBaseName());
+        a->setToolTip(tip);
+        a->setStatusTip(tip);
     }
+    examples->setToolTipsVisible(true);
     examples->setEnabled(!examples->isEmpty());
     file->addAction(action("make_spoken_digits"));
     file->addSeparator();
@@ -807,7 +837,7 @@ void MainWindow::updateActions()
 {
     const bool running = m_session->isRunning();
     const bool selected = !m_scene->selectedNodeIds().empty();
-    action("run")->setEnabled(!running);
+    action("run")->setEnabled(!running && !isSweeping() && m_problems->count() == 0);
     action("pause")->setEnabled(running);
     action("pause")->setText(m_session->isPaused() ? tr("Res&ume") : tr("&Pause"));
     action("pause")->setIcon(style()->standardIcon(m_session->isPaused() ? QStyle::SP_MediaPlay
@@ -834,10 +864,24 @@ void MainWindow::updateProblems()
         item->setToolTip(node.isEmpty() ? q(e.str()) : tr("Click to go to node %1").arg(node));
         m_problems->addItem(item);
     }
+    // A pipeline without a train node is valid to edit but has nothing to run: said here, where
+    // Run's refusal points, instead of by the engine after it started.
+    bool trains = false;
+    for (const auto &node : m_pipeline->document().nodes())
+        if (const graph::NodeTypeSpec *spec = m_pipeline->registry().find(node.type))
+            trains = trains || spec->role == graph::NodeRole::Train;
+    if (!trains) {
+        auto *item = new QListWidgetItem(style()->standardIcon(QStyle::SP_MessageBoxInformation),
+                                         tr("Nothing to run: the pipeline has no Train node (the "
+                                            "palette's Training group has one)"));
+        item->setData(Qt::UserRole, QString());
+        m_problems->addItem(item);
+    }
     const int n = m_problems->count();
     m_docks["problems"]->setWindowTitle(n ? tr("Problems (%1)").arg(n) : tr("Problems"));
     action("run")->setToolTip(n ? tr("Train the pipeline (F5): fix %n problem(s) first", nullptr, n)
                                 : tr("Train the pipeline (F5)"));
+    updateActions();
 }
 
 void MainWindow::refreshRecentMenu()
@@ -1167,6 +1211,7 @@ void MainWindow::resetRunViews()
     m_pendingEvaluation = nullptr;
     m_scene->clearRunState();
     m_totalSteps = 0;
+    m_lastStep = 0;
     m_stepNodes.clear();
     m_canvasProgressClock.invalidate();
     m_statusProgress->hide();
@@ -1182,11 +1227,13 @@ bool MainWindow::startRun(QString *error)
     if (m_session->isRunning()) return refuse(tr("A run is already going on."));
     if (isSweeping()) return refuse(tr("A sweep is going on: run when it ends, or stop it."));
     m_inspector->commitPending(); // a value still being typed belongs to the run
-    if (!m_pipeline->problems().empty()) {
+    if (m_problems->count() > 0) {
         m_docks["problems"]->show();
         m_docks["problems"]->raise();
-        return refuse(tr("The pipeline has %n problem(s): fix them first (see Problems).", nullptr,
-                         int(m_pipeline->problems().size())));
+        return refuse(m_pipeline->problems().empty()
+                          ? m_problems->item(0)->text()
+                          : tr("The pipeline has %n problem(s): fix them first (see Problems).",
+                               nullptr, int(m_pipeline->problems().size())));
     }
     const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
     QString base = QFileInfo(m_pipeline->displayName()).completeBaseName();
@@ -1460,9 +1507,11 @@ bool MainWindow::startSweep(const QStringList &ranges, int parallel, int random,
     if (isSweeping()) return refuse(tr("A sweep is already going on."));
     if (ranges.isEmpty()) return refuse(tr("Nothing to sweep: give NODE.PARAM=V1,V2,…"));
     m_inspector->commitPending();
-    if (!m_pipeline->problems().empty())
-        return refuse(tr("The pipeline has %n problem(s): fix them first (see Problems).", nullptr,
-                         int(m_pipeline->problems().size())));
+    if (m_problems->count() > 0)
+        return refuse(m_pipeline->problems().empty()
+                          ? m_problems->item(0)->text()
+                          : tr("The pipeline has %n problem(s): fix them first (see Problems).",
+                               nullptr, int(m_pipeline->problems().size())));
     const QString cli = widgets::RunSession::defaultCliPath();
     if (cli.isEmpty()) return refuse(tr("flowbench-cli was not found"));
     const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
@@ -1528,6 +1577,7 @@ bool MainWindow::startSweep(const QStringList &ranges, int parallel, int random,
     });
     p->start(cli, args);
     m_runs->setSweepRunning(true);
+    updateActions();
     m_log->addLine(QStringLiteral("info"),
                    tr("Sweep %1 started: %2").arg(name, ranges.join(QStringLiteral("  "))));
     // Its record appears as soon as the CLI has checked every combination.
@@ -1553,9 +1603,11 @@ bool MainWindow::findLearningRate(QString *why)
     if (isSweeping()) return refuse(tr("A sweep is going on: test when it ends."));
     if (m_lrProcess) return refuse(tr("A range test is already going on."));
     m_inspector->commitPending();
-    if (!m_pipeline->problems().empty())
-        return refuse(tr("The pipeline has %n problem(s): fix them first (see Problems).", nullptr,
-                         int(m_pipeline->problems().size())));
+    if (m_problems->count() > 0)
+        return refuse(m_pipeline->problems().empty()
+                          ? m_problems->item(0)->text()
+                          : tr("The pipeline has %n problem(s): fix them first (see Problems).",
+                               nullptr, int(m_pipeline->problems().size())));
     const QString cli = widgets::RunSession::defaultCliPath();
     if (cli.isEmpty()) return refuse(tr("flowbench-cli was not found"));
 
@@ -1690,6 +1742,9 @@ void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
     } else if (type == "progress") {
         const double step = eventNumber(e, "step"),
                      total = eventNumber(e, "total_steps", double(m_totalSteps));
+        m_lastStep = long(step);
+        // A last report already on its way when the pause came: the paused state stays shown.
+        if (m_session->isPaused()) return;
         m_lastLr = eventNumber(e, "lr", m_lastLr);
         // The status bar and the canvas follow at most twice a second (and at the last step):
         // text layout and repainting ten times a second took the training's CPU on a small
@@ -1816,8 +1871,13 @@ void MainWindow::onRunFinished(const widgets::RunOutcome &outcome)
                                      : text + tr(" (the engine's last output is just above)"),
         outcome.node);
     if (!outcome.node.isEmpty()) focusNode(outcome.node);
-    // A run that did not finish leaves no live state behind: no flowing wires, no bottleneck.
-    if (outcome.status != O::Ok) m_scene->clearRunState();
+    // A run that ended leaves no flowing wires behind (its last report's empty queues read as
+    // starving, red with 0/s) and no bottleneck; a finished run's nodes keep their last progress
+    // and accuracy, a failed one's nothing. The status bar has the outcome.
+    if (outcome.status == O::Ok)
+        m_scene->clearDataFlow();
+    else
+        m_scene->clearRunState();
     if (outcome.status == O::Crashed || outcome.status == O::Failed) {
         m_docks["log"]->show();
         m_docks["log"]->raise();
@@ -1834,10 +1894,15 @@ void MainWindow::onRunFinished(const widgets::RunOutcome &outcome)
 
 void MainWindow::setLearningRateDialog()
 {
+    // The running rate comes as a float (0.050000000745): offered with the digits a float
+    // holds, 0.05, and as many decimals as a rate this small needs, not twelve.
+    const double shown = QString::number(m_lastLr, 'g', 6).toDouble();
+    const int decimals =
+        shown > 0 ? std::clamp(int(-std::floor(std::log10(shown))) + 3, 3, 12) : 6;
     bool ok = false;
-    const double lr = QInputDialog::getDouble(this, tr("Learning rate"),
-                                              tr("Learning rate from the next step on:"), m_lastLr,
-                                              1e-12, 10, 12, &ok);
+    const double lr =
+        QInputDialog::getDouble(this, tr("Learning rate"), tr("Learning rate from the next step on:"),
+                                shown, 1e-12, 10, decimals, &ok);
     if (ok) m_session->setLearningRate(lr);
 }
 

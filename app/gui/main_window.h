@@ -267,6 +267,7 @@ private:
     SavePathChooser m_chooseSavePath;
     // The run's shape, from run_start, for per-node progress.
     long m_totalSteps = 0;
+    long m_lastStep = 0; // of the latest progress event
     int m_pasteCount = 0;                // pastes since the last copy: each lands a step further
     double m_lastLr = 0.01;              // the running learning rate, offered by Set Learning Rate
     QElapsedTimer m_canvasProgressClock; // status bar and canvas progress follow at most 2/s

@@ -521,6 +521,13 @@ void GraphScene::setDiffMarks(const std::map<std::string, std::pair<DiffMark, QS
     }
 }
 
+void GraphScene::clearDataFlow()
+{
+    setBottleneck({});
+    for (EdgeItem *e : m_edges)
+        e->clearRunState();
+}
+
 void GraphScene::clearRunState()
 {
     m_bottleneck.clear();

@@ -71,6 +71,9 @@ public:
     // every other node unmarked.
     void setDiffMarks(const std::map<std::string, std::pair<DiffMark, QString>> &marks);
     void clearRunState();
+    // The data flow only: the wires' rates and queues and the bottleneck mark, not the nodes'
+    // progress (a paused or finished run's wires carry nothing).
+    void clearDataFlow();
 
     // Called by NodeItem when it moved: wires follow.
     void nodeItemMoved(const std::string &id);
