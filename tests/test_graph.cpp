@@ -28,9 +28,9 @@ namespace {
 
 // The smallest complete pipeline: data -> normalize -> train, an MLP model, loss, optimizer, and
 // evaluation on the test split.
-json minimalPipeline()
+const char *minimalPipelineText()
 {
-    return json::parse(R"({
+    return R"({
       "format": "flowbench.pipeline",
       "version": 1,
       "nodes": [
@@ -57,7 +57,12 @@ json minimalPipeline()
         {"from": "train.trained", "to": "eval.model"},
         {"from": "fm_test.samples", "to": "eval.data"}
       ]
-    })");
+    })";
+}
+
+json minimalPipeline()
+{
+    return json::parse(minimalPipelineText());
 }
 
 json &nodeOf(json &p, const std::string &id)
@@ -165,6 +170,7 @@ private slots:
     void safeTextEscapesWhatHidesOrReorders();
     void oddIdsAreQuotedSafely();
     void diffNamesWhatChanged();
+    void savingKeepsTheFilesKeyOrder();
 };
 
 void TestGraph::builtinTypes()
@@ -699,7 +705,9 @@ void TestGraph::parseErrors()
 void TestGraph::roundTrip()
 {
     const json original = minimalPipeline();
-    PipelineDocument doc = parseOrFail(original);
+    auto parsed = parsePipeline(minimalPipelineText(), "test.json"); // in the literal's order
+    QVERIFY(parsed.ok());
+    PipelineDocument doc = std::move(parsed).value();
     const std::string text = serializePipeline(doc);
     QCOMPARE(json::parse(text), original);
 
@@ -1354,6 +1362,53 @@ void TestGraph::diffNamesWhatChanged()
     QCOMPARE(d2.nodes.size(), size_t(1));
     QVERIFY(d2.nodes[0].params[0].afterIsDefault);
     QVERIFY(!d2.nodes[0].params[0].beforeIsDefault);
+}
+
+// A file saved again is the same text, and one changed value is a one-line diff: the keys stay
+// where the file had them (the examples list "path" before "limit", "name" before "nodes").
+void TestGraph::savingKeepsTheFilesKeyOrder()
+{
+    for (const char *name : {"fashion_mnist_mlp", "fashion_mnist_cnn", "spoken_digits"}) {
+        const QString path = QStringLiteral(FLOWBENCH_SOURCE_DIR "/resources/examples/") + name +
+                             QStringLiteral(".json");
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        std::string text = f.readAll().toStdString();
+        auto doc = parsePipeline(text, name);
+        QVERIFY(doc.ok());
+        if (text.back() != '\n') text += '\n'; // saved files end with a newline
+        QCOMPARE(serializePipeline(*doc), text);
+        QVERIFY(doc->setParam("train", "epochs", 7).ok());
+        const QStringList before = QString::fromStdString(text).split('\n'),
+                          after = QString::fromStdString(serializePipeline(*doc)).split('\n');
+        QCOMPARE(after.size(), before.size());
+        int changed = 0;
+        for (int i = 0; i < before.size(); ++i)
+            changed += before[i] != after[i];
+        QCOMPARE(changed, 1);
+    }
+    // A new parameter goes after the ones the file had; unknown fields stay where they were.
+    auto doc = parsePipeline(R"({"format": "flowbench.pipeline", "version": 1, "zeta": 1,
+        "nodes": [{"type": "sgd", "note": "x", "id": "o", "params": {"momentum": 0.5, "lr": 0.1}}],
+        "edges": []})",
+                             "order.json");
+    QVERIFY(doc.ok());
+    QVERIFY(doc->setParam("o", "nesterov", true).ok());
+    const json out = json::parse(serializePipeline(*doc), nullptr, true, false);
+    const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(serializePipeline(*doc));
+    std::vector<std::string> rootKeys, nodeKeys, paramKeys;
+    for (auto it = ordered.begin(); it != ordered.end(); ++it)
+        rootKeys.push_back(it.key());
+    for (auto it = ordered["nodes"][0].begin(); it != ordered["nodes"][0].end(); ++it)
+        nodeKeys.push_back(it.key());
+    for (auto it = ordered["nodes"][0]["params"].begin(); it != ordered["nodes"][0]["params"].end();
+         ++it)
+        paramKeys.push_back(it.key());
+    QCOMPARE(rootKeys, (std::vector<std::string>{"format", "version", "zeta", "nodes", "edges"}));
+    // The id and type lead, as format and version do: the rest as the file had them.
+    QCOMPARE(nodeKeys, (std::vector<std::string>{"id", "type", "note", "params", "position"}));
+    QCOMPARE(paramKeys, (std::vector<std::string>{"momentum", "lr", "nesterov"}));
+    (void)out;
 }
 
 QTEST_GUILESS_MAIN(TestGraph)

@@ -19,6 +19,9 @@ struct Node {
     nlohmann::json params = nlohmann::json::object();
     double x = 0, y = 0;
     nlohmann::json extra = nlohmann::json::object(); // unknown fields, kept on save
+    // The file's order of this node's fields and of its parameters, kept on save, so that a
+    // changed value is a one-line diff (params itself is a sorted map).
+    std::vector<std::string> keyOrder, paramOrder;
 };
 
 struct Edge {
@@ -102,6 +105,9 @@ public:
     // Unknown top-level fields, kept on save.
     nlohmann::json &extra() { return m_extra; }
     const nlohmann::json &extra() const { return m_extra; }
+    // The file's order of the top-level fields ("format", "version", "name", "nodes", ...),
+    // kept on save.
+    const std::vector<std::string> &keyOrder() const { return m_keyOrder; }
 
     // An id not used yet: base itself, or base2, base3, ... (a base ending in a number is
     // renumbered: "conv1" gives "conv2" when conv1 is taken).
@@ -118,6 +124,7 @@ private:
     std::vector<Node> m_nodes;
     std::vector<Edge> m_edges;
     nlohmann::json m_extra = nlohmann::json::object();
+    std::vector<std::string> m_keyOrder;
     std::vector<std::pair<int, Observer>> m_observers;
     int m_nextHandle = 1;
 };

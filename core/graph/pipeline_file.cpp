@@ -204,6 +204,27 @@ Result<PipelineDocument> parsePipeline(std::string_view text, const std::string 
         if (k != "format" && k != "version" && k != "nodes" && k != "edges")
             doc.m_extra[k] = it.value();
     }
+
+    // The file's key order, which `json` (a sorted map) forgets: read once more, in order, so
+    // that saving writes the keys where the file had them and one changed value is one line.
+    const ordered_json inOrder = ordered_json::parse(text.begin(), text.end(), nullptr, false);
+    if (inOrder.is_object()) {
+        for (auto it = inOrder.begin(); it != inOrder.end(); ++it)
+            doc.m_keyOrder.push_back(it.key());
+        const auto nodesInOrder = inOrder.find("nodes");
+        if (nodesInOrder != inOrder.end() && nodesInOrder->is_array() &&
+            nodesInOrder->size() == doc.m_nodes.size()) {
+            for (size_t i = 0; i < doc.m_nodes.size(); ++i) {
+                const ordered_json &jn = (*nodesInOrder)[i];
+                Node &node = doc.m_nodes[i];
+                for (auto it = jn.begin(); it != jn.end(); ++it)
+                    node.keyOrder.push_back(it.key());
+                if (auto p = jn.find("params"); p != jn.end() && p->is_object())
+                    for (auto it = p->begin(); it != p->end(); ++it)
+                        node.paramOrder.push_back(it.key());
+            }
+        }
+    }
     return doc;
 }
 
@@ -220,26 +241,43 @@ Result<PipelineDocument> loadPipeline(const std::string &path)
     return parsePipeline(text.str(), path);
 }
 
+// `fields` in the order a file had them (`order`), then the rest in the order given; the first
+// `fixed` fields (the header: format and version, or a node's id and type) always lead.
+ordered_json inOrder(std::vector<std::pair<std::string, ordered_json>> fields,
+                     const std::vector<std::string> &order, size_t fixed = 0)
+{
+    ordered_json out = ordered_json::object();
+    for (size_t i = 0; i < fixed && i < fields.size(); ++i)
+        out[fields[i].first] = std::move(fields[i].second);
+    for (const std::string &k : order)
+        for (auto &[key, value] : fields)
+            if (key == k && !out.contains(key)) out[key] = std::move(value);
+    for (auto &[key, value] : fields)
+        if (!out.contains(key)) out[key] = std::move(value);
+    return out;
+}
+
 ordered_json pipelineJson(const PipelineDocument &doc)
 {
-    ordered_json root;
-    root["format"] = kPipelineFormat;
-    root["version"] = kPipelineVersion;
-
     ordered_json nodes = ordered_json::array();
     for (const Node &n : doc.nodes()) {
-        ordered_json jn;
-        jn["id"] = n.id;
-        jn["type"] = n.type;
-        jn["params"] = n.params.is_object() ? ordered_json(n.params) : ordered_json::object();
-        jn["position"] = ordered_json::array({coordinate(n.x), coordinate(n.y)});
+        std::vector<std::pair<std::string, ordered_json>> params;
+        if (n.params.is_object())
+            for (auto it = n.params.begin(); it != n.params.end(); ++it)
+                params.emplace_back(it.key(), ordered_json(it.value()));
+        std::vector<std::pair<std::string, ordered_json>> fields{
+            {"id", n.id},
+            {"type", n.type},
+            {"params", inOrder(std::move(params), n.paramOrder)},
+            {"position", ordered_json::array({coordinate(n.x), coordinate(n.y)})}};
         if (n.extra.is_object()) {
             for (auto it = n.extra.begin(); it != n.extra.end(); ++it)
-                if (!jn.contains(it.key())) jn[it.key()] = ordered_json(it.value());
+                if (it.key() != "id" && it.key() != "type" && it.key() != "params" &&
+                    it.key() != "position")
+                    fields.emplace_back(it.key(), ordered_json(it.value()));
         }
-        nodes.push_back(std::move(jn));
+        nodes.push_back(inOrder(std::move(fields), n.keyOrder, 2));
     }
-    root["nodes"] = std::move(nodes);
 
     ordered_json edges = ordered_json::array();
     for (const Edge &e : doc.edges()) {
@@ -252,13 +290,21 @@ ordered_json pipelineJson(const PipelineDocument &doc)
         }
         edges.push_back(std::move(je));
     }
-    root["edges"] = std::move(edges);
 
+    std::vector<std::pair<std::string, ordered_json>> fields{{"format", kPipelineFormat},
+                                                             {"version", kPipelineVersion}};
+    std::vector<std::pair<std::string, ordered_json>> extras;
     if (doc.extra().is_object()) {
         for (auto it = doc.extra().begin(); it != doc.extra().end(); ++it)
-            if (!root.contains(it.key())) root[it.key()] = ordered_json(it.value());
+            if (it.key() != "format" && it.key() != "version" && it.key() != "nodes" &&
+                it.key() != "edges")
+                extras.emplace_back(it.key(), ordered_json(it.value()));
     }
-    return root;
+    fields.emplace_back("nodes", std::move(nodes));
+    fields.emplace_back("edges", std::move(edges));
+    for (auto &e : extras)
+        fields.push_back(std::move(e));
+    return inOrder(std::move(fields), doc.keyOrder(), 2);
 }
 
 std::string serializePipeline(const PipelineDocument &doc)
