@@ -51,6 +51,29 @@ private:
     QString m_run;
 
 private slots:
+    // The charts follow the theme: a dark palette gives a dark background and light text, as
+    // the live plots have (they were white on the dark theme).
+    void chartsFollowTheTheme()
+    {
+        InferencePanel panel;
+        auto *bars = panel.findChild<QCustomPlot *>("inferenceBars");
+        QVERIFY(bars);
+        QPalette dark = panel.palette();
+        dark.setColor(QPalette::Base, QColor(30, 30, 30));
+        dark.setColor(QPalette::Text, QColor(230, 230, 230));
+        panel.setPalette(dark);
+        bars->resize(200, 120);
+        QCOMPARE(bars->toPixmap(200, 120).toImage().pixelColor(1, 1), QColor(30, 30, 30));
+        QCOMPARE(bars->xAxis->tickLabelColor(), QColor(230, 230, 230));
+        QCOMPARE(bars->yAxis->labelColor(), QColor(230, 230, 230));
+        QPalette light = dark;
+        light.setColor(QPalette::Base, Qt::white);
+        light.setColor(QPalette::Text, Qt::black);
+        panel.setPalette(light);
+        QCOMPARE(bars->toPixmap(200, 120).toImage().pixelColor(1, 1), QColor(Qt::white));
+        QCOMPARE(bars->xAxis->tickLabelColor(), QColor(Qt::black));
+    }
+
     void initTestCase()
     {
         // Dark pictures (values 20..59) and bright ones (180..219), 8x8.

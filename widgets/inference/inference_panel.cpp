@@ -1,5 +1,7 @@
 #include "widgets/inference/inference_panel.h"
 
+#include "widgets/plots/plot_style.h"
+
 #include <nlohmann/json.hpp>
 
 #include "core/base/json_nesting.h"
@@ -208,6 +210,8 @@ InferencePanel::InferencePanel(QWidget *parent)
     m_wave->xAxis->setLabel(tr("seconds"));
     m_wave->addGraph();
     m_wave->hide();
+    applyPlotPalette(m_bars, palette());
+    applyPlotPalette(m_wave, palette());
 
     auto *top = new QHBoxLayout;
     top->addWidget(new QLabel(tr("Model:")));
@@ -456,7 +460,9 @@ void InferencePanel::showResult(int index)
     m_bars->clearPlottables();
     auto *bars = new QCPBars(m_bars->xAxis, m_bars->yAxis);
     bars->setName(tr("probability"));
-    bars->setBrush(QColor(60, 120, 200));
+    bars->setBrush(palette().color(QPalette::Base).lightness() < 128 ? QColor(0x5e, 0xaa, 0xf0)
+                                                                     : QColor(60, 120, 200));
+    bars->setPen(Qt::NoPen);
     QVector<double> keys, values;
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
     for (int i = 0; i < r.classes.size(); ++i) {
@@ -477,6 +483,17 @@ void InferencePanel::showResult(int index)
         }
         m_wave->graph(0)->setData(t, y, true);
         m_wave->rescaleAxes();
+        m_wave->replot();
+    }
+}
+
+void InferencePanel::changeEvent(QEvent *e)
+{
+    QWidget::changeEvent(e);
+    if (e->type() == QEvent::PaletteChange || e->type() == QEvent::StyleChange) {
+        applyPlotPalette(m_bars, palette());
+        applyPlotPalette(m_wave, palette());
+        m_bars->replot();
         m_wave->replot();
     }
 }

@@ -70,6 +70,7 @@ public:
     QString status() const;
 
 protected:
+    void changeEvent(QEvent *e) override; // the charts follow the theme
     void dragEnterEvent(QDragEnterEvent *e) override;
     void dropEvent(QDropEvent *e) override;
 

@@ -1,6 +1,7 @@
 #include "widgets/plots/live_plots.h"
 
 #include "widgets/plots/decimate.h"
+#include "widgets/plots/plot_style.h"
 
 #include <QComboBox>
 #include <QGridLayout>
@@ -799,32 +800,9 @@ void LivePlots::styleGraphs(Series &s)
 
 void LivePlots::applyColors()
 {
-    const QPalette pal = palette();
-    const QColor background = pal.color(QPalette::Base);
-    const QColor text = pal.color(QPalette::Text);
-    QColor grid = text;
-    grid.setAlpha(35);
-    QColor axis = text;
-    axis.setAlpha(160);
-    QColor legendBackground = background;
-    legendBackground.setAlpha(210);
-    QColor legendBorder = text;
-    legendBorder.setAlpha(60);
+    const QColor text = palette().color(QPalette::Text);
     for (Panel &p : m_panels) {
-        QCustomPlot *plot = p.plot;
-        plot->setBackground(background);
-        for (QCPAxis *a : {plot->xAxis, plot->yAxis, plot->xAxis2, plot->yAxis2}) {
-            a->setBasePen(QPen(axis));
-            a->setTickPen(QPen(axis));
-            a->setSubTickPen(QPen(axis));
-            a->setLabelColor(text);
-            a->setTickLabelColor(text);
-            a->grid()->setPen(QPen(grid, 0, Qt::DotLine));
-            a->grid()->setZeroLinePen(Qt::NoPen);
-        }
-        plot->legend->setBrush(legendBackground);
-        plot->legend->setBorderPen(QPen(legendBorder));
-        plot->legend->setTextColor(text);
+        applyPlotPalette(p.plot, palette());
         p.title->setTextColor(text);
         p.dirty = true;
     }

@@ -1,5 +1,7 @@
 #include "widgets/plots/lr_finder_view.h"
 
+#include "widgets/plots/plot_style.h"
+
 #include <QHBoxLayout>
 #include <QJsonArray>
 #include <QLabel>
@@ -40,6 +42,7 @@ LrFinderView::LrFinderView(QWidget *parent)
     m_plot->yAxis->setLabel(tr("training loss"));
     m_plot->legend->setVisible(true);
     m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+    applyPlotPalette(m_plot, palette());
     m_use = new QPushButton(tr("Use"));
     m_use->setObjectName("lr_use");
     m_use->setEnabled(false);
