@@ -7,6 +7,8 @@
 #include "widgets/evaluation/evaluation_view.h"
 
 #include <QtTest>
+#include <QApplication>
+#include <QScrollBar>
 
 #include <QHelpEvent>
 #include <QListWidget>
@@ -399,6 +401,39 @@ private slots:
         const QRect cell = m->cellRect(0, 0);
         QVERIFY(cell.width() > 10);
         QCOMPARE(matrix.pixelColor(cell.topLeft() + QPoint(2, 2)).rgb(), m->cellColor(0, 0).rgb());
+    }
+
+    // At the size the dock has in a 1600 x 1000 window (1110 x 415): the matrix's cells
+    // are big enough to hold their counts, the per-class table shows every class without
+    // scrolling, and the gallery shows whole pictures with both caption lines.
+    void readsWellAtTheDocksDefaultSize()
+    {
+        if (!QFile::exists(kData + "/t10k-images-idx3-ubyte.gz"))
+            QSKIP("Fashion-MNIST is not installed (apt install dataset-fashion-mnist)");
+        QVERIFY2(m_real.is_object(), "the run wrote no evaluation event");
+        EvaluationView view;
+        view.resize(1110, 415);
+        view.show();
+        QVERIFY(view.setEvaluation(m_real));
+        QApplication::processEvents();
+        const QRect cell = view.matrixView()->cellRect(0, 0);
+        QVERIFY2(cell.width() >= 20 && cell.height() >= 20,
+                 qPrintable(QString("%1x%2").arg(cell.width()).arg(cell.height())));
+        QTableWidget *table = view.classTable();
+        QCOMPARE(table->rowCount(), 10);
+        QCOMPARE(table->verticalScrollBar()->maximum(), 0); // no scrolling
+        QListWidget *gallery = view.gallery();
+        QVERIFY(gallery->count() > 0);
+        const QRect first = gallery->visualItemRect(gallery->item(0));
+        QVERIFY2(gallery->viewport()->rect().contains(first),
+                 qPrintable(QString("item %1,%2 %3x%4 in a %5x%6 viewport")
+                                .arg(first.x())
+                                .arg(first.y())
+                                .arg(first.width())
+                                .arg(first.height())
+                                .arg(gallery->viewport()->width())
+                                .arg(gallery->viewport()->height())));
+        QVERIFY(gallery->item(0)->text().contains("true: "));
     }
 
     void readableOnLightAndDarkPalettes_data()

@@ -141,21 +141,42 @@ EvaluationView::EvaluationView(QWidget *parent)
     galleryLayout->addWidget(m_galleryNote);
     galleryLayout->addWidget(m_gallery, 1);
 
-    auto *top = new QSplitter(Qt::Horizontal, this);
-    top->addWidget(matrixPane);
-    top->addWidget(m_table);
-    top->setStretchFactor(0, 3);
-    top->setStretchFactor(1, 2);
-    auto *split = new QSplitter(Qt::Vertical, this);
-    split->addWidget(top);
+    // Side by side: the matrix, the per-class table and the gallery. The dock is wide and
+    // short (about 1000 x 380 px in a 1600 x 1000 window): stacked, the matrix got cells too
+    // small for their counts, the table scrolled and the gallery showed half a row of pictures
+    // without their labels. In a row, the matrix takes the whole height, the table's eleven
+    // short rows fit, and the gallery scrolls whole pictures with their captions.
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
+    auto *split = new QSplitter(Qt::Horizontal, this);
+    m_split = split;
+    split->setObjectName("evaluationSplitter");
+    split->addWidget(matrixPane);
+    split->addWidget(m_table);
     split->addWidget(galleryPane);
-    split->setStretchFactor(0, 3);
-    split->setStretchFactor(1, 2);
+    // The table as wide as its columns; the matrix and the gallery share the rest.
+    m_table->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
+    m_table->setSizePolicy(QSizePolicy::Maximum, QSizePolicy::Expanding);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 0);
+    split->setStretchFactor(2, 1);
+    split->setChildrenCollapsible(false);
 
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(m_summary);
     layout->addWidget(split, 1);
     clear();
+}
+
+void EvaluationView::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    // The first time it has a width: the table as wide as its columns, the matrix and the
+    // gallery about half of the rest each (the matrix's own size hint would take most).
+    if (m_splitSized || m_split->width() < 300) return;
+    m_splitSized = true;
+    const int table = m_table->sizeHint().width();
+    const int rest = std::max(0, m_split->width() - table - 2 * m_split->handleWidth());
+    m_split->setSizes({rest / 2, table, rest - rest / 2});
 }
 
 void EvaluationView::clear()

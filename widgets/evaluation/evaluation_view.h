@@ -12,6 +12,7 @@
 class QCheckBox;
 class QLabel;
 class QListWidget;
+class QSplitter;
 class QTableWidget;
 
 namespace fb::widgets {
@@ -62,6 +63,9 @@ public:
     QTableWidget *classTable() const { return m_table; }
     QListWidget *gallery() const { return m_gallery; }
 
+protected:
+    void resizeEvent(QResizeEvent *event) override;
+
 private:
     void display(EvaluationData data);
     void fillTable();
@@ -77,6 +81,8 @@ private:
     QTableWidget *m_table = nullptr;
     QLabel *m_galleryNote = nullptr;
     QListWidget *m_gallery = nullptr;
+    QSplitter *m_split = nullptr;
+    bool m_splitSized = false; // the person's own splitter positions are kept after the first
 };
 
 } // namespace fb::widgets
