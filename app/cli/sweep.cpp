@@ -121,7 +121,10 @@ pid_t spawnRun(const std::vector<std::string> &args, const std::string &outputFi
         argv.push_back(const_cast<char *>(a.c_str()));
     argv.push_back(nullptr);
     pid_t pid = 0;
-    const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    // A bare name (no /proc to read our own path from) is looked up on PATH.
+    const bool bare = args.front().find('/') == std::string::npos;
+    const int rc = bare ? posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ)
+                        : posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
     return rc == 0 ? pid : -1;
 }
