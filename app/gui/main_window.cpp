@@ -1225,6 +1225,23 @@ void MainWindow::resetRunViews()
     m_statusProgress->hide();
 }
 
+QString MainWindow::whyTheEngineCannotStart()
+{
+    if (m_session->isRunning()) return tr("A run is going on: wait for it to end, or stop it.");
+    if (isSweeping()) return tr("A sweep is going on: wait for it to end, or stop it.");
+    if (m_lrProcess) return tr("A learning-rate range test is going on.");
+    m_inspector->commitPending(); // a value still being typed belongs to what starts
+    if (m_problems->count() > 0) {
+        m_docks["problems"]->show();
+        m_docks["problems"]->raise();
+        return m_pipeline->problems().empty()
+                   ? m_problems->item(0)->text()
+                   : tr("The pipeline has %n problem(s): fix them first (see Problems).", nullptr,
+                        int(m_pipeline->problems().size()));
+    }
+    return {};
+}
+
 bool MainWindow::startRun(QString *error)
 {
     auto refuse = [&](const QString &why) {
@@ -1232,17 +1249,7 @@ bool MainWindow::startRun(QString *error)
         m_log->addLine(QStringLiteral("error"), why);
         return false;
     };
-    if (m_session->isRunning()) return refuse(tr("A run is already going on."));
-    if (isSweeping()) return refuse(tr("A sweep is going on: run when it ends, or stop it."));
-    m_inspector->commitPending(); // a value still being typed belongs to the run
-    if (m_problems->count() > 0) {
-        m_docks["problems"]->show();
-        m_docks["problems"]->raise();
-        return refuse(m_pipeline->problems().empty()
-                          ? m_problems->item(0)->text()
-                          : tr("The pipeline has %n problem(s): fix them first (see Problems).",
-                               nullptr, int(m_pipeline->problems().size())));
-    }
+    if (const QString why = whyTheEngineCannotStart(); !why.isEmpty()) return refuse(why);
     const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
     QString base = QFileInfo(m_pipeline->displayName()).completeBaseName();
     QString outDir = m_runsDir + QStringLiteral("/") + base + QStringLiteral("-") + stamp;
@@ -1328,7 +1335,9 @@ bool MainWindow::resumeRun(const QString &dir, QString *why)
         m_log->addLine(QStringLiteral("error"), text);
         return false;
     };
-    if (m_session->isRunning()) return refuse(tr("A run is already going on."));
+    // Not whyTheEngineCannotStart(): the run's own pipeline runs, not the document's problems.
+    if (m_session->isRunning() || isSweeping() || m_lrProcess)
+        return refuse(tr("A run, sweep or range test is going on: resume when it ends."));
     const io::RunEntry run = io::readRun(dir.toStdString());
     if (!run.problem.empty()) return refuse(q(run.problem));
     if (!run.hasCheckpoint)
@@ -1511,15 +1520,8 @@ bool MainWindow::startSweep(const QStringList &ranges, int parallel, int random,
         m_log->addLine(QStringLiteral("error"), text);
         return false;
     };
-    if (m_session->isRunning()) return refuse(tr("A run is going on: sweep when it ends."));
-    if (isSweeping()) return refuse(tr("A sweep is already going on."));
+    if (const QString why = whyTheEngineCannotStart(); !why.isEmpty()) return refuse(why);
     if (ranges.isEmpty()) return refuse(tr("Nothing to sweep: give NODE.PARAM=V1,V2,…"));
-    m_inspector->commitPending();
-    if (m_problems->count() > 0)
-        return refuse(m_pipeline->problems().empty()
-                          ? m_problems->item(0)->text()
-                          : tr("The pipeline has %n problem(s): fix them first (see Problems).",
-                               nullptr, int(m_pipeline->problems().size())));
     const QString cli = widgets::RunSession::defaultCliPath();
     if (cli.isEmpty()) return refuse(tr("flowbench-cli was not found"));
     const QString stamp = QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"));
@@ -1657,15 +1659,7 @@ bool MainWindow::findLearningRate(QString *why)
         m_log->addLine(QStringLiteral("error"), text);
         return false;
     };
-    if (m_session->isRunning()) return refuse(tr("A run is going on: test when it ends."));
-    if (isSweeping()) return refuse(tr("A sweep is going on: test when it ends."));
-    if (m_lrProcess) return refuse(tr("A range test is already going on."));
-    m_inspector->commitPending();
-    if (m_problems->count() > 0)
-        return refuse(m_pipeline->problems().empty()
-                          ? m_problems->item(0)->text()
-                          : tr("The pipeline has %n problem(s): fix them first (see Problems).",
-                               nullptr, int(m_pipeline->problems().size())));
+    if (const QString why = whyTheEngineCannotStart(); !why.isEmpty()) return refuse(why);
     const QString cli = widgets::RunSession::defaultCliPath();
     if (cli.isEmpty()) return refuse(tr("flowbench-cli was not found"));
 

@@ -220,6 +220,9 @@ private:
     void openRunLogDialog();
     void saveRunLogDialog();
     QString examplesDirectory() const;
+    // Why a run, a sweep or a range test cannot start now (another one goes on, the pipeline
+    // has problems: then Problems is shown), or empty when it can.
+    QString whyTheEngineCannotStart();
     // Starts the session with the run views as they are (a resume keeps the earlier curves).
     bool launchRun(const widgets::RunRequest &request, QString *error);
     void pointAtMissingSpokenDigits();
