@@ -128,6 +128,7 @@ class TestEvaluationView : public QObject {
     Q_OBJECT
 
     json m_real;            // the last `evaluation` event of a small real run
+    QTemporaryDir m_dir;    // that run's folder
     json m_savedEvaluation; // that run's evaluation.json
     QString m_runError;
 
@@ -135,7 +136,7 @@ private slots:
     void initTestCase()
     {
         if (!QFile::exists(kData + "/t10k-images-idx3-ubyte.gz")) return; // the real run skips
-        QTemporaryDir dir;
+        QTemporaryDir &dir = m_dir; // kept: the run folder's pictures are read by a test
         const QString events = dir.path() + "/events.jsonl";
         QProcess p;
         p.setProgram(FLOWBENCH_CLI);
@@ -406,6 +407,69 @@ private slots:
     // At the size the dock has in a 1600 x 1000 window (1110 x 415): the matrix's cells
     // are big enough to hold their counts, the per-class table shows every class without
     // scrolling, and the gallery shows whole pictures with both caption lines.
+    // A cell with more errors than the event's first 64 carry shows every one of them, the
+    // pictures read from the run folder's misclassified-NODE.u8 when the cell is clicked.
+    void aCellShowsAllItsSamples()
+    {
+        if (!QFile::exists(kData + "/t10k-images-idx3-ubyte.gz"))
+            QSKIP("Fashion-MNIST is not installed (apt install dataset-fashion-mnist)");
+        QVERIFY2(m_real.is_object(), "the run wrote no evaluation event");
+        const QString run = m_dir.path() + "/run";
+        QVERIFY(QFile::exists(run + "/misclassified-evaluate.u8"));
+        EvaluationView view;
+        view.setPicturesFolder(run);
+        QVERIFY(view.setEvaluation(m_real));
+        // The cell with the most errors, and how many of them the first 64 hold.
+        int bt = -1, bp = -1;
+        qint64 most = 0;
+        for (int t = 0; t < 10; ++t)
+            for (int p = 0; p < 10; ++p)
+                if (t != p && m_real["confusion"][t][p].get<qint64>() > most) {
+                    most = m_real["confusion"][t][p].get<qint64>();
+                    bt = t;
+                    bp = p;
+                }
+        qint64 inFirst = 0;
+        for (const auto &m : m_real["misclassified"])
+            inFirst += m["true_class"] == bt && m["predicted_class"] == bp;
+        QVERIFY2(most > inFirst, "the biggest cell's errors all fall in the first 64");
+        view.filterGallery(bt, bp);
+        QCOMPARE(qint64(view.visibleGalleryCount()), most);
+        for (int i = 0; i < view.visibleGalleryCount(); ++i) {
+            const QImage image = view.galleryImage(i);
+            QVERIFY2(!image.isNull(), qPrintable(QString::number(i)));
+            QCOMPARE(image.size(), QSize(28, 28));
+        }
+        QVERIFY2(view.galleryNote().contains(QString("all %1 of them").arg(most)),
+                 qPrintable(view.galleryNote()));
+        // The file holds the pictures in misclassified_all's order, the same bytes as the
+        // event carries for the first ones.
+        QFile file(run + "/misclassified-evaluate.u8");
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QCOMPARE(file.size(), 784 * m_real["pictures_kept"].get<qint64>());
+        QCOMPARE(m_real["pictures_kept"].get<qint64>(), qint64(m_real["misclassified_all"].size()));
+        for (int i : {0, 1, 63}) {
+            QVERIFY(file.seek(784 * i));
+            const QByteArray fromFile = file.read(784);
+            const auto &m = m_real["misclassified"][size_t(i)];
+            QCOMPARE(m["index"].get<qint64>(),
+                     m_real["misclassified_all"][size_t(i)][0].get<qint64>());
+            QCOMPARE(fromFile, QByteArray::fromBase64(
+                                   QByteArray::fromStdString(m["pixels"].get<std::string>())));
+        }
+        // Without the folder: only those the event carries, as before.
+        EvaluationView alone;
+        QVERIFY(alone.setEvaluation(m_real));
+        alone.filterGallery(bt, bp);
+        QCOMPARE(qint64(alone.visibleGalleryCount()), most); // listed all the same...
+        int blank = 0;
+        for (int i = 0; i < alone.visibleGalleryCount(); ++i)
+            blank += alone.galleryImage(i).isNull();
+        QCOMPARE(qint64(blank), most - inFirst); // ...the others without their pictures
+        view.filterGallery(-1, -1);
+        QCOMPARE(view.visibleGalleryCount(), 64);
+    }
+
     void readsWellAtTheDocksDefaultSize()
     {
         if (!QFile::exists(kData + "/t10k-images-idx3-ubyte.gz"))

@@ -1294,6 +1294,7 @@ bool MainWindow::launchRun(const widgets::RunRequest &req, QString *error)
     setRunStatus(tr("Starting…"));
     m_lastRunMessage.clear();
     m_runs->setActiveRun(req.outDir);
+    m_evaluation->setPicturesFolder(req.outDir);
     m_docks["plots"]->show();
     m_docks["plots"]->raise();
     m_docks["log"]->raise(); // the problems tab is empty: a run only starts without any
@@ -1971,6 +1972,8 @@ bool MainWindow::openRunLog(const QString &path, bool quiet)
         return false;
     }
     resetRunViews();
+    // A run's log lies in its folder, beside its misclassified pictures.
+    m_evaluation->setPicturesFolder(QFileInfo(path).absolutePath());
     m_record->setEvents(events.value());
     for (const auto &e : m_record->events()) {
         showEventState(e);

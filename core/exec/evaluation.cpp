@@ -94,17 +94,28 @@ void EvaluationTally::add(const float *scores, const int32_t *labels, const floa
         ++m_detail.confusion[size_t(label * k + best)];
         if (best == label) continue;
         ++m_detail.misclassifiedTotal;
-        if (m_detail.misclassified.size() >= kMaxMisclassified) continue;
-        // Only the kept few pay for the softmax and the image.
+        // Only misclassified samples pay for the softmax and the picture.
         double sum = 0;
         for (int64_t c = 0; c < k; ++c)
             sum += std::exp(double(row[c]) - double(row[best]));
+        const MisclassifiedRef ref{firstIndex + i, label, int32_t(best), float(1.0 / sum)};
+        m_detail.allMisclassified.push_back(ref);
+        const bool keepPicture =
+            m_detail.allPictures.size() + size_t(sampleSize) <= kMaxMisclassifiedPictureBytes &&
+            m_detail.allPicturesKept + 1 == int64_t(m_detail.allMisclassified.size());
+        if (!keepPicture && m_detail.misclassified.size() >= kMaxMisclassified) continue;
+        std::vector<uint8_t> pixels = toPixels(inputs + i * sampleSize);
+        if (keepPicture) {
+            m_detail.allPictures.insert(m_detail.allPictures.end(), pixels.begin(), pixels.end());
+            ++m_detail.allPicturesKept;
+        }
+        if (m_detail.misclassified.size() >= kMaxMisclassified) continue;
         MisclassifiedSample s;
-        s.index = firstIndex + i;
-        s.trueClass = label;
-        s.predicted = int32_t(best);
-        s.probability = float(1.0 / sum);
-        s.pixels = toPixels(inputs + i * sampleSize);
+        s.index = ref.index;
+        s.trueClass = ref.trueClass;
+        s.predicted = ref.predicted;
+        s.probability = ref.probability;
+        s.pixels = std::move(pixels);
         m_detail.misclassified.push_back(std::move(s));
     }
 }
@@ -209,8 +220,22 @@ json evaluationJson(const Evaluation &e, int64_t epoch, int64_t epochs, bool wit
                                {"channels", d.channels},
                                {"pixels", base64(s.pixels.data(), s.pixels.size())}});
         j["misclassified"] = std::move(gallery);
+        // Every misclassified sample, as [index, true class, predicted class, probability]; the
+        // pictures of the first `pictures_kept` are in the run folder's pictures_file.
+        json all = json::array();
+        for (const MisclassifiedRef &r : d.allMisclassified)
+            all.push_back(json::array({r.index, r.trueClass, r.predicted, r.probability}));
+        j["misclassified_all"] = std::move(all);
+        j["image_shape"] = json::array({d.channels, d.height, d.width});
+        j["pictures_file"] = misclassifiedPicturesFile(e.node);
+        j["pictures_kept"] = d.allPicturesKept;
     }
     return j;
+}
+
+std::string misclassifiedPicturesFile(const std::string &evaluateNode)
+{
+    return "misclassified-" + evaluateNode + ".u8";
 }
 
 } // namespace fb::exec

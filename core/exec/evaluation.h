@@ -16,6 +16,17 @@ struct DataSpec;
 // At most this many misclassified samples are kept per evaluation: the first ones in test
 // order, so the same model shows the same gallery on every run, and the event stays small.
 inline constexpr size_t kMaxMisclassified = 64;
+// Every misclassified sample is listed (index, classes, probability); the pictures of all of
+// them are kept up to this many bytes, for the run folder's misclassified-NODE.u8, from which the
+// window loads the pictures of a cell on demand.
+inline constexpr size_t kMaxMisclassifiedPictureBytes = size_t(256) << 20;
+
+// A misclassified test sample without its picture.
+struct MisclassifiedRef {
+    int64_t index = 0;
+    int32_t trueClass = 0, predicted = 0;
+    float probability = 0;
+};
 
 // A test sample the model got wrong, with the image as the model's input shows it.
 struct MisclassifiedSample {
@@ -46,6 +57,11 @@ struct EvaluationDetail {
     PixelScale pixelScale = PixelScale::MinMax;
     int64_t misclassifiedTotal = 0;                 // all of them, not only those kept
     std::vector<MisclassifiedSample> misclassified; // the first kMaxMisclassified, test order
+    std::vector<MisclassifiedRef> allMisclassified; // every one, test order
+    // The pictures of the first allPicturesKept of allMisclassified, height x width x channels
+    // bytes each, one after the other (up to kMaxMisclassifiedPictureBytes).
+    std::vector<uint8_t> allPictures;
+    int64_t allPicturesKept = 0;
 
     int32_t classes() const { return int32_t(classNames.size()); }
     int64_t count(int32_t trueClass, int32_t predicted) const
@@ -107,5 +123,9 @@ std::string base64(const uint8_t *bytes, size_t size);
 // misclassified samples come only withGallery: the stream sends them with the last epoch's
 // evaluation, evaluation.json always has them.
 nlohmann::json evaluationJson(const Evaluation &e, int64_t epoch, int64_t epochs, bool withGallery);
+
+// The run folder's file of every kept misclassified picture of an evaluate node (raw bytes,
+// image_shape each, in misclassified_all's order).
+std::string misclassifiedPicturesFile(const std::string &evaluateNode);
 
 } // namespace fb::exec

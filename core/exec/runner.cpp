@@ -1135,6 +1135,10 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                 for (const Evaluation &e : er.evaluations)
                     file["evaluations"].push_back(
                         evaluationJson(e, st.epoch + 1, job.epochs, true));
+                for (const Evaluation &e : er.evaluations)
+                    FB_TRY(writeFileAtomically(
+                        fs::path(outDir) / misclassifiedPicturesFile(e.node),
+                        std::string(e.detail.allPictures.begin(), e.detail.allPictures.end())));
                 FB_TRY(writeFileAtomically(
                     fs::path(outDir) / "evaluation.json",
                     file.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));

@@ -115,6 +115,40 @@ Result<EvaluationData> parse(const json &e)
             d.misclassified.push_back(std::move(s).value());
         }
     }
+    if (auto all = e.find("misclassified_all"); all != e.end()) {
+        if (!all->is_array() || int64_t(all->size()) > d.misclassifiedTotal)
+            return makeError("'misclassified_all' must list at most the misclassified samples");
+        for (size_t i = 0; i < all->size(); ++i) {
+            const json &r = (*all)[i];
+            if (!r.is_array() || r.size() != 4 || !isCount(r[0]) || !r[1].is_number_integer() ||
+                !r[2].is_number_integer() || !r[3].is_number())
+                return makeError("misclassified_all[" + std::to_string(i) +
+                                 "] is not [index, true class, predicted class, probability]");
+            const int t = r[1].get<int>(), p = r[2].get<int>();
+            if (t < 0 || p < 0 || t >= k || p >= k || t == p)
+                return makeError("misclassified_all[" + std::to_string(i) +
+                                 "] has classes out of range or the same");
+            d.all.push_back({r[0].get<qint64>(), t, p, r[3].get<double>()});
+        }
+        const auto shape = e.find("image_shape");
+        if (shape != e.end() && shape->is_array() && shape->size() == 3 && isCount((*shape)[0]) &&
+            isCount((*shape)[1]) && isCount((*shape)[2]) && (*shape)[0].get<int64_t>() <= 4 &&
+            (*shape)[1].get<int64_t>() <= 4096 && (*shape)[2].get<int64_t>() <= 4096) {
+            d.imageChannels = int((*shape)[0].get<int64_t>());
+            d.imageHeight = int((*shape)[1].get<int64_t>());
+            d.imageWidth = int((*shape)[2].get<int64_t>());
+        }
+        const auto file = e.find("pictures_file");
+        const auto kept = e.find("pictures_kept");
+        // Only a plain file name: the window reads it from the run's folder, nowhere else.
+        if (file != e.end() && file->is_string() && kept != e.end() && isCount(*kept)) {
+            const QString name = QString::fromStdString(file->get<std::string>());
+            if (!name.contains('/') && !name.contains('\\') && !name.startsWith('.')) {
+                d.picturesFile = name;
+                d.picturesKept = std::min<qint64>(kept->get<int64_t>(), qint64(d.all.size()));
+            }
+        }
+    }
     return d;
 }
 

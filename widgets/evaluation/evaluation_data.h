@@ -30,6 +30,17 @@ struct EvaluationData {
     bool hasGallery = false;       // the event carried `misclassified` (the last epoch's does)
     std::vector<MisclassifiedImage> misclassified;
     qint64 misclassifiedTotal = 0;
+    // Every misclassified sample (the event's misclassified_all; empty from older runs), its
+    // picture in the run folder's picturesFile for the first picturesKept of them.
+    struct Ref {
+        qint64 index = 0;
+        int trueClass = 0, predicted = 0;
+        double probability = -1;
+    };
+    std::vector<Ref> all;
+    QString picturesFile;
+    qint64 picturesKept = 0;
+    int imageChannels = 0, imageHeight = 0, imageWidth = 0;
 
     int classCount() const { return int(classes.size()); }
     qint64 count(int trueClass, int predicted) const

@@ -3,6 +3,7 @@
 #include "widgets/evaluation/confusion_matrix_view.h"
 
 #include <QCheckBox>
+#include <QFile>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -12,6 +13,8 @@
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
+
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -258,14 +261,78 @@ void EvaluationView::fillTable()
 
 void EvaluationView::fillGallery()
 {
+    filterGallery(m_filter.first, m_filter.second);
+}
+
+void EvaluationView::setPicturesFolder(const QString &dir)
+{
+    m_picturesFolder = dir;
+}
+
+QImage EvaluationView::pictureAt(qsizetype position) const
+{
+    // The run folder's file of every kept picture, read where this one is: a cell's pictures
+    // are loaded when the cell is clicked, not all of them with the event.
+    if (!m_data || m_picturesFolder.isEmpty() || m_data->picturesFile.isEmpty() ||
+        position >= m_data->picturesKept)
+        return {};
+    const qint64 size = qint64(m_data->imageChannels) * m_data->imageHeight * m_data->imageWidth;
+    if (size <= 0) return {};
+    QFile f(m_picturesFolder + QLatin1Char('/') + m_data->picturesFile);
+    if (!f.open(QIODevice::ReadOnly) || !f.seek(position * size)) return {};
+    const QByteArray bytes = f.read(size);
+    if (bytes.size() != size) return {};
+    return imageFromPixels(bytes, m_data->imageHeight, m_data->imageWidth, m_data->imageChannels);
+}
+
+void EvaluationView::filterGallery(int trueClass, int predicted)
+{
+    const int k = classCount();
+    if (trueClass < 0 || predicted < 0 || trueClass >= k || predicted >= k)
+        trueClass = predicted = -1;
+    m_filter = {trueClass, predicted};
+    if (m_matrix->selectedCell() != m_filter) m_matrix->setSelectedCell(trueClass, predicted);
+
+    // What to show: a cell's every misclassified sample when the run lists them all (the
+    // pictures from the ones the event carries, else from the run folder's file), otherwise
+    // the first ones the event carries, those of the cell when one is chosen.
+    std::vector<MisclassifiedImage> shown;
+    m_cellComplete = false;
+    if (m_data && trueClass >= 0 && !m_data->all.empty()) {
+        m_cellComplete = true;
+        std::map<qint64, const MisclassifiedImage *> carried;
+        for (const MisclassifiedImage &m : m_data->misclassified)
+            carried[m.index] = &m;
+        for (size_t i = 0; i < m_data->all.size(); ++i) {
+            const EvaluationData::Ref &r = m_data->all[i];
+            if (r.trueClass != trueClass || r.predicted != predicted) continue;
+            MisclassifiedImage m{r.index, r.trueClass, r.predicted, r.probability, {}};
+            if (auto it = carried.find(r.index); it != carried.end())
+                m.image = it->second->image;
+            else
+                m.image = pictureAt(qsizetype(i));
+            shown.push_back(std::move(m));
+        }
+    } else if (m_data) {
+        for (const MisclassifiedImage &m : m_data->misclassified)
+            if (trueClass < 0 || (m.trueClass == trueClass && m.predicted == predicted))
+                shown.push_back(m);
+    }
+
     // One layout and one repaint for the whole gallery, not one per image.
     m_gallery->setUpdatesEnabled(false);
     const auto restore = qScopeGuard([this] { m_gallery->setUpdatesEnabled(true); });
     m_gallery->clear();
-    if (m_data && !m_data->misclassified.empty()) {
-        // One whole scale factor for all, from the first image: nearest-neighbour scaling by a
-        // whole factor keeps every pixel a crisp square of the same size.
-        const QSize own = m_data->misclassified.front().image.size();
+    if (!shown.empty()) {
+        // One whole scale factor for all, from the run's image size: nearest-neighbour scaling
+        // by a whole factor keeps every pixel a crisp square of the same size.
+        QSize own(m_data->imageWidth, m_data->imageHeight);
+        for (const MisclassifiedImage &m : shown)
+            if (!m.image.isNull()) {
+                own = m.image.size();
+                break;
+            }
+        if (own.isEmpty()) own = QSize(28, 28);
         const int factor = std::max(1, kIconTarget / std::max({own.width(), own.height(), 1}));
         const QSize icon = own * factor;
         m_gallery->setIconSize(icon);
@@ -278,54 +345,47 @@ void EvaluationView::fillGallery()
                                   fm.horizontalAdvance(tr("predicted: %1 (0.00)").arg(name))});
         m_gallery->setGridSize(QSize(std::max(icon.width(), std::min(textWidth, 400)) + 24,
                                      icon.height() + 3 * fm.lineSpacing() + 12));
-        for (const MisclassifiedImage &m : m_data->misclassified) {
+        for (const MisclassifiedImage &m : shown) {
             QIcon pixmaps;
-            // The 2x copy serves high-DPI screens; without it QIcon would scale up smoothly.
-            for (int dpr : {1, 2}) {
-                QImage scaled =
-                    m.image.scaled(icon * dpr, Qt::KeepAspectRatio, Qt::FastTransformation);
-                QPixmap pixmap = QPixmap::fromImage(scaled);
-                pixmaps.addPixmap(pixmap);
+            if (m.image.isNull()) {
+                // Not kept (beyond the pictures' budget, or the file is gone): said, not blank.
+                QPixmap none(icon);
+                none.fill(palette().color(QPalette::Mid));
+                pixmaps.addPixmap(none);
+            } else {
+                // The 2x copy serves high-DPI screens; without it QIcon would scale up smoothly.
+                for (int dpr : {1, 2}) {
+                    QImage scaled =
+                        m.image.scaled(icon * dpr, Qt::KeepAspectRatio, Qt::FastTransformation);
+                    pixmaps.addPixmap(QPixmap::fromImage(scaled));
+                }
             }
             auto *item = new QListWidgetItem(pixmaps, QString(), m_gallery);
             const QString truth = m_data->classes[m.trueClass];
-            const QString predicted = m_data->classes[m.predicted];
+            const QString predictedName = m_data->classes[m.predicted];
             const QString probability = m.probability >= 0
                                             ? QStringLiteral(" (%1)").arg(m.probability, 0, 'f', 2)
                                             : QString();
             // Shown on two lines, broken where the reader expects it rather than wherever the
             // words happen to fill the cell; one line for the caption's other uses.
             item->setText(tr("true: %1").arg(truth) + QLatin1Char('\n') +
-                          tr("predicted: %1").arg(predicted) + probability);
+                          tr("predicted: %1").arg(predictedName) + probability);
             item->setData(kCaptionRole,
-                          tr("true: %1 / predicted: %2").arg(truth, predicted) + probability);
-            item->setToolTip(tr("Test sample %1: a %2 the model took for a %3%4")
-                                 .arg(m.index)
-                                 .arg(truth, predicted,
-                                      m.probability >= 0
-                                          ? tr(" with probability %1").arg(m.probability, 0, 'f', 3)
-                                          : QString()));
+                          tr("true: %1 / predicted: %2").arg(truth, predictedName) + probability);
+            item->setToolTip(
+                tr("Test sample %1: a %2 the model took for a %3%4%5")
+                    .arg(m.index)
+                    .arg(truth, predictedName,
+                         m.probability >= 0
+                             ? tr(" with probability %1").arg(m.probability, 0, 'f', 3)
+                             : QString(),
+                         m.image.isNull() ? tr(" (its picture was not kept)") : QString()));
             item->setData(kIndexRole, m.index);
             item->setData(kTrueRole, m.trueClass);
             item->setData(kPredRole, m.predicted);
             item->setData(kImageRole, m.image);
             item->setTextAlignment(Qt::AlignHCenter | Qt::AlignTop);
         }
-    }
-    filterGallery(m_filter.first, m_filter.second);
-}
-
-void EvaluationView::filterGallery(int trueClass, int predicted)
-{
-    const int k = classCount();
-    if (trueClass < 0 || predicted < 0 || trueClass >= k || predicted >= k)
-        trueClass = predicted = -1;
-    m_filter = {trueClass, predicted};
-    if (m_matrix->selectedCell() != m_filter) m_matrix->setSelectedCell(trueClass, predicted);
-    for (int i = 0; i < m_gallery->count(); ++i) {
-        QListWidgetItem *item = m_gallery->item(i);
-        item->setHidden(trueClass >= 0 && (item->data(kTrueRole).toInt() != trueClass ||
-                                           item->data(kPredRole).toInt() != predicted));
     }
     updateGalleryNote();
 }
@@ -348,7 +408,13 @@ void EvaluationView::updateGalleryNote()
                          .arg(shown)
                          .arg(m_data->misclassifiedTotal)
                    : tr("Misclassified test images: all %1.").arg(shown);
-        if (m_filter.first >= 0)
+        if (m_filter.first >= 0 && m_cellComplete)
+            note = tr("%1 predicted as %2: all %3 of them (click the cell again for the first "
+                      "%4 of every kind).")
+                       .arg(m_data->classes[m_filter.first], m_data->classes[m_filter.second])
+                       .arg(visibleGalleryCount())
+                       .arg(shown);
+        else if (m_filter.first >= 0)
             note += QLatin1Char(' ') +
                     tr("Showing %1 predicted as %2: %3 of them (click the cell again for all).")
                         .arg(m_data->classes[m_filter.first], m_data->classes[m_filter.second])

@@ -58,6 +58,9 @@ public:
     bool rowNormalized() const;
     // Shows only the misclassified images of one (true, predicted) cell; (-1, -1) shows all.
     void filterGallery(int trueClass, int predicted);
+    // The run folder the pictures of every misclassified sample are read from (its
+    // misclassified-NODE.u8), when a cell is clicked; empty: only the ones the event carries.
+    void setPicturesFolder(const QString &dir);
 
     ConfusionMatrixView *matrixView() const { return m_matrix; }
     QTableWidget *classTable() const { return m_table; }
@@ -83,6 +86,9 @@ private:
     QListWidget *m_gallery = nullptr;
     QSplitter *m_split = nullptr;
     bool m_splitSized = false; // the person's own splitter positions are kept after the first
+    QString m_picturesFolder;
+    bool m_cellComplete = false; // the gallery shows every misclassified sample of its cell
+    QImage pictureAt(qsizetype position) const; // of the run's misclassified_all, or null
 };
 
 } // namespace fb::widgets
