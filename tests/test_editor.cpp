@@ -332,8 +332,23 @@ private slots:
         QCOMPARE(c.pipeline.document().edges().size(), edges + 2);
         const auto pasted = c.scene.selectedNodeIds();
         QCOMPARE(pasted, (std::vector<std::string>{"conv3", "relu4", "pool3"}));
-        QCOMPARE(c.pipeline.document().node("conv3")->x,
-                 c.pipeline.document().node("conv1")->x + 40);
+        // Together, as they were copied, and in free space: no pasted node covers another one
+        // (40 px down and right of the originals, where they were pasted before, they did).
+        const auto *conv1 = c.pipeline.document().node("conv1");
+        const auto *conv3 = c.pipeline.document().node("conv3");
+        QCOMPARE(c.pipeline.document().node("relu4")->x - conv3->x,
+                 c.pipeline.document().node("relu1")->x - conv1->x);
+        auto overlaps = [&] {
+            int n = 0;
+            for (const std::string &id : pasted)
+                for (const graph::Node &other : c.pipeline.document().nodes())
+                    if (other.id != id &&
+                        c.scene.nodeItem(id)->sceneBoundingRect().intersects(
+                            c.scene.nodeItem(other.id)->sceneBoundingRect().adjusted(4, 4, -4, -4)))
+                        ++n;
+            return n;
+        };
+        QCOMPARE(overlaps(), 0);
         QCOMPARE(c.pipeline.document().node("conv3")->params,
                  c.pipeline.document().node("conv1")->params);
         // One undo step takes the whole paste away.
@@ -344,6 +359,12 @@ private slots:
         c.scene.selectNodes({"fc1"});
         c.scene.duplicateSelection();
         QVERIFY(c.pipeline.document().node("fc3"));
+        for (const graph::Node &other : c.pipeline.document().nodes())
+            if (other.id != "fc3")
+                QVERIFY2(
+                    !c.scene.nodeItem("fc3")->sceneBoundingRect().intersects(
+                        c.scene.nodeItem(other.id)->sceneBoundingRect().adjusted(4, 4, -4, -4)),
+                    other.id.c_str());
         c.scene.deleteSelection();
         QVERIFY(!c.pipeline.document().node("fc3"));
         // Text from elsewhere: only wires between pasted nodes, each once.

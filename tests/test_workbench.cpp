@@ -696,6 +696,30 @@ private slots:
         QVERIFY(win.w.openPipeline(kCnn, true));
         QVERIFY(win.w.action("run")->isEnabled());
         QCOMPARE(win.w.problemsList()->count(), 0);
+        // The CNN opens readable (fitted, it was at about 0.55: 7 px text), its data sources in
+        // sight; Fit to View still shows it whole.
+        QApplication::processEvents();
+        QVERIFY2(win.w.view()->zoom() >= widgets::GraphView::kReadableZoom - 1e-9,
+                 qPrintable(QString::number(win.w.view()->zoom())));
+        const QRectF seen =
+            win.w.view()->mapToScene(win.w.view()->viewport()->rect()).boundingRect();
+        const QRectF source = win.w.scene()->nodeItem("train_data")->sceneBoundingRect();
+        QVERIFY2(seen.contains(source),
+                 qPrintable(QString("seen %1,%2 %3x%4; train_data %5,%6 %7x%8")
+                                .arg(seen.x())
+                                .arg(seen.y())
+                                .arg(seen.width())
+                                .arg(seen.height())
+                                .arg(source.x())
+                                .arg(source.y())
+                                .arg(source.width())
+                                .arg(source.height())));
+        win.w.action("fit")->trigger();
+        for (const auto &n : win.w.pipeline()->document().nodes())
+            QVERIFY(win.w.view()
+                        ->mapToScene(win.w.view()->viewport()->rect())
+                        .boundingRect()
+                        .contains(win.w.scene()->nodeItem(n.id)->sceneBoundingRect()));
     }
 };
 

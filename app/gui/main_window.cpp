@@ -784,7 +784,7 @@ void MainWindow::buildDocks()
             QMessageBox::warning(this, tr("Could not open the pipeline"), q(ok.error().str()));
             return;
         }
-        m_view->fitToView();
+        m_view->fitReadable();
         statusBar()->showMessage(
             tr("Opened the pipeline of run %1 as an untitled copy").arg(QFileInfo(d).fileName()),
             6000);
@@ -960,7 +960,7 @@ void MainWindow::newPipeline()
 {
     if (!maybeSave()) return;
     m_pipeline->newPipeline();
-    m_view->fitToView();
+    m_view->fitReadable();
 }
 
 bool MainWindow::openPipeline(const QString &path, bool quiet)
@@ -979,9 +979,9 @@ bool MainWindow::openPipeline(const QString &path, bool quiet)
     }
     addRecent(path);
     if (!example) QSettings().setValue("last_dir", QFileInfo(path).absolutePath());
-    m_view->fitToView();
+    m_view->fitReadable();
     // Once more after the window has its final size (when opened before it is shown).
-    QTimer::singleShot(0, m_view, [this] { m_view->fitToView(); });
+    QTimer::singleShot(0, m_view, [this] { m_view->fitReadable(); });
     statusBar()->showMessage(example ? tr("Opened the example %1 as an untitled copy: Save asks "
                                           "where to keep your version")
                                            .arg(QFileInfo(path).fileName())
@@ -1411,7 +1411,9 @@ bool MainWindow::diffRuns(const QString &a, const QString &b, QString *why)
     // From the earlier run to the later one: "what did I change since?".
     io::RunEntry first = io::readRun(a.toStdString()), second = io::readRun(b.toStdString());
     QString before = a, after = b;
-    if (first.started > second.started) {
+    // (Started in the same second: the folder names, which number a second run of a second.)
+    if (first.started > second.started ||
+        (first.started == second.started && first.id > second.id)) {
         std::swap(first, second);
         std::swap(before, after);
     }
@@ -1439,7 +1441,7 @@ bool MainWindow::diffRuns(const QString &a, const QString &b, QString *why)
     if (!maybeSave()) return refuse({});
     const QString path = after + QStringLiteral("/") + QString(io::kPipelineFile);
     if (Status ok = m_pipeline->loadCopy(path); !ok) return refuse(q(ok.error().str()));
-    m_view->fitToView();
+    m_view->fitReadable();
     m_scene->setDiffMarks(widgets::diffMarks(diff));
 
     if (!m_runDiff) {

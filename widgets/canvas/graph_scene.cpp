@@ -1,5 +1,7 @@
 #include "widgets/canvas/graph_scene.h"
 
+#include "core/base/json_nesting.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -207,9 +209,13 @@ void GraphScene::selectNodes(const std::vector<std::string> &ids)
 
 QPointF GraphScene::freeSpotNear(QPointF pos) const
 {
-    const QSizeF size(NodeItem::kWidth, 80);
-    auto freeAt = [&](QPointF p) {
-        const QRectF r(p, size);
+    return pos + freeOffsetFor(QRectF(pos, QSizeF(NodeItem::kWidth, 80)), QPointF());
+}
+
+QPointF GraphScene::freeOffsetFor(const QRectF &group, QPointF preferred) const
+{
+    auto freeAt = [&](QPointF offset) {
+        const QRectF r = group.translated(offset);
         for (const auto &[id, item] : m_nodes)
             if (item->sceneBoundingRect().adjusted(-10, -10, 10, 10).intersects(r)) return false;
         return true;
@@ -219,10 +225,10 @@ QPointF GraphScene::freeSpotNear(QPointF pos) const
     for (int ring = 0; ring < 40; ++ring)
         for (int dy = 0; dy <= ring; ++dy)
             for (int dx : {ring - dy, -(ring - dy)}) {
-                const QPointF p = pos + QPointF(dx * step, dy * step);
+                const QPointF p = preferred + QPointF(dx * step, dy * step);
                 if (freeAt(p)) return p;
             }
-    return pos;
+    return preferred;
 }
 
 std::string GraphScene::addNode(const std::string &type, QPointF scenePos)
@@ -243,8 +249,29 @@ std::string GraphScene::copySelection() const
     return ids.empty() ? std::string() : m_pipeline->fragment(ids);
 }
 
+QPointF GraphScene::freePasteOffset(const std::string &text, QPointF preferred) const
+{
+    // The pasted nodes land together in free space near `preferred`, never on top of others.
+    // The clipboard's text is anyone's: its nesting is checked before nlohmann reads it.
+    const nlohmann::json fragment = checkJsonNesting(text, "").ok()
+                                        ? nlohmann::json::parse(text, nullptr, false)
+                                        : nlohmann::json();
+    if (!fragment.is_object() || !fragment.contains("nodes") || !fragment["nodes"].is_array())
+        return preferred;
+    QRectF group;
+    for (const auto &n : fragment["nodes"]) {
+        const auto pos = n.is_object() ? n.find("position") : n.end();
+        if (n.is_object() && pos != n.end() && pos->is_array() && pos->size() == 2 &&
+            (*pos)[0].is_number() && (*pos)[1].is_number())
+            group |= QRectF(QPointF((*pos)[0].get<double>(), (*pos)[1].get<double>()),
+                            QSizeF(NodeItem::kWidth, 80));
+    }
+    return group.isNull() ? preferred : freeOffsetFor(group, preferred);
+}
+
 bool GraphScene::pasteFragment(const std::string &text, QPointF offset)
 {
+    offset = freePasteOffset(text, offset);
     auto ids = m_pipeline->paste(text, offset);
     if (!ids) {
         emit message(tr("Nothing to paste: %1").arg(q(ids.error().message)));
@@ -258,7 +285,7 @@ void GraphScene::duplicateSelection()
 {
     const std::string text = copySelection();
     if (text.empty()) return;
-    auto ids = m_pipeline->paste(text, QPointF(40, 40), tr("Duplicate"));
+    auto ids = m_pipeline->paste(text, freePasteOffset(text, QPointF(40, 40)), tr("Duplicate"));
     if (ids) selectNodes(ids.value());
 }
 

@@ -45,6 +45,11 @@ public:
     // --- editing through the undo stack ---------------------------------------------------
     // The nearest place at or below-right of `pos` where a new node's body covers no node.
     QPointF freeSpotNear(QPointF pos) const;
+    // The offset nearest `preferred` (rings a grid step apart) that puts a group of nodes
+    // covering `group` where no node is.
+    QPointF freeOffsetFor(const QRectF &group, QPointF preferred) const;
+    // The same for a copied fragment (pipeline JSON): where pasting it covers no node.
+    QPointF freePasteOffset(const std::string &text, QPointF preferred) const;
     // Adds a node of the type at a scene position and selects it; returns its id.
     std::string addNode(const std::string &type, QPointF scenePos);
     void deleteSelection();

@@ -84,8 +84,28 @@ void GraphView::resetZoom()
     centerOn(c);
 }
 
+void GraphView::fitReadable()
+{
+    fitToView();
+    m_readable = true;
+    if (zoom() >= kReadableZoom) return;
+    QRectF bounds;
+    for (QGraphicsItem *item : scene()->items())
+        if (item->type() == NodeItem::Type) bounds |= item->sceneBoundingRect();
+    bounds.adjust(-40, -40, 40, 40);
+    setTransform(QTransform::fromScale(kReadableZoom, kReadableZoom));
+    // The top-left corner in sight (the training data's source sits there), or the middle of
+    // the height where all of it fits.
+    const double halfWidth = viewport()->width() / (2 * kReadableZoom);
+    const double halfHeight = viewport()->height() / (2 * kReadableZoom);
+    centerOn(QPointF(bounds.left() + halfWidth, bounds.height() > 2 * halfHeight
+                                                    ? bounds.top() + halfHeight
+                                                    : bounds.center().y()));
+}
+
 void GraphView::fitToView()
 {
+    m_readable = false;
     QRectF bounds;
     for (QGraphicsItem *item : scene()->items())
         if (item->type() == NodeItem::Type) bounds |= item->sceneBoundingRect();
@@ -107,7 +127,12 @@ void GraphView::fitToView()
 void GraphView::resizeEvent(QResizeEvent *event)
 {
     QGraphicsView::resizeEvent(event);
-    if (m_autoFit) fitToView();
+    if (m_autoFit) {
+        if (m_readable)
+            fitReadable();
+        else
+            fitToView();
+    }
 }
 
 QPointF GraphView::centerScenePos() const

@@ -23,6 +23,12 @@ public:
     // Shows every node (or the empty origin), not magnified past 100%. The view then keeps the
     // whole pipeline in sight as it is resized, until the person zooms or pans.
     void fitToView();
+    // What a pipeline opens at: fitted when that leaves its text readable (a zoom of at least
+    // kReadableZoom: 13 px titles at 10 px and more), else at that zoom from the pipeline's
+    // top-left corner, where its training data comes in, the rest a scroll away. Kept as the view
+    // is resized, until the person zooms or pans.
+    void fitReadable();
+    static constexpr double kReadableZoom = 0.8;
     bool isFitting() const { return m_autoFit; }
     // Where a new node goes when a person double-clicks a palette entry: the view's centre.
     QPointF centerScenePos() const;
@@ -49,6 +55,7 @@ private:
     bool m_panning = false;
     bool m_spaceHeld = false;
     QPoint m_panLast;
+    bool m_readable = false; // fitReadable(), not fitToView(), keeps the view
     bool m_autoFit = false;
 };
 
