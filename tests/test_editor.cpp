@@ -317,6 +317,38 @@ private slots:
         QCOMPARE(c.pipeline.undoStack()->count(), steps + 2);
     }
 
+    // A wire's live rate is written where the wire covers no node: at its middle the CNN's
+    // normalize -> train wire sat on pool1, and read as pool1's.
+    void wireLabelsStayOffNodes()
+    {
+        Canvas c;
+        QVERIFY(c.pipeline.load(kCnn).ok());
+        for (const graph::Edge &e : c.pipeline.document().edges())
+            c.scene.setEdgeLive(e.fromNode, e.toNode, 1234, 0.5, false);
+        int labels = 0;
+        for (const graph::Edge &e : c.pipeline.document().edges()) {
+            const QRectF label = c.scene.edgeItem(e)->labelRect();
+            if (label.isNull()) continue;
+            ++labels;
+            for (const graph::Node &n : c.pipeline.document().nodes()) {
+                const NodeItem *item = c.scene.nodeItem(n.id);
+                const QRectF body = item->mapRectToScene(item->shape().boundingRect());
+                QVERIFY2(!label.intersects(body),
+                         qPrintable(QString::fromStdString(e.str() + " over " + n.id) +
+                                    QString(" label %1,%2 %3x%4 body %5,%6 %7x%8")
+                                        .arg(label.x())
+                                        .arg(label.y())
+                                        .arg(label.width())
+                                        .arg(label.height())
+                                        .arg(body.x())
+                                        .arg(body.y())
+                                        .arg(body.width())
+                                        .arg(body.height())));
+            }
+        }
+        QVERIFY(labels > 0);
+    }
+
     void copyPasteKeepsInnerEdges()
     {
         Canvas c;

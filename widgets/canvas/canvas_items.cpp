@@ -480,7 +480,42 @@ void EdgeItem::updatePath()
     const QPointF pb = b ? b->anchor() : to ? to->scenePos() + QPointF(0, 20) : QPointF();
     m_color = a ? portColor(a->portType()) : b ? portColor(b->portType()) : QColor(Qt::gray);
     setPath(curve(pa, pb));
-    if (m_label) m_label->setPos(path().pointAtPercent(0.5));
+    placeLabel();
+}
+
+void EdgeItem::placeLabel()
+{
+    if (!m_label || !scene()) return;
+    // On the wire, where it covers no node's body: the middle first, then further out either
+    // way; a wire too short for it (two nodes side by side) gets it just beside its middle. A label
+    // at the middle sat on whatever node the wire passed under, and read as that node's.
+    auto freeAt = [&](QPointF at) {
+        const QRectF r = m_label->boundingRect().translated(at).adjusted(-3, -3, 3, 3);
+        for (QGraphicsItem *item : scene()->items(r))
+            if (item->type() == NodeItem::Type) return false;
+        return true;
+    };
+    for (double t : {0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8, 0.12, 0.88}) {
+        const QPointF at = path().pointAtPercent(t);
+        if (freeAt(at)) {
+            m_label->setPos(at);
+            return;
+        }
+    }
+    const QPointF middle = path().pointAtPercent(0.5);
+    for (double dx : {0.0, 30.0, -30.0, 60.0, -60.0})
+        for (double dy : {0.0, -30.0, 30.0, -45.0, 45.0, -60.0, 60.0, -80.0, 80.0}) {
+            if (freeAt(middle + QPointF(dx, dy))) {
+                m_label->setPos(middle + QPointF(dx, dy));
+                return;
+            }
+        }
+    m_label->setPos(middle);
+}
+
+QRectF EdgeItem::labelRect() const
+{
+    return m_label ? m_label->sceneBoundingRect() : QRectF();
 }
 
 QRectF EdgeItem::boundingRect() const
@@ -537,7 +572,7 @@ void EdgeItem::setLiveStats(double rate, double fill, bool cached)
         auto *label = static_cast<EdgeLabelItem *>(m_label);
         label->setText(liveText());
         label->setToolTip(tip);
-        label->setPos(path().pointAtPercent(0.5));
+        placeLabel();
     }
     update();
 }

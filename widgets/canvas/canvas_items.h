@@ -128,6 +128,8 @@ public:
     void clearRunState();
     bool hasLiveStats() const { return m_live; }
     QString liveText() const;
+    // Where the live rate's label covers the scene (null without one).
+    QRectF labelRect() const;
     double queueFill() const { return m_fill; }
 
     // The curve between two points, as wires and the wire being dragged share it.
@@ -140,6 +142,7 @@ private:
     bool m_live = false;
     double m_rate = 0, m_fill = 0;
     bool m_cached = false;
+    void placeLabel();
     QGraphicsItem *m_label = nullptr; // the live rate, a scene item of its own (above nodes)
 };
 
