@@ -74,6 +74,7 @@ void RunReporter::openFolderLog(bool append)
     if (m_ownsEvents && m_events && std::filesystem::exists(path, ec) &&
         std::filesystem::equivalent(path, m_eventsPath, ec)) {
         m_pending.clear();
+        m_folderIsStream = true;
         return;
     }
     m_folderLog = std::fopen(path.c_str(), append ? "a" : "w");
@@ -87,16 +88,17 @@ void RunReporter::openFolderLog(bool append)
     std::fflush(m_folderLog);
 }
 
-void RunReporter::event(json e)
+void RunReporter::event(json e, bool toStream)
 {
-    if (!m_events && m_outDir.empty()) return;
+    std::FILE *stream = toStream ? m_events : nullptr;
+    if (!stream && m_outDir.empty()) return;
     std::lock_guard lock(m_eventMutex);
     e["t"] = std::round(since(m_start) * 1000) / 1000;
     // ASCII only and never a throw, as the summary line (main.cpp's jsonLine).
     const std::string line = e.dump(-1, ' ', true, json::error_handler_t::replace);
-    if (m_events) {
-        std::fprintf(m_events, "%s\n", line.c_str());
-        std::fflush(m_events);
+    if (stream) {
+        std::fprintf(stream, "%s\n", line.c_str());
+        std::fflush(stream);
     }
     if (m_folderLog) {
         std::fprintf(m_folderLog, "%s\n", line.c_str());
@@ -105,8 +107,8 @@ void RunReporter::event(json e)
         const std::string type = e.value("type", "");
         if (type != "progress" && type != "hardware" && type != "dataflow")
             std::fflush(m_folderLog);
-    } else if (!m_outDir.empty()) {
-        m_pending.push_back(line);
+    } else if (!m_outDir.empty() && !m_folderIsStream) {
+        m_pending.push_back(line); // until training starts and the folder's log opens
     }
 }
 
@@ -361,14 +363,10 @@ void RunReporter::summary(const json &s)
     // On stdout the summary itself is the last line; the stream gets its own copy elsewhere.
     json e = s;
     e["type"] = "summary";
-    if (m_events && m_events != stdout) {
+    if (m_events && m_events != stdout)
         event(e);
-    } else if (m_folderLog) {
-        std::FILE *events = m_events;
-        m_events = nullptr; // the folder's log only
-        event(e);
-        m_events = events;
-    }
+    else if (m_folderLog)
+        event(e, false); // the folder's log only
     if (m_folderLog) std::fflush(m_folderLog);
     if (m_runFile) m_runFile->finished(s);
 }

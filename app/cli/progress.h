@@ -43,7 +43,8 @@ public:
     void hardware(const metrics::HardwareSample &s) override;
 
 private:
-    void event(nlohmann::json e);
+    // To the --events stream (unless toStream is false) and to the run folder's log.
+    void event(nlohmann::json e, bool toStream = true);
     void clearBar();
     void openFolderLog(bool append);
 
@@ -51,6 +52,7 @@ private:
     std::unique_ptr<RunFileWriter> m_runFile;
     std::FILE *m_folderLog = nullptr;  // OUT/events.jsonl
     std::vector<std::string> m_pending; // lines before it opened
+    bool m_folderIsStream = false;      // --events names OUT/events.jsonl itself
 
     std::mutex m_eventMutex; // hardware samples arrive from the monitor's thread
     std::atomic<double> m_cpuPercent{-1};

@@ -1315,9 +1315,9 @@ bool MainWindow::openRun(const QString &dir, QString *why)
         return refuse(tr("The run %1 has no event log (%2): it failed before it started, or an "
                          "older Flowbench made it without one")
                           .arg(QFileInfo(dir).fileName(), QString(io::kEventsFile)));
-    auto loaded = widgets::RunRecord::load(events);
+    auto loaded = widgets::RunRecord::load(events); // read once, its error said as it is
     if (!loaded) return refuse(q(loaded.error().str()));
-    if (!openRunLog(events, true)) return refuse(tr("The run's event log could not be opened"));
+    showRunLog(events, std::move(loaded).value());
     const io::RunEntry run = io::readRun(dir.toStdString());
     if (run.hasModel || run.hasCheckpoint) m_inference->setModel(dir);
     setRunStatus(tr("Run %1: %2").arg(q(run.name), q(run.status)));
@@ -1560,7 +1560,6 @@ bool MainWindow::startSweep(const QStringList &ranges, int parallel, int random,
         for (const QString &line : lines)
             m_log->addLine(QStringLiteral("info"), line);
         if (!lines.isEmpty()) statusBar()->showMessage(lines.last(), 6000);
-        m_runs->refresh();
     });
     auto done = [this, p, record, snapshot](bool started) {
         p->deleteLater();
@@ -1745,6 +1744,8 @@ void MainWindow::setRunsDirectory(const QString &dir)
 
 void MainWindow::onRunEvent(const nlohmann::json &e)
 {
+    // The live run's run.json says "running" from here: the panel shows it, then polls.
+    if (eventString(e, "type") == "run_start") m_runs->refresh();
     m_record->addEvent(e);
     m_plots->addEvent(e);
     showEventState(e);
@@ -1791,7 +1792,6 @@ void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
                 todo.push_back(edge->fromNode);
         }
         m_totalSteps = long(eventNumber(e, "steps_per_epoch")) * long(eventNumber(e, "epochs"));
-        m_runs->refresh(); // the run's run.json now says "running"; the panel polls from here
         setRunStatus(tr("Training on %1…").arg(q(eventString(e, "device"))));
         updateActions();
     } else if (type == "progress") {
@@ -1973,10 +1973,17 @@ bool MainWindow::openRunLog(const QString &path, bool quiet)
         if (!quiet) QMessageBox::warning(this, tr("Could not open the run log"), why);
         return false;
     }
+    showRunLog(path, std::move(events).value());
+    return true;
+}
+
+void MainWindow::showRunLog(const QString &path, std::vector<nlohmann::json> events)
+{
+    const int count = int(events.size());
     resetRunViews();
     // A run's log lies in its folder, beside its misclassified pictures.
     m_evaluation->setPicturesFolder(QFileInfo(path).absolutePath());
-    m_record->setEvents(events.value());
+    m_record->setEvents(std::move(events));
     for (const auto &e : m_record->events()) {
         showEventState(e);
         const std::string type = eventString(e, "type");
@@ -1987,13 +1994,11 @@ bool MainWindow::openRunLog(const QString &path, bool quiet)
     m_plots->addEvents(m_record->events());
     showPendingEvaluation();
     m_scene->clearRunState(); // a finished run: the canvas shows the document, not live state
-    setRunStatus(tr("Run log %1: %n event(s)", nullptr, int(events.value().size()))
-                     .arg(QFileInfo(path).fileName()));
+    setRunStatus(tr("Run log %1: %n event(s)", nullptr, count).arg(QFileInfo(path).fileName()));
     m_docks["plots"]->show();
     m_docks["plots"]->raise();
     m_docks["log"]->raise(); // the problems tab is empty: a run only starts without any
     updateActions();
-    return true;
 }
 
 bool MainWindow::saveRunLog(const QString &path)

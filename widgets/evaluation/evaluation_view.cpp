@@ -269,18 +269,14 @@ void EvaluationView::setPicturesFolder(const QString &dir)
     m_picturesFolder = dir;
 }
 
-QImage EvaluationView::pictureAt(qsizetype position) const
+QImage EvaluationView::pictureAt(QFile &pictures, qsizetype position) const
 {
     // The run folder's file of every kept picture, read where this one is: a cell's pictures
     // are loaded when the cell is clicked, not all of them with the event.
-    if (!m_data || m_picturesFolder.isEmpty() || m_data->picturesFile.isEmpty() ||
-        position >= m_data->picturesKept)
-        return {};
+    if (!pictures.isOpen() || position >= m_data->picturesKept) return {};
     const qint64 size = qint64(m_data->imageChannels) * m_data->imageHeight * m_data->imageWidth;
-    if (size <= 0) return {};
-    QFile f(m_picturesFolder + QLatin1Char('/') + m_data->picturesFile);
-    if (!f.open(QIODevice::ReadOnly) || !f.seek(position * size)) return {};
-    const QByteArray bytes = f.read(size);
+    if (size <= 0 || !pictures.seek(position * size)) return {};
+    const QByteArray bytes = pictures.read(size);
     if (bytes.size() != size) return {};
     return imageFromPixels(bytes, m_data->imageHeight, m_data->imageWidth, m_data->imageChannels);
 }
@@ -300,6 +296,10 @@ void EvaluationView::filterGallery(int trueClass, int predicted)
     m_cellComplete = false;
     if (m_data && trueClass >= 0 && !m_data->all.empty()) {
         m_cellComplete = true;
+        // Opened once for the cell (a missing folder or file: only the carried pictures).
+        QFile pictures(m_picturesFolder + QLatin1Char('/') + m_data->picturesFile);
+        if (!m_picturesFolder.isEmpty() && !m_data->picturesFile.isEmpty())
+            (void)pictures.open(QIODevice::ReadOnly);
         std::map<qint64, const MisclassifiedImage *> carried;
         for (const MisclassifiedImage &m : m_data->misclassified)
             carried[m.index] = &m;
@@ -310,7 +310,7 @@ void EvaluationView::filterGallery(int trueClass, int predicted)
             if (auto it = carried.find(r.index); it != carried.end())
                 m.image = it->second->image;
             else
-                m.image = pictureAt(qsizetype(i));
+                m.image = pictureAt(pictures, qsizetype(i));
             shown.push_back(std::move(m));
         }
     } else if (m_data) {

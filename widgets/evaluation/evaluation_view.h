@@ -11,6 +11,7 @@
 
 class QCheckBox;
 class QLabel;
+class QFile;
 class QListWidget;
 class QSplitter;
 class QTableWidget;
@@ -88,7 +89,8 @@ private:
     bool m_splitSized = false; // the person's own splitter positions are kept after the first
     QString m_picturesFolder;
     bool m_cellComplete = false; // the gallery shows every misclassified sample of its cell
-    QImage pictureAt(qsizetype position) const; // of the run's misclassified_all, or null
+    // Of the run's misclassified_all, from its open pictures file; null when not kept.
+    QImage pictureAt(QFile &pictures, qsizetype position) const;
 };
 
 } // namespace fb::widgets

@@ -226,9 +226,11 @@ void RunsPanel::setRunsDirectory(const QString &dir)
 
 void RunsPanel::setRunColors(const QHash<QString, QColor> &colors)
 {
-    m_colors.clear();
+    QHash<QString, QColor> absolute;
     for (auto it = colors.begin(); it != colors.end(); ++it)
-        m_colors.insert(QFileInfo(it.key()).absoluteFilePath(), it.value());
+        absolute.insert(QFileInfo(it.key()).absoluteFilePath(), it.value());
+    if (absolute == m_colors) return; // every new or opened run clears them: mostly no change
+    m_colors = std::move(absolute);
     refresh();
 }
 
@@ -295,7 +297,12 @@ void RunsPanel::refresh()
             if (item->toolTip().isEmpty()) item->setToolTip(tip);
         m_model->appendRow(row);
     }
-    m_table->resizeColumnsToContents();
+    // Fitted to the first runs listed; after that the widths are the person's (the list is read
+    // again every few seconds while a run goes on).
+    if (!m_columnsSized && m_model->rowCount() > 0) {
+        m_table->resizeColumnsToContents();
+        m_columnsSized = true;
+    }
     if (anyRunning)
         m_poll->start();
     else

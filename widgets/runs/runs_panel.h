@@ -99,6 +99,7 @@ private:
     QSortFilterProxyModel *m_proxy;
     QPushButton *m_open, *m_compare, *m_diff, *m_resume, *m_rename, *m_tags, *m_delete, *m_sweep;
     bool m_sweepRunning = false;
+    bool m_columnsSized = false;
     QHash<QString, QColor> m_colors;
     QFileSystemWatcher *m_watcher;
     QTimer *m_poll;
