@@ -23,6 +23,7 @@
 #include "widgets/canvas/canvas_items.h"
 #include "widgets/canvas/graph_scene.h"
 #include "widgets/canvas/graph_view.h"
+#include "widgets/canvas/wire_router.h"
 #include "widgets/editing/commands.h"
 #include "widgets/editing/edited_pipeline.h"
 #include "widgets/inspector/inspector.h"
@@ -35,6 +36,28 @@ namespace {
 
 const QString kCnn =
     QStringLiteral(FLOWBENCH_SOURCE_DIR "/resources/examples/fashion_mnist_cnn.json");
+
+// Where a wire's path enters a node's body, its two ports aside (empty: nowhere). Sampled every
+// few pixels along the path as drawn.
+QString crossing(const GraphScene &scene, const graph::PipelineDocument &doc, const graph::Edge &e)
+{
+    const QPainterPath path = scene.edgeItem(e)->path();
+    const QPointF from = path.pointAtPercent(0), to = path.pointAtPercent(1);
+    const int samples = std::max(50, int(path.length() / 3));
+    for (int i = 1; i < samples; ++i) {
+        const QPointF p = path.pointAtPercent(double(i) / samples);
+        if ((p - from).manhattanLength() < 8 || (p - to).manhattanLength() < 8) continue;
+        for (const graph::Node &n : doc.nodes()) {
+            const QRectF body = scene.nodeItem(n.id)->bodyRect().adjusted(1, 1, -1, -1);
+            if (body.contains(p))
+                return QString("%1 crosses %2 at %3,%4")
+                    .arg(QString::fromStdString(e.str()), QString::fromStdString(n.id))
+                    .arg(p.x())
+                    .arg(p.y());
+        }
+    }
+    return {};
+}
 
 std::string json(const EditedPipeline &p)
 {
@@ -347,6 +370,100 @@ private slots:
             }
         }
         QVERIFY(labels > 0);
+    }
+
+    // No wire crosses a node's body: not in any shipped example, not after a node is put down on
+    // a wire (it goes around), and the wire takes the short curve again once the node is gone.
+    void wiresGoAroundNodes()
+    {
+        const QStringList examples =
+            QDir(FLOWBENCH_SOURCE_DIR "/resources/examples").entryList({"*.json"}, QDir::Files);
+        QVERIFY(examples.size() >= 4);
+        for (const QString &name : examples) {
+            Canvas c;
+            QVERIFY(c.pipeline.load(FLOWBENCH_SOURCE_DIR "/resources/examples/" + name).ok());
+            // No example puts a node on another (a port inside a body has no way out).
+            const auto &nodes = c.pipeline.document().nodes();
+            for (size_t i = 0; i < nodes.size(); ++i)
+                for (size_t j = i + 1; j < nodes.size(); ++j)
+                    QVERIFY2(!c.scene.nodeItem(nodes[i].id)
+                                  ->bodyRect()
+                                  .intersects(c.scene.nodeItem(nodes[j].id)->bodyRect()),
+                             qPrintable(name + ": " + QString::fromStdString(nodes[i].id + " on " +
+                                                                             nodes[j].id)));
+            for (const graph::Edge &e : c.pipeline.document().edges()) {
+                const QString where = crossing(c.scene, c.pipeline.document(), e);
+                QVERIFY2(where.isEmpty(), qPrintable(name + ": " + where));
+            }
+        }
+        // Two nodes far apart with a wire, as a person builds them.
+        Canvas c;
+        const std::string a = c.scene.addNode("relu", QPointF(0, 0));
+        const std::string b = c.scene.addNode("relu", QPointF(700, 0));
+        QVERIFY(c.scene.connectPorts(c.port(a, "out", false), c.port(b, "in", true)));
+        const graph::Edge edge = c.pipeline.document().edges().front();
+        const QPainterPath before = c.scene.edgeItem(edge)->path();
+        QCOMPARE(before, curvePath(before.pointAtPercent(0), before.pointAtPercent(1)));
+        // A node dropped right on the wire's middle: the wire goes around it.
+        const QPointF middle = before.pointAtPercent(0.5);
+        const QPointF onWire = middle - QPointF(NodeItem::kWidth / 2, 20);
+        const std::string id = c.scene.addNode("dropout", onWire);
+        QVERIFY(!id.empty());
+        c.scene.nodeItem(id)->setPos(onWire); // where it was dropped, not the free spot
+        QVERIFY(c.scene.nodeItem(id)->bodyRect().contains(middle));
+        QCOMPARE(crossing(c.scene, c.pipeline.document(), edge), QString());
+        QVERIFY(c.scene.edgeItem(edge)->path() != before);
+        // Moved away again: the wire is the curve it was.
+        c.scene.nodeItem(id)->setPos(onWire + QPointF(0, 2000));
+        QCOMPARE(c.scene.edgeItem(edge)->path(), before);
+        // Moving one of the wire's own nodes behind the other: around both.
+        c.scene.nodeItem(b)->setPos(-600, 40);
+        QCOMPARE(crossing(c.scene, c.pipeline.document(), edge), QString());
+        c.scene.nodeItem(b)->setPos(700, 0);
+        QCOMPARE(c.scene.edgeItem(edge)->path(), before);
+        // Deleted while on the wire: the curve again.
+        c.scene.nodeItem(id)->setPos(onWire);
+        QVERIFY(c.scene.edgeItem(edge)->path() != before);
+        c.scene.selectNodes({id});
+        c.scene.deleteSelection();
+        QCOMPARE(c.scene.edgeItem(edge)->path(), before);
+    }
+
+    // The router itself: a wire back to the left goes around both of its nodes; one with a node
+    // in its way goes around it; a port boxed in still gets a wire (the curve).
+    void routerGoesAround()
+    {
+        const QRectF a(0, 0, 176, 80), b(400, 0, 176, 80);
+        // b's output back to a's input: leaves rightwards, enters rightwards, crosses neither.
+        const QPointF out = b.topRight() + QPointF(0, 40), in = a.topLeft() + QPointF(0, 40);
+        QVERIFY(!curveClear(out, in, {a, b}));
+        const std::vector<QPointF> back = orthogonalRoute(out, in, {a, b});
+        QVERIFY(back.size() >= 4);
+        QCOMPARE(back.front(), out);
+        QCOMPARE(back.back(), in);
+        QVERIFY(routeClear(back, {a, b}));
+        QVERIFY(back[1].x() > out.x() && back[1].y() == out.y()); // out rightwards
+        QVERIFY(back[back.size() - 2].x() < in.x() && back[back.size() - 2].y() == in.y()); // in
+        for (size_t i = 0; i + 1 < back.size(); ++i) // orthogonal
+            QVERIFY(back[i].x() == back[i + 1].x() || back[i].y() == back[i + 1].y());
+        // A node straight between two ports in a row: around it, with a margin.
+        const QRectF middle(250, 10, 100, 60);
+        const QPointF from(200, 40), to(400, 40);
+        QVERIFY(curveClear(from, to, {}));
+        QVERIFY(!curveClear(from, to, {middle}));
+        const std::vector<QPointF> around = orthogonalRoute(from, to, {middle});
+        QVERIFY(routeClear(around, {middle.adjusted(-10, -10, 10, 10)}));
+        QVERIFY(!routeClear({from, to}, {middle}));
+        // wirePath picks: the curve where clear, the route where not.
+        QCOMPARE(wirePath(from, to, {}), curvePath(from, to));
+        QVERIFY(wirePath(from, to, {middle}) != curvePath(from, to));
+        // The target's port boxed in (its node and three others leave no way in): no route;
+        // wirePath still draws the curve rather than nothing.
+        const std::vector<QRectF> boxed{QRectF(400, 0, 176, 80), QRectF(300, -60, 400, 40),
+                                        QRectF(300, 100, 400, 40), QRectF(300, -60, 40, 200)};
+        QVERIFY(orthogonalRoute(QPointF(0, 40), QPointF(400, 40), boxed).empty());
+        QCOMPARE(wirePath(QPointF(0, 40), QPointF(400, 40), boxed),
+                 curvePath(QPointF(0, 40), QPointF(400, 40)));
     }
 
     void copyPasteKeepsInnerEdges()
@@ -804,10 +921,12 @@ private slots:
         QVERIFY(c.scene.nodeItem("train")->isBottleneck());
         c.scene.setNodeProgress("train", 0.5, QStringLiteral("step 10/20"));
         QCOMPARE(c.scene.nodeItem("train")->progress(), 0.5);
-        // Painted: the live label is drawn where the wire's middle is (not the background).
+        // Painted: the live label is drawn where it stands (not the background).
+        c.view.centerOn(wire->labelRect().center());
         const QImage shot = c.view.grab().toImage();
         QVERIFY(!shot.isNull());
-        const QPoint mid = c.toView(wire->path().pointAtPercent(0.5) - QPointF(0, 10));
+        const QPoint mid = c.toView(wire->labelRect().center());
+        QVERIFY(shot.rect().adjusted(12, 0, -12, 0).contains(mid));
         const QColor background = shot.pixelColor(2, 2);
         int differing = 0;
         for (int dx = -12; dx <= 12; ++dx)

@@ -9,6 +9,7 @@
 
 #include "widgets/canvas/canvas_style.h"
 #include "widgets/canvas/graph_scene.h"
+#include "widgets/canvas/wire_router.h"
 #include "widgets/editing/edited_pipeline.h"
 
 namespace fb::widgets {
@@ -461,10 +462,7 @@ EdgeItem::EdgeItem(GraphScene *scene, graph::Edge edge)
 
 QPainterPath EdgeItem::curve(QPointF a, QPointF b)
 {
-    QPainterPath path(a);
-    const double dx = std::max(40.0, std::abs(b.x() - a.x()) * 0.5);
-    path.cubicTo(a + QPointF(dx, 0), b - QPointF(dx, 0), b);
-    return path;
+    return curvePath(a, b);
 }
 
 void EdgeItem::updatePath()
@@ -479,7 +477,8 @@ void EdgeItem::updatePath()
                               : QPointF();
     const QPointF pb = b ? b->anchor() : to ? to->scenePos() + QPointF(0, 20) : QPointF();
     m_color = a ? portColor(a->portType()) : b ? portColor(b->portType()) : QColor(Qt::gray);
-    setPath(curve(pa, pb));
+    // Around the nodes in its way (widgets/canvas/wire_router.h).
+    setPath(wirePath(pa, pb, m_scene->nodeBodies()));
     placeLabel();
 }
 

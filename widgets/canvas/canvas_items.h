@@ -63,6 +63,8 @@ public:
     void paint(QPainter *painter, const QStyleOptionGraphicsItem *option, QWidget *widget) override;
 
     const std::string &nodeId() const { return m_nodeId; }
+    // The body in scene coordinates: what wires go around.
+    QRectF bodyRect() const { return QRectF(scenePos(), QSizeF(kWidth, m_height)); }
     // Reads the node again (position, type, parameters) from the document.
     void refresh();
     void setProblems(const std::vector<std::string> &messages);

@@ -83,10 +83,13 @@ void GraphScene::rebuild()
     clearRunState(); // the wires' labels are deleted by their wires, before clear() runs
     m_nodes.clear();
     m_edges.clear();
+    m_placed.clear();
+    m_bodiesValid = false;
     clear();
     for (const graph::Node &n : m_pipeline->document().nodes()) {
         auto *item = new NodeItem(this, n.id);
         m_nodes[n.id] = item;
+        m_placed[n.id] = item->bodyRect();
         addItem(item);
     }
     for (const graph::Edge &e : m_pipeline->document().edges())
@@ -107,6 +110,7 @@ void GraphScene::onChange(const graph::PipelineDocument::Change &c)
         auto *item = new NodeItem(this, c.nodeId);
         m_nodes[c.nodeId] = item;
         addItem(item);
+        nodeItemMoved(c.nodeId); // the wires it now stands on go around it
         break;
     }
     case Change::NodeRemoved:
@@ -120,13 +124,18 @@ void GraphScene::onChange(const graph::PipelineDocument::Change &c)
                 clearHighlights();
             }
             m_dragStart.erase(c.nodeId);
+            const QRectF was = item->bodyRect();
+            m_placed.erase(c.nodeId);
+            m_bodiesValid = false;
             delete item;
             // A duplicate id (a damaged file) may still stand in the document: it keeps an item.
             if (m_pipeline->document().node(c.nodeId)) {
                 auto *again = new NodeItem(this, c.nodeId);
                 m_nodes[c.nodeId] = again;
+                m_placed[c.nodeId] = again->bodyRect();
                 addItem(again);
             }
+            rerouteAround({was}); // the wires that went around it take the short way again
         }
         break;
     case Change::NodeChanged:
@@ -163,8 +172,46 @@ void GraphScene::removeEdgeItem(const graph::Edge &edge)
 
 void GraphScene::nodeItemMoved(const std::string &id)
 {
+    m_bodiesValid = false;
+    std::vector<QRectF> areas;
+    if (auto it = m_placed.find(id); it != m_placed.end()) areas.push_back(it->second);
+    // Called from NodeItem's constructor too, before the scene holds it.
+    if (NodeItem *item = nodeItem(id)) {
+        areas.push_back(item->bodyRect());
+        m_placed[id] = item->bodyRect();
+    }
     for (EdgeItem *e : m_edges)
         if (e->edge().fromNode == id || e->edge().toNode == id) e->updatePath();
+    rerouteAround(areas, id);
+}
+
+void GraphScene::rerouteAround(const std::vector<QRectF> &areas, const std::string &except)
+{
+    if (areas.empty()) return;
+    // The router's margin and some: a wire that went around a body runs this close to it.
+    constexpr double reach = 24;
+    for (EdgeItem *e : m_edges) {
+        if (!except.empty() && (e->edge().fromNode == except || e->edge().toNode == except))
+            continue;
+        // Widened: a straight wire's rect has no height, and Qt finds such a rect meets nothing.
+        const QRectF span = e->path().controlPointRect().adjusted(-1, -1, 1, 1);
+        for (const QRectF &a : areas)
+            if (span.intersects(a.adjusted(-reach, -reach, reach, reach))) {
+                e->updatePath();
+                break;
+            }
+    }
+}
+
+const std::vector<QRectF> &GraphScene::nodeBodies() const
+{
+    if (!m_bodiesValid) {
+        m_bodies.clear();
+        for (const auto &[id, item] : m_nodes)
+            m_bodies.push_back(item->bodyRect());
+        m_bodiesValid = true;
+    }
+    return m_bodies;
 }
 
 void GraphScene::updateProblems()

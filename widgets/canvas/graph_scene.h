@@ -80,8 +80,11 @@ public:
     // progress (a paused or finished run's wires carry nothing).
     void clearDataFlow();
 
-    // Called by NodeItem when it moved: wires follow.
+    // Called by NodeItem when it moved: its wires follow, and the wires that went around where
+    // it was or pass where it is now are routed again.
     void nodeItemMoved(const std::string &id);
+    // Every node's body, in scene coordinates (what wires go around).
+    const std::vector<QRectF> &nodeBodies() const;
 
 signals:
     void selectedNodesChanged();
@@ -102,6 +105,9 @@ private:
     void updateProblems();
     void addEdgeItem(const graph::Edge &edge);
     void removeEdgeItem(const graph::Edge &edge);
+    // Routes again the wires that pass near any of the areas (bodies that came, went or moved),
+    // but those of node `except` (routed already).
+    void rerouteAround(const std::vector<QRectF> &areas, const std::string &except = {});
     PortItem *portAt(QPointF scenePos) const;
     void highlightTargets(PortItem *from);
     void clearHighlights();
@@ -110,6 +116,10 @@ private:
     EditedPipeline *m_pipeline;
     std::map<std::string, NodeItem *> m_nodes;
     std::vector<EdgeItem *> m_edges;
+    // The bodies' cache for routing, and where each node's body was when its wires were routed.
+    mutable std::vector<QRectF> m_bodies;
+    mutable bool m_bodiesValid = false;
+    std::map<std::string, QRectF> m_placed;
 
     // Dragging a wire: from a port, or a wire picked up at its input (m_picked) to move it
     // elsewhere or, dropped on the empty canvas, to disconnect it.
