@@ -17,11 +17,12 @@ set -euo pipefail
 # offscreen platforms themselves come with libqt6gui6); fonts-dejavu-core gives the window (and
 # its offscreen screenshots) a font on machines that have none; ocl-icd-opencl-dev: oneDNN's
 # CMake package looks for OpenCL, whose development files libdnnl-dev only recommends;
-# libonnx-dev and libprotobuf-dev: ONNX export (optional at configure time, like CUDA).
+# libonnx-dev and libprotobuf-dev: ONNX export (optional at configure time, like CUDA);
+# libopenmpi-dev and openmpi-bin: data-parallel training under mpirun (optional too).
 BUILD_PKGS=(build-essential cmake ninja-build pkg-config qt6-base-dev qt6-qpa-plugins
             libqcustomplot-dev fonts-dejavu-core libdnnl-dev nlohmann-json3-dev zlib1g-dev
             libopencv-dev libsndfile1-dev libsamplerate0-dev qt6-multimedia-dev
-            ocl-icd-opencl-dev libonnx-dev libprotobuf-dev libssl-dev)
+            ocl-icd-opencl-dev libonnx-dev libprotobuf-dev libssl-dev libopenmpi-dev openmpi-bin)
 # espeak-ng and sox make the spoken-digits data set (scripts/make_spoken_digits.sh).
 DATA_PKGS=(dataset-fashion-mnist espeak-ng sox)
 BENCH_PKGS=(python3-torch python3-numpy)

@@ -16,13 +16,14 @@ struct CliResult {
     QJsonObject summary; // the last stdout line, parsed
 };
 
-inline CliResult runCli(const QStringList &args, const QByteArray &stdinText = {},
-                        int timeoutMs = 300000,
-                        const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment())
+// Any program run the same way (mpirun starting flowbench-cli, in test_distributed).
+inline CliResult runProgram(const QString &program, const QStringList &args,
+                            const QByteArray &stdinText = {}, int timeoutMs = 300000,
+                            const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment())
 {
     QProcess p;
     p.setProcessEnvironment(env);
-    p.setProgram(FLOWBENCH_CLI);
+    p.setProgram(program);
     p.setArguments(args);
     p.start();
     if (!stdinText.isEmpty()) p.write(stdinText);
@@ -35,6 +36,13 @@ inline CliResult runCli(const QStringList &args, const QByteArray &stdinText = {
     const QStringList lines = r.out.trimmed().split('\n');
     if (!lines.isEmpty()) r.summary = QJsonDocument::fromJson(lines.last().toUtf8()).object();
     return r;
+}
+
+inline CliResult runCli(const QStringList &args, const QByteArray &stdinText = {},
+                        int timeoutMs = 300000,
+                        const QProcessEnvironment &env = QProcessEnvironment::systemEnvironment())
+{
+    return runProgram(FLOWBENCH_CLI, args, stdinText, timeoutMs, env);
 }
 
 // A JSON file's object (empty when it is missing or not an object).

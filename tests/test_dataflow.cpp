@@ -391,6 +391,61 @@ private slots:
             QVERIFY(!std::is_sorted(seen.begin(), seen.end()));
     }
 
+    // Data-parallel shards: for every batch, the ranks' shares laid end to end are the one
+    // process's batch, in order; every rank gets every batch index (the same number of steps),
+    // and a rank whose share of a short last batch is empty gets one padding sample.
+    void shardsSplitEachBatchInOrder()
+    {
+        QFETCH(int, count);
+        QFETCH(int, batchSize);
+        QFETCH(int, ranks);
+        auto ds = makeDataset(count);
+        auto whole = makeFlow(ds, {}, options(batchSize, true, 9));
+        QVERIFY(whole);
+        whole->startEpoch(2);
+        std::vector<std::vector<int32_t>> expected;
+        while (std::optional<Batch> b = take(*whole))
+            expected.push_back(labelsOf(*b));
+        std::vector<std::vector<int32_t>> joined(expected.size());
+        for (int r = 0; r < ranks; ++r) {
+            DataFlowOptions o = options(batchSize, true, 9, false, 2, 2);
+            o.shardRank = r;
+            o.shardCount = ranks;
+            auto flow = makeFlow(ds, {}, o);
+            QVERIFY(flow);
+            QCOMPARE(flow->batchesPerEpoch(), int64_t(expected.size()));
+            flow->startEpoch(2);
+            size_t index = 0;
+            while (std::optional<Batch> b = take(*flow)) {
+                QVERIFY(index < expected.size());
+                const int64_t global = int64_t(expected[index].size());
+                QCOMPARE(flow->globalBatchSize(int64_t(index)), global);
+                const int64_t share = global / ranks + (r < global % ranks ? 1 : 0);
+                QCOMPARE(b->padding, share == 0);
+                QCOMPARE(b->x.shape()[0], share == 0 ? int64_t(1) : share);
+                if (!b->padding) {
+                    const std::vector<int32_t> l = labelsOf(*b);
+                    joined[index].insert(joined[index].end(), l.begin(), l.end());
+                }
+                ++index;
+            }
+            QCOMPARE(index, expected.size());
+        }
+        QCOMPARE(joined, expected);
+    }
+
+    void shardsSplitEachBatchInOrder_data()
+    {
+        QTest::addColumn<int>("count");
+        QTest::addColumn<int>("batchSize");
+        QTest::addColumn<int>("ranks");
+        QTest::newRow("even") << 256 << 64 << 2;
+        QTest::newRow("uneven share") << 250 << 64 << 3;
+        QTest::newRow("last batch of one sample") << 129 << 64 << 2;
+        QTest::newRow("more ranks than the last batch") << 130 << 64 << 4;
+        QTest::newRow("one rank") << 100 << 32 << 1;
+    }
+
     void orderDependsOnSeedAndEpochOnly()
     {
         auto ds = makeDataset(500);

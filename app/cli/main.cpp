@@ -10,6 +10,8 @@
 #include "app/cli/spoken_digits.h"
 #include "core/backend/backend.h"
 #include "core/base/safe_text.h"
+#include "core/dist/communicator.h"
+#include "core/dist/scaling_plan.h"
 #include "core/exec/evaluation.h"
 #include "core/exec/inference.h"
 #include "core/exec/node_type.h"
@@ -107,6 +109,16 @@ commands:
       --device cpu|cuda[:N]   measure on this device only
       --threads N             CPU threads for --measure (default: every core)
       --steps N               timed steps for --measure (default 10, after 3 untimed)
+  plan PIPELINE.json      estimate data-parallel training on N ranks: step time and
+                          scaling efficiency from the model's gradient bytes, the step time
+                          on one device and a ring all-reduce over the link
+                          (docs/distributed.md)
+      --ranks N,N,...         rank counts to estimate (default 1,2,8,64,1024)
+      --link NAME             nvlink | infiniband | pcie | ethernet (default infiniband)
+      --bandwidth GB/s        a link of your own (with --latency)
+      --latency US            its latency in microseconds
+      --step-ms MS            the one-device step time (default: measured on the CPU)
+      --threads N, --set NODE.PARAM=VALUE, --json   as for summary
   nodes [--json|--markdown]
                           list every node type with its ports and parameters;
                           --markdown: the node table of README.md, a row per category
@@ -288,6 +300,149 @@ int cmdSummary(int argc, char **argv)
     }
     for (const exec::Measurement &m : summary->measurements)
         if (!m.error.empty()) return kExitRunFailed;
+    return kExitOk;
+}
+
+// `plan PIPELINE --ranks LIST --link NAME|--bandwidth GB/s --latency US [--step-ms MS]`: the
+// scaling planner (core/dist/scaling_plan.h), for the machines we cannot reach.
+int cmdPlan(int argc, char **argv)
+{
+    bool asJson = false;
+    for (int i = 0; i < argc; ++i)
+        if (std::strcmp(argv[i], "--json") == 0) asJson = true;
+    auto fail = [&](int code, const Error &e) { return failed(code, e, asJson); };
+    std::string pipeline, linkName = "infiniband", rankList = "1,2,8,64,1024";
+    std::vector<std::string> settings;
+    double bandwidth = 0, latency = -1, stepMs = 0;
+    long threads = 0;
+    auto positive = [](const std::string &v, double &out) {
+        char *end = nullptr;
+        const double x = std::strtod(v.c_str(), &end);
+        if (v.empty() || *end || !(x > 0) || !std::isfinite(x)) return false;
+        out = x;
+        return true;
+    };
+    for (int i = 0; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--json") continue;
+        if (a == "--help" || a == "-h") {
+            std::printf("%s", kUsage);
+            return kExitOk;
+        }
+        if (a == "--ranks" || a == "--link" || a == "--bandwidth" || a == "--latency" ||
+            a == "--step-ms" || a == "--set" || a == "--threads") {
+            if (i + 1 >= argc) return fail(kExitBadInput, makeError(a + " needs a value"));
+            const std::string v = argv[++i];
+            double x = 0;
+            if (a == "--ranks")
+                rankList = v;
+            else if (a == "--link")
+                linkName = v;
+            else if (a == "--set")
+                settings.push_back(v);
+            else if (!positive(v, x) && !(a == "--latency" && v == "0"))
+                return fail(kExitBadInput,
+                            makeError(a + " needs a number above 0, got '" + v + "'"));
+            else if (a == "--bandwidth")
+                bandwidth = x;
+            else if (a == "--latency")
+                latency = x;
+            else if (a == "--step-ms")
+                stepMs = x;
+            else
+                threads = long(x);
+            continue;
+        }
+        if (a.starts_with("--")) return fail(kExitBadInput, makeError("unknown option " + a));
+        if (!pipeline.empty()) return fail(kExitBadInput, makeError("unexpected argument " + a));
+        pipeline = a;
+    }
+    if (pipeline.empty()) return fail(kExitBadInput, makeError("plan needs a pipeline file"));
+    std::vector<int> ranks;
+    for (size_t at = 0; at <= rankList.size();) {
+        const size_t comma = std::min(rankList.find(',', at), rankList.size());
+        const std::string item = rankList.substr(at, comma - at);
+        char *end = nullptr;
+        const long n = std::strtol(item.c_str(), &end, 10);
+        if (item.empty() || *end || n < 1 || n > 1000000)
+            return fail(kExitBadInput, makeError("--ranks needs whole numbers from 1, separated by "
+                                                 "commas; got '" +
+                                                 rankList + "'"));
+        ranks.push_back(int(n));
+        at = comma + 1;
+    }
+    dist::Link link;
+    if (bandwidth > 0 || latency >= 0) {
+        if (!(bandwidth > 0) || latency < 0)
+            return fail(kExitBadInput, makeError("--bandwidth and --latency go together"));
+        link = {"custom", bandwidth * 1e9, latency * 1e-6};
+    } else {
+        auto preset = dist::linkPreset(linkName);
+        if (!preset) return fail(kExitBadInput, preset.error());
+        link = preset.value();
+    }
+    std::vector<Error> problems;
+    auto doc = loadAndValidate(cli::resolvePipelineArgument(pipeline), settings, problems);
+    if (!doc.ok()) {
+        if (!asJson) printProblems(problems);
+        return fail(kExitBadInput, problems.empty() ? doc.error() : problems.front());
+    }
+    auto summary = exec::summarizePipeline(doc.value());
+    if (!summary.ok()) return fail(kExitBadInput, summary.error());
+    std::string stepSource = "given (--step-ms)";
+    double stepSeconds = stepMs / 1000;
+    if (stepSeconds <= 0) {
+        if (!asJson) std::fprintf(stderr, "measuring one step on the CPU ...\n");
+        const exec::Measurement m =
+            exec::measureTraining(doc.value(), summary.value(), "cpu", int(threads), 5);
+        if (!m.error.empty()) return fail(kExitRunFailed, makeError(m.error));
+        stepSeconds = m.stepSeconds;
+        stepSource = "measured on " + m.name + " (" + std::to_string(m.threads) + " threads)";
+    }
+    // float32 gradients, one per trainable parameter: what every step sums across the ranks.
+    const double gradientBytes = double(summary->parameters) * 4;
+    json rows = json::array();
+    std::string table;
+    char line[256];
+    std::snprintf(line, sizeof line, "%8s %12s %14s %12s %14s %9s %11s\n", "ranks", "compute ms",
+                  "all-reduce ms", "step ms", "samples/s", "speedup", "efficiency");
+    table += line;
+    for (int n : ranks) {
+        const dist::PlanRow r = dist::planRow(n, gradientBytes, stepSeconds, summary->batch, link);
+        rows.push_back({{"ranks", n},
+                        {"compute_s", r.computeSeconds},
+                        {"all_reduce_s", r.allReduceSeconds},
+                        {"step_s", r.stepSeconds},
+                        {"samples_per_s", r.samplesPerSecond},
+                        {"speedup", r.speedup},
+                        {"efficiency", r.efficiency}});
+        std::snprintf(line, sizeof line, "%8d %12.3f %14.3f %12.3f %14.0f %8.2fx %10.0f%%\n", n,
+                      r.computeSeconds * 1e3, r.allReduceSeconds * 1e3, r.stepSeconds * 1e3,
+                      r.samplesPerSecond, r.speedup, r.efficiency * 100);
+        table += line;
+    }
+    if (asJson) {
+        std::cout << jsonLine(json{{"status", "ok"},
+                                   {"parameters", summary->parameters},
+                                   {"gradient_bytes", gradientBytes},
+                                   {"global_batch", summary->batch},
+                                   {"step_s", stepSeconds},
+                                   {"step_source", stepSource},
+                                   {"link",
+                                    {{"name", link.name},
+                                     {"gb_per_s", link.bytesPerSecond / 1e9},
+                                     {"latency_us", link.latencySeconds * 1e6}}},
+                                   {"rows", rows}})
+                  << std::endl;
+        return kExitOk;
+    }
+    std::printf("%lld parameters: %.2f MB of gradients summed per step; global batch %lld\n"
+                "one device: %.3f ms per step, %s\n"
+                "link: %s, %.1f GB/s, %.1f us; ring all-reduce, global batch split across ranks, "
+                "sums after the backward pass (no overlap)\n\n%s",
+                (long long)summary->parameters, gradientBytes / 1e6, (long long)summary->batch,
+                stepSeconds * 1e3, stepSource.c_str(), link.name.c_str(), link.bytesPerSecond / 1e9,
+                link.latencySeconds * 1e6, table.c_str());
     return kExitOk;
 }
 
@@ -538,6 +693,9 @@ int cmdDevices(int argc, char **argv)
         }
         json out{{"devices", devices}, {"default", defaultDevice().str()}};
         out["gpu_problem"] = list.gpuProblem.empty() ? json(nullptr) : json(list.gpuProblem);
+        // Data-parallel training (docs/distributed.md): the MPI library, or null without one.
+        out["mpi"] = dist::mpiBuilt() ? json(dist::mpiLibraryVersion()) : json(nullptr);
+        out["nccl"] = dist::ncclBuilt();
         std::cout << out.dump(2) << "\n";
         return kExitOk;
     }
@@ -554,6 +712,13 @@ int cmdDevices(int argc, char **argv)
     }
     if (!list.gpuProblem.empty()) std::printf("no GPU: %s\n", list.gpuProblem.c_str());
     std::printf("auto means %s\n", defaultDevice().str().c_str());
+    if (dist::mpiBuilt())
+        std::printf("MPI: %s (mpirun -np N flowbench-cli run ... trains data-parallel)\n",
+                    dist::mpiLibraryVersion().c_str());
+    else
+        std::printf("MPI: not built (apt install libopenmpi-dev openmpi-bin, then build again)\n");
+    std::printf("NCCL: %s\n",
+                dist::ncclBuilt() ? "built" : "not built (data-parallel training runs on CPUs)");
     return kExitOk;
 }
 
@@ -677,6 +842,38 @@ int executeRun(const std::string &pipeline, const std::vector<std::string> &sett
     return finish(kExitOk);
 }
 
+// A rank other than 0 of a data-parallel job: it trains its share and writes nothing (rank 0
+// writes the one run folder, the events and the summary); a failure goes to stderr with the rank
+// and host, and in its exit code, on which mpirun ends the whole job.
+int runOtherRank(const std::string &pipeline, const std::vector<std::string> &settings,
+                 exec::RunOptions options)
+{
+    const std::string who =
+        "rank " + std::to_string(options.comm->rank()) + " (" + options.comm->host() + ")";
+    std::vector<Error> problems;
+    auto doc = loadAndValidate(pipeline, settings, problems);
+    if (!problems.empty()) {
+        std::fprintf(stderr, "%s: error: %s\n", who.c_str(), problems.front().str().c_str());
+        return kExitBadInput;
+    }
+    options.outDir.clear();
+    options.pipelineName = pipeline;
+    exec::RunObserver quiet;
+    Result<exec::RunSummary> result = makeError("the run did not start");
+    try {
+        result = exec::runPipeline(doc.value(), options, quiet);
+    } catch (const std::bad_alloc &) {
+        result = makeError("out of memory");
+    } catch (const std::exception &e) {
+        result = makeError(std::string("internal error: ") + e.what());
+    }
+    if (!result.ok()) {
+        std::fprintf(stderr, "%s: error: %s\n", who.c_str(), result.error().str().c_str());
+        return kExitRunFailed;
+    }
+    return kExitOk;
+}
+
 int cmdRun(int argc, char **argv)
 {
     std::string pipeline, events;
@@ -727,6 +924,11 @@ int cmdRun(int argc, char **argv)
     }
     if (pipeline.empty()) return runUsageError("run needs a pipeline file");
     pipeline = cli::resolvePipelineArgument(pipeline);
+    // Under mpirun or srun: one rank of a data-parallel job (docs/distributed.md).
+    auto comm = dist::world();
+    if (!comm) return runUsageError(comm.error().message);
+    options.comm = comm.value();
+    if (options.comm && options.comm->rank() != 0) return runOtherRank(pipeline, settings, options);
     if (options.outDir.empty()) options.outDir = defaultOutDir(pipeline);
     options.pipelineName = pipeline;
     return executeRun(pipeline, settings, options, events, nullptr, true, labels);
@@ -784,6 +986,7 @@ int main(int argc, char **argv)
         if (cmd == "lr-find") return cmdLrFind(argc - 2, argv + 2);
         if (cmd == "validate") return cmdValidate(argc - 2, argv + 2);
         if (cmd == "summary") return cmdSummary(argc - 2, argv + 2);
+        if (cmd == "plan") return cmdPlan(argc - 2, argv + 2);
         if (cmd == "export") return cmdExport(argc - 2, argv + 2);
         if (cmd == "infer") return cmdInfer(argc - 2, argv + 2);
         if (cmd == "nodes") return cmdNodes(argc - 2, argv + 2);

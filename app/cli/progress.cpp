@@ -140,12 +140,14 @@ void RunReporter::runStarted(const exec::RunInfo &info)
     json libraries = json::object();
     for (const auto &[name, version] : info.libraries)
         libraries[name] = version;
+    m_ranks = info.ranks;
     event({{"type", "run_start"},
-           {"version", 3},
+           {"version", 4},
            {"pipeline", info.pipeline},
            {"device", info.device},
            {"threads", info.threads},
            {"data_workers", info.dataWorkers},
+           {"ranks", info.ranks},
            {"epochs", info.epochs},
            {"first_epoch", info.firstEpoch},
            {"first_step", info.firstStep},
@@ -162,7 +164,7 @@ void RunReporter::progress(const exec::Progress &p)
     const bool lastOfEpoch = p.stepInEpoch == p.stepsPerEpoch;
     // The runner reports at most 10 times a second already; every report is an event.
     if (m_events || !m_outDir.empty()) {
-        event({{"type", "progress"},
+        json e{{"type", "progress"},
                {"epoch", p.epoch + 1},
                {"epochs", p.epochs},
                {"step", p.step},
@@ -175,7 +177,11 @@ void RunReporter::progress(const exec::Progress &p)
                {"lr", p.lr},
                {"samples_per_s", p.samplesPerSecond},
                {"data_wait_share", std::round(p.dataWaitShare * 1e4) / 1e4},
-               {"eta_s", p.etaSeconds}});
+               {"eta_s", p.etaSeconds}};
+        // A data-parallel run: the share of the step spent summing gradients across ranks
+        // (waiting for the slowest included).
+        if (m_ranks > 1) e["comm_share"] = std::round(p.commShare * 1e4) / 1e4;
+        event(e);
     }
     char text[320];
     const double cpu = m_cpuPercent.load();
@@ -221,14 +227,17 @@ void RunReporter::epochFinished(const exec::EpochResult &r)
                  "epoch %lld/%lld done in %s (%.0f samples/s)  train loss %.4f acc %.4f%s\n",
                  (long long)(r.epoch + 1), (long long)r.epochs, duration(r.seconds).c_str(),
                  r.samplesPerSecond, r.trainLoss, r.trainAccuracy, evals.c_str());
-    event({{"type", "epoch"},
-           {"epoch", r.epoch + 1},
-           {"epochs", r.epochs},
-           {"train_loss", r.trainLoss},
-           {"train_accuracy", r.trainAccuracy},
-           {"seconds", r.seconds},
-           {"samples_per_s", r.samplesPerSecond},
-           {"evaluations", evalJson}});
+    json epoch{{"type", "epoch"},
+               {"epoch", r.epoch + 1},
+               {"epochs", r.epochs},
+               {"train_loss", r.trainLoss},
+               {"train_accuracy", r.trainAccuracy},
+               {"seconds", r.seconds},
+               {"samples_per_s", r.samplesPerSecond},
+               {"evaluations", evalJson}};
+    // A data-parallel run: the digest every rank's weights were checked to share.
+    if (!r.weightsDigest.empty()) epoch["weights_digest"] = r.weightsDigest;
+    event(epoch);
     // The misclassified images (about 70 kB per evaluate node) only with the last epoch: the
     // matrix every epoch is enough to watch it change; evaluation.json has the latest gallery.
     const bool last = r.epoch + 1 == r.epochs;

@@ -43,6 +43,7 @@ public:
     void hardware(const metrics::HardwareSample &s) override;
 
 private:
+    int m_ranks = 1; // data-parallel ranks of the run (run_start)
     // To the --events stream (unless toStream is false) and to the run folder's log.
     void event(nlohmann::json e, bool toStream = true);
     void clearBar();

@@ -118,6 +118,21 @@ int64_t DataFlow::batchesPerEpoch() const
     return count / bs + (!m_options.dropLast && count % bs != 0 ? 1 : 0);
 }
 
+int64_t DataFlow::globalBatchSize(int64_t index) const
+{
+    const int64_t begin = index * m_options.batchSize;
+    return std::clamp<int64_t>(m_dataset->count - begin, 0, m_options.batchSize);
+}
+
+std::pair<int64_t, int64_t> DataFlow::share(int64_t index) const
+{
+    const int64_t n = globalBatchSize(index);
+    const int64_t ranks = std::max(1, m_options.shardCount), r = m_options.shardRank;
+    const int64_t each = n / ranks, extra = n % ranks;
+    const int64_t offset = r * each + std::min(r, extra);
+    return {index * m_options.batchSize + offset, each + (r < extra ? 1 : 0)};
+}
+
 std::vector<int64_t> DataFlow::epochOrder(int64_t count, uint64_t seed, int64_t epoch, bool shuffle)
 {
     std::vector<int64_t> order(size_t(std::max<int64_t>(count, 0)));
@@ -174,9 +189,15 @@ void DataFlow::startEpoch(int64_t epoch, int64_t firstBatch)
     // The cache serves an epoch when every sample it will visit is cached (with dropLast, the
     // tail of an unshuffled order is never visited, so "every sample" would never come true).
     m_useCache = m_cacheStages > 0;
-    const int64_t end = std::min(m_nBatches * m_options.batchSize, m_dataset->count);
-    for (int64_t i = m_nextOut * m_options.batchSize; m_useCache && i < end; ++i)
-        m_useCache = m_cached[size_t((*m_order)[size_t(i)])] != 0;
+    for (int64_t b = m_nextOut; m_useCache && b < m_nBatches; ++b) {
+        auto [begin, n] = share(b);
+        if (n == 0) { // the padding sample, as gather() takes it
+            begin = b * m_options.batchSize;
+            n = 1;
+        }
+        for (int64_t i = begin; m_useCache && i < begin + n; ++i)
+            m_useCache = m_cached[size_t((*m_order)[size_t(i)])] != 0;
+    }
     m_lanes.clear();
     m_lanes.push_back(Lane{});
     for (int s = m_useCache ? m_cacheStages : 0; s < int(m_stages.size()); ++s) {
@@ -240,8 +261,12 @@ DataFlow::Item DataFlow::gather(int64_t index, const std::vector<int64_t> &order
                                 bool fromCache) const
 {
     const ImageDataset &ds = *m_dataset;
-    const int64_t begin = index * m_options.batchSize;
-    const int64_t n = std::min(m_options.batchSize, ds.count - begin);
+    auto [begin, n] = share(index);
+    // An empty share: the batch's first sample, to be weighed as nothing.
+    if (n == 0) {
+        begin = index * m_options.batchSize;
+        n = 1;
+    }
     const Shape &shape = m_shapes[size_t(fromCache ? m_cacheStages : 0)];
     const int64_t sampleSize = shape.numel();
 
@@ -386,6 +411,7 @@ Result<std::optional<Batch>> DataFlow::next()
     batch.x = std::move(item.x);
     batch.y = std::move(item.y);
     batch.epoch = m_epoch;
+    batch.padding = share(m_nextOut).second == 0;
     batch.index = m_nextOut++;
     updateStarvation();
     lock.unlock();

@@ -23,6 +23,9 @@ struct Batch {
     Tensor x;                     // F32 [n, c, h, w]: pixels scaled to [0, 1], then transformed
     Tensor y;                     // I32 [n]
     int64_t epoch = 0, index = 0; // index: the batch's position within its epoch
+    // A rank of a data-parallel job whose share of a short last batch is empty gets one sample
+    // that does not count (its gradient weighs nothing), so that every rank runs every step.
+    bool padding = false;
 };
 
 // One transform node of a data chain.
@@ -42,6 +45,10 @@ struct DataFlowOptions {
     // The chain before the first random stage is computed once and kept for later epochs when
     // it fits in this many bytes (0: never cache).
     int64_t cacheLimitBytes = int64_t(1) << 30;
+    // Data-parallel training: batchSize is the global batch; this flow gives rank shardRank of
+    // shardCount its contiguous share of each one (the first ranks one sample more when it does
+    // not divide), from the same epoch order on every rank.
+    int shardRank = 0, shardCount = 1;
 };
 
 // Statistics of one wire of the chain, counted since the flow was made.
@@ -103,6 +110,12 @@ public:
     void cancel();
 
     FlowStats stats() const;
+
+    // Where this flow's share of batch `index` lies in the epoch's order, and how many samples it
+    // has (0: the share is empty, and the batch is one padding sample).
+    std::pair<int64_t, int64_t> share(int64_t index) const;
+    // Samples of the whole (global) batch `index`, every rank's share together.
+    int64_t globalBatchSize(int64_t index) const;
 
     // The permutation of sample indices used for an epoch (identity when !shuffle): Fisher-Yates
     // driven by our own Rng, because std::shuffle and the std distributions are

@@ -2,6 +2,7 @@
 
 #include "core/exec/node_type.h"
 
+#include "core/exec/data_parallel.h"
 #include "core/exec/device_feed.h"
 #include "core/exec/inference.h"
 #include "core/exec/train_step.h"
@@ -21,6 +22,7 @@
 #include <ctime>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -104,7 +106,7 @@ std::string skippedFilesWarning(const DataSpec &spec, const data::ImageDataset &
 
 Result<std::unique_ptr<data::DataFlow>> makeFlow(const DataSpec &spec, const std::string &consumer,
                                                  int64_t batchSize, bool shuffle, uint64_t seed,
-                                                 int workers)
+                                                 int workers, int shardRank = 0, int shardCount = 1)
 {
     auto ds = loadData(spec);
     if (!ds.ok()) return ds.error();
@@ -113,6 +115,8 @@ Result<std::unique_ptr<data::DataFlow>> makeFlow(const DataSpec &spec, const std
     o.shuffle = shuffle;
     o.seed = seed;
     o.workers = workers;
+    o.shardRank = shardRank;
+    o.shardCount = shardCount;
     o.sourceNode = spec.sourceNode;
     o.consumerNode = consumer;
     return data::DataFlow::create(ds.value(), buildStages(spec), o);
@@ -180,6 +184,7 @@ struct TrainState {
     int64_t correct = 0, seen = 0;
     double lrOverride = 0; // set by a set_lr command; 0 = the schedule's rate
     double lastLoss = 0;   // the last step's loss (the summary's final_loss)
+    int64_t ranks = 1;     // data-parallel ranks that trained it (a resume needs as many)
 };
 
 struct Checkpoint {
@@ -311,7 +316,8 @@ Status writeCheckpoint(Backend &backend, const std::string &outDir, const TrainS
                                             {"seed", std::to_string(seed)},
                                             {"optimizer_steps", std::to_string(opt.steps())},
                                             {"optimizer", opt.type()},
-                                            {"pipeline_hash", hash}};
+                                            {"pipeline_hash", hash},
+                                            {"ranks", std::to_string(st.ranks)}};
     meta.insert(inference.begin(), inference.end()); // what `flowbench-cli infer` reads
     // The per-step check reads only the loss, so the last update may have made weights NaN or
     // infinite after a finite loss: such a state is never written as a checkpoint (a resume
@@ -425,6 +431,8 @@ Status loadCheckpoint(const std::string &dir, const std::string &hash, nn::Model
     st.seen = std::atoll(get("epoch_seen").c_str());
     st.lrOverride = std::strtod(get("lr_override").c_str(), nullptr);
     st.lastLoss = std::strtod(get("last_loss").c_str(), nullptr);
+    // Checkpoints from before data-parallel training were written by one process.
+    st.ranks = get("ranks").empty() ? 1 : std::atoll(get("ranks").c_str());
     opt.setSteps(std::atoll(get("optimizer_steps").c_str()));
     return {};
 }
@@ -553,16 +561,28 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     if (!backend.setPrecision(precision))
         precisionNote = "precision " + job.precision + " applies to GPUs; " + device->str() +
                         " computes in float32";
-    const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-    const int threads = options.threads > 0 ? options.threads : cores;
+    // A data-parallel job: every rank trains on its share of each batch
+    // (core/exec/data_parallel.h).
+    dist::Communicator *comm = options.comm;
+    const int ranks = comm ? comm->size() : 1;
+    const bool rank0 = !comm || comm->rank() == 0;
+    if (ranks > 1 && device->kind != Device::Kind::Cpu)
+        return nodeError(job.trainNode + ".device",
+                         "data-parallel training across " + std::to_string(ranks) +
+                             " ranks runs on the CPU in this build (the GPU path, with NCCL, is "
+                             "not built yet): use --device cpu");
+    // The ranks on one machine share its cores: each takes its part.
+    const int cores = int(std::max(1u, std::thread::hardware_concurrency())) /
+                      (comm ? std::max(1, comm->localSize()) : 1);
+    const int threads = options.threads > 0 ? options.threads : std::max(1, cores);
     backend.setThreads(threads);
     // The data stages share the machine with the trainer: by default one worker per two cores.
     const int workers = options.dataWorkers > 0 ? options.dataWorkers
                         : job.dataWorkers > 0   ? job.dataWorkers
                                                 : std::max(1, cores / 2);
 
-    auto trainFlowResult =
-        makeFlow(job.trainData, job.trainNode, job.batchSize, job.shuffle, job.seed, workers);
+    auto trainFlowResult = makeFlow(job.trainData, job.trainNode, job.batchSize, job.shuffle,
+                                    job.seed, workers, comm ? comm->rank() : 0, ranks);
     if (!trainFlowResult.ok()) return trainFlowResult.error();
     data::DataFlow &flow = *trainFlowResult.value();
     const Shape sampleShape = flow.sampleShape();
@@ -670,6 +690,15 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                                                     options.resumeDir + "/checkpoints");
         bool changed = false;
         FB_TRY(loadCheckpoint(cp.dir, hash, model, *optimizer, st, options.acceptChanges, changed));
+        // Each rank's share of a batch depends on how many ranks there are: the data order
+        // would not go on where it stopped.
+        if (st.ranks != ranks)
+            return fileError(cp.dir + "/checkpoint.safetensors",
+                             "this run was trained by " + std::to_string(st.ranks) +
+                                 (st.ranks == 1 ? " process" : " ranks") + "; resume it with " +
+                                 (st.ranks == 1 ? std::string("one process (no mpirun)")
+                                                : "mpirun -np " + std::to_string(st.ranks)) +
+                                 ", not " + std::to_string(ranks));
         if (changed) {
             const std::vector<std::string> what = pipelineChanges(resumeRun, doc);
             std::string list;
@@ -696,6 +725,14 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     } catch (const DeviceError &e) {
         return nodeError(e.node().empty() ? job.trainNode : e.node(), e.what());
     }
+    st.ranks = ranks;
+    std::optional<DataParallel> dataParallel;
+    if (ranks > 1) {
+        dataParallel.emplace(*comm, model);
+        dataParallel->broadcastWeights(); // every rank starts from rank 0's model
+    }
+    DataParallel *dp = dataParallel ? &*dataParallel : nullptr;
+    const double commAtStart = comm ? comm->seconds() : 0.0;
 
     std::string outDir = options.outDir;
     if (!outDir.empty()) {
@@ -741,6 +778,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     info.outDir = outDir;
     info.threads = threads;
     info.dataWorkers = workers;
+    info.ranks = ranks;
     info.epochs = job.epochs;
     info.firstEpoch = st.epoch;
     info.firstStep = st.step;
@@ -790,11 +828,11 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                                              std::to_string(st.batch) + ", step " +
                                              std::to_string(st.step) + ")");
 
-    DeviceFeed feed(backend, flow, true);
+    DeviceFeed feed(backend, flow, ranks == 1);
     // FLOWBENCH_CUDA_GRAPHS=0 turns step capture off, to compare or to rule it out (docs/gpu.md).
     const char *graphsEnv = std::getenv("FLOWBENCH_CUDA_GRAPHS");
     const bool captureAllowed = !options.profile && !(graphsEnv && std::string(graphsEnv) == "0");
-    TrainStep trainStep(backend, model, *loss, *optimizer, captureAllowed);
+    TrainStep trainStep(backend, model, *loss, *optimizer, captureAllowed, dp);
     if (backend.device().kind != Device::Kind::Cpu) {
         observer.message(LogLevel::Info, feed.note());
         observer.message(LogLevel::Info, trainStep.note());
@@ -938,6 +976,9 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                            double(totalSteps - st.step);
             p.dataWaitShare = std::clamp(
                 flow.stats().consumerWaitSeconds / std::max(trainSeconds, 1e-9), 0.0, 1.0);
+            if (comm)
+                p.commShare = std::clamp(
+                    (comm->seconds() - commAtStart) / std::max(trainSeconds, 1e-9), 0.0, 1.0);
             observer.progress(p);
         }
         if (now - lastFlowReport >= std::chrono::milliseconds(500)) {
@@ -1039,6 +1080,14 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
             if (!resident) flow.startEpoch(st.epoch, st.batch);
             while (true) {
                 FB_TRY(handleCommands());
+                // Rank 0 hears the commands (mpirun gives it the standard input); every rank
+                // does as it decided. While rank 0 is paused, the others wait here.
+                if (dp) {
+                    const DataParallel::Control c =
+                        dp->agree(DataParallel::Control{stopping ? 1 : 0, st.lrOverride});
+                    stopping = c.stop != 0;
+                    st.lrOverride = c.lrOverride;
+                }
                 if (stopping) break;
                 // With nothing in flight (the run's start, after a command, a checkpoint or an
                 // epoch's end), time counts from here: a pause is not training time. Otherwise
@@ -1074,7 +1123,9 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                                                                 options.lrRange.steps - 1, 1))));
                 const uint64_t seed = mix64(job.seed ^ mix64(uint64_t(stepIndex) + 0x5eed));
                 trainStep.submit(batch, lr, seed);
-                submitted.push_back({batch.x.shape()[0], lr});
+                // Counts are the global batch's: the step's result is (every rank's together).
+                submitted.push_back(
+                    {dp ? flow.globalBatchSize(batchIndex) : batch.x.shape()[0], lr});
                 if (std::string why = trainStep.takeFallback(); !why.empty())
                     observer.message(LogLevel::Warning, why);
                 // The previous step's result, read while this one computes.
@@ -1100,12 +1151,31 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
             er.trainAccuracy = float(double(st.correct) / double(std::max<int64_t>(st.seen, 1)));
             er.seconds = epochSeconds;
             er.samplesPerSecond = epochSamples > 0 ? double(epochSamples) / epochSeconds : 0.0;
-            for (size_t i = 0; i < job.evaluations.size(); ++i) {
+            // In a data-parallel job rank 0 evaluates (every rank holds the same model).
+            for (size_t i = 0; rank0 && i < job.evaluations.size(); ++i) {
                 auto ev = evaluate(
                     model, backend, *loss, *evalFlows[i], job.evaluations[i],
                     evaluationClassNames(evalFlows[i]->dataset(), flow.dataset(), classes));
                 if (!ev.ok()) return ev.error();
                 er.evaluations.push_back(std::move(ev).value());
+            }
+            if (dp) {
+                // The ranks must hold one model: summing the same gradients from the same
+                // weights gives the same bits. A difference is a fault, never trained past.
+                std::vector<int> differing;
+                er.weightsDigest = dp->weightsDigest(differing);
+                if (!differing.empty()) {
+                    std::string list;
+                    for (int r : differing)
+                        list += (list.empty() ? "" : ", ") + std::string("rank ") +
+                                std::to_string(r) + " (" + comm->hostOf(r) + ")";
+                    return nodeError(job.trainNode,
+                                     "after epoch " + std::to_string(st.epoch + 1) +
+                                         " the weights of " + list +
+                                         " differ from rank 0's: the ranks no longer train one "
+                                         "model; last whole checkpoint: " +
+                                         lastCheckpointText(outDir));
+                }
             }
             observer.epochFinished(er);
             if (!er.evaluations.empty()) summary.testAccuracy = er.evaluations[0].accuracy;
@@ -1117,6 +1187,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                 finite = finite && std::isfinite(e.loss);
             for (auto &p : model.parameters())
                 finite = finite && backend.toHost(p.param->value).allFinite();
+            if (dp) finite = dp->agree(finite);
             if (!finite)
                 return nodeError(job.optimizer.node,
                                  "the weights became NaN or infinite by step " +

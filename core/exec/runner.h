@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/base/log.h"
+#include "core/dist/communicator.h"
 #include "core/exec/control.h"
 #include "core/exec/evaluation.h"
 #include "core/exec/job.h"
@@ -41,11 +42,16 @@ struct RunOptions {
     // Trains on this backend instead of the device's (tests: a backend that records steps as a
     // GPU's graphs would); null for every real run.
     Backend *backend = nullptr;
+    // The job's ranks when a launcher (mpirun, srun) started this process as one of several
+    // (dist::world()): the run trains data-parallel, and only rank 0 writes files and reports
+    // (the others get no outDir and may get an observer that ignores everything). Null: alone.
+    dist::Communicator *comm = nullptr;
 };
 
 struct RunInfo {
     std::string pipeline, device, outDir, modelSummary;
     int threads = 0, dataWorkers = 0;
+    int ranks = 1; // processes training data-parallel (threads and data workers are per rank)
     int64_t firstStep = 0; // a resumed run starts after this many steps
     std::vector<std::pair<std::string, std::string>> libraries; // (name, version)
     int64_t epochs = 0, firstEpoch = 0, stepsPerEpoch = 0, trainSamples = 0, parameters = 0;
@@ -61,6 +67,7 @@ struct Progress {
     float lr = 0;
     double samplesPerSecond = 0, elapsedSeconds = 0, etaSeconds = 0;
     double dataWaitShare = 0; // share of this run's training time spent waiting for data
+    double commShare = 0;     // data-parallel: share spent in collectives (waiting on ranks too)
 };
 
 // Data-flow statistics for the canvas (about twice a second). Rates and shares cover the time
@@ -102,6 +109,9 @@ struct EpochResult {
     double seconds = 0, samplesPerSecond = 0;
     // One per evaluate node, each with its confusion matrix and misclassified samples.
     std::vector<Evaluation> evaluations;
+    // A data-parallel run: the digest of the model's weights and buffers, checked the same on
+    // every rank at the epoch's end (a rank that differs stops the run); "" otherwise.
+    std::string weightsDigest;
 };
 
 struct RunSummary {

@@ -1,7 +1,9 @@
 #include "core/exec/train_step.h"
 
 #include "core/base/check.h"
+#include "core/exec/data_parallel.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -16,13 +18,17 @@ constexpr size_t kMaxRecordings = 4;
 } // namespace
 
 TrainStep::TrainStep(Backend &backend, nn::Model &model, nn::Loss &loss, nn::Optimizer &optimizer,
-                     bool allowCapture)
+                     bool allowCapture, DataParallel *dp)
     : m_backend(backend)
     , m_model(model)
     , m_loss(loss)
     , m_optimizer(optimizer)
+    , m_dp(dp)
 {
-    if (!backend.canCapture())
+    if (dp)
+        m_note = "training steps run one op at a time, the gradients summed across " +
+                 std::to_string(dp->comm().size()) + " ranks after each backward pass";
+    else if (!backend.canCapture())
         m_note = "training steps run one op at a time (the " + backend.name() +
                  " backend has no step capture)";
     else if (!loss.capturable())
@@ -57,6 +63,7 @@ void TrainStep::submit(const data::Batch &batch, float lr, uint64_t seed)
     if (m_pending.size() >= 2)
         throw std::logic_error("TrainStep::submit with two steps unfinished");
     const int64_t n = batch.x.shape()[0];
+    m_counted = batch.padding ? 0 : n;
     nn::Plan &plan = m_model.plan(m_backend, n, true);
     const StepValues values{lr, m_optimizer.steps() + 1, seed};
     if (m_capture) {
@@ -87,7 +94,17 @@ LossResult TrainStep::queue(nn::Plan &plan, const Tensor &x, const Tensor &y, co
     ctx.training = true;
     ctx.seed = v.seed;
     const Tensor &out = plan.forward(x, ctx);
-    const LossResult r = m_loss.compute(m_backend, out, y, &plan.outputGrad());
+    LossResult r = m_loss.compute(m_backend, out, y, &plan.outputGrad());
+    if (m_dp) {
+        int64_t global = 0;
+        r = m_dp->agreeLoss(r, m_counted, global);
+        if (stopOnBadLoss && !std::isfinite(r.loss)) return r;
+        plan.backward(ctx);
+        m_dp->reduceGradients(double(m_counted) / double(std::max<int64_t>(global, 1)));
+        m_optimizer.step(m_backend, v.lr);
+        m_dp->broadcastBuffers();
+        return r;
+    }
     if (stopOnBadLoss && !std::isfinite(r.loss)) return r;
     plan.backward(ctx);
     m_optimizer.step(m_backend, v.lr);

@@ -13,6 +13,8 @@
 
 namespace fb::exec {
 
+class DataParallel;
+
 // One training step of a compiled model: forward, loss, backward and the optimizer's update.
 //
 // On a backend that can capture (the CUDA backend: CUDA graphs), the second step of each batch
@@ -31,17 +33,21 @@ namespace fb::exec {
 class TrainStep {
 public:
     // allowCapture false keeps every step uncaptured (profiling times each layer on the host).
+    // With dp (a data-parallel job), every step agrees on the loss and sums the gradients
+    // across the ranks before the update (core/exec/data_parallel.h); such steps are not
+    // captured.
     TrainStep(Backend &backend, nn::Model &model, nn::Loss &loss, nn::Optimizer &optimizer,
-              bool allowCapture);
+              bool allowCapture, DataParallel *dp = nullptr);
     ~TrainStep();
     TrainStep(const TrainStep &) = delete;
     TrainStep &operator=(const TrainStep &) = delete;
 
     // Queues training on one batch in the backend's memory at learning rate lr, with the step's
-    // dropout seed. An uncaptured step stops after the loss when the loss is not finite, leaving
-    // the weights as they were; a replayed step has updated them by the time its loss is known
-    // (the run ends on such a loss either way). At most two steps may be submitted and not
-    // finished. Throws DeviceError as the ops do.
+    // dropout seed. In a data-parallel job the result is the global batch's. An uncaptured step
+    // stops after the loss when the loss is not finite, leaving the weights as they were; a
+    // replayed step has updated them by the time its loss is known (the run ends on such a loss
+    // either way). At most two steps may be submitted and not finished. Throws DeviceError as the
+    // ops do.
     void submit(const data::Batch &batch, float lr, uint64_t seed);
     // Submitted steps whose results finish() has not given yet.
     int inFlight() const { return int(m_pending.size()); }
@@ -82,6 +88,8 @@ private:
     nn::Model &m_model;
     nn::Loss &m_loss;
     nn::Optimizer &m_optimizer;
+    DataParallel *m_dp = nullptr;
+    int64_t m_counted = 0; // the submitted batch's samples that count (a padding batch's: 0)
     bool m_capture = false;
     std::string m_note;
     std::string m_fallback;

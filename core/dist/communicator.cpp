@@ -1,0 +1,199 @@
+#include "core/dist/communicator.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+#include <unistd.h>
+
+#ifdef FLOWBENCH_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace fb::dist {
+
+namespace {
+
+int envInt(const char *name)
+{
+    const char *v = std::getenv(name);
+    return v && *v ? std::atoi(v) : 0;
+}
+
+#ifdef FLOWBENCH_HAVE_MPI
+
+std::string thisHost()
+{
+    char name[256] = {};
+    if (gethostname(name, sizeof name - 1) != 0) return "unknown host";
+    return name;
+}
+
+// Waits for a non-blocking collective: spins briefly (a step's collectives are short), then
+// sleeps between tests, so that a rank waiting on another (evaluation, a slow rank) leaves the
+// cores it shares with that rank free. Open MPI's blocking calls spin all the while.
+void wait(MPI_Request &request)
+{
+    int done = 0;
+    for (int spins = 0; !done; ++spins) {
+        MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+        if (done) break;
+        if (spins < 2000) std::this_thread::yield();
+        else std::this_thread::sleep_for(std::chrono::microseconds(spins < 20000 ? 20 : 500));
+    }
+}
+
+class MpiCommunicator final : public Communicator {
+public:
+    MpiCommunicator()
+    {
+        MPI_Comm_rank(MPI_COMM_WORLD, &m_rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &m_size);
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, m_rank, MPI_INFO_NULL, &m_local);
+        MPI_Comm_rank(m_local, &m_localRank);
+        MPI_Comm_size(m_local, &m_localSize);
+        m_host = thisHost();
+        // Every rank's host, for messages that name the rank at fault and its machine.
+        std::vector<char> mine(256, 0), all(256 * size_t(m_size), 0);
+        m_host.copy(mine.data(), 255);
+        MPI_Allgather(mine.data(), 256, MPI_CHAR, all.data(), 256, MPI_CHAR, MPI_COMM_WORLD);
+        for (int r = 0; r < m_size; ++r)
+            m_hosts.emplace_back(all.data() + 256 * size_t(r));
+    }
+    ~MpiCommunicator() override
+    {
+        int finalized = 0;
+        MPI_Finalized(&finalized);
+        if (!finalized) MPI_Comm_free(&m_local);
+    }
+
+    int rank() const override { return m_rank; }
+    int size() const override { return m_size; }
+    int localRank() const override { return m_localRank; }
+    int localSize() const override { return m_localSize; }
+    const std::string &host() const override { return m_host; }
+    std::string hostOf(int rank) const override
+    {
+        return rank >= 0 && rank < int(m_hosts.size()) ? m_hosts[size_t(rank)] : std::string();
+    }
+
+    void allReduceSum(float *data, size_t count) override { reduce(data, count, MPI_FLOAT); }
+    void allReduceSum(double *data, size_t count) override { reduce(data, count, MPI_DOUBLE); }
+
+    void broadcast(void *data, size_t bytes, int root) override
+    {
+        const auto start = std::chrono::steady_clock::now();
+        // MPI counts are ints: large buffers go in pieces of at most 1 GiB.
+        char *p = static_cast<char *>(data);
+        for (size_t done = 0; done < bytes;) {
+            const int n = int(std::min<size_t>(bytes - done, size_t(1) << 30));
+            MPI_Request request;
+            MPI_Ibcast(p + done, n, MPI_BYTE, root, MPI_COMM_WORLD, &request);
+            wait(request);
+            done += size_t(n);
+        }
+        m_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+
+    void barrier() override
+    {
+        const auto start = std::chrono::steady_clock::now();
+        MPI_Request request;
+        MPI_Ibarrier(MPI_COMM_WORLD, &request);
+        wait(request);
+        m_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+
+private:
+    template <typename T> void reduce(T *data, size_t count, MPI_Datatype type)
+    {
+        const auto start = std::chrono::steady_clock::now();
+        for (size_t done = 0; done < count;) {
+            const int n = int(std::min<size_t>(count - done, size_t(1) << 28));
+            MPI_Request request;
+            MPI_Iallreduce(MPI_IN_PLACE, data + done, n, type, MPI_SUM, MPI_COMM_WORLD, &request);
+            wait(request);
+            done += size_t(n);
+        }
+        m_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+
+    int m_rank = 0, m_size = 1, m_localRank = 0, m_localSize = 1;
+    MPI_Comm m_local = MPI_COMM_NULL;
+    std::string m_host;
+    std::vector<std::string> m_hosts;
+};
+
+#endif
+
+} // namespace
+
+bool mpiBuilt()
+{
+#ifdef FLOWBENCH_HAVE_MPI
+    return true;
+#else
+    return false;
+#endif
+}
+
+std::string mpiLibraryVersion()
+{
+#ifdef FLOWBENCH_HAVE_MPI
+    char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+    int length = 0;
+    MPI_Get_library_version(text, &length);
+    std::string v(text, size_t(std::max(length, 0)));
+    // "Open MPI v4.1.4, package: Debian OpenMPI, ...": the first part says it.
+    if (auto comma = v.find(','); comma != std::string::npos) v.resize(comma);
+    while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.pop_back();
+    return v;
+#else
+    return {};
+#endif
+}
+
+bool ncclBuilt()
+{
+#ifdef FLOWBENCH_HAVE_NCCL
+    return true;
+#else
+    return false;
+#endif
+}
+
+int launchedRanks()
+{
+    // Open MPI's mpirun; Slurm's srun (set for the tasks of a job step, not for the batch script
+    // that calls srun); MPICH's Hydra.
+    for (const char *name : {"OMPI_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS", "PMI_SIZE"})
+        if (int n = envInt(name); n > 0) return n;
+    return 1;
+}
+
+Result<Communicator *> world()
+{
+    const int ranks = launchedRanks();
+    if (ranks <= 1) return static_cast<Communicator *>(nullptr);
+#ifdef FLOWBENCH_HAVE_MPI
+    static Communicator *comm = [] {
+        int provided = 0;
+        MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+        static MpiCommunicator instance;
+        std::atexit([] {
+            int finalized = 0;
+            MPI_Finalized(&finalized);
+            if (!finalized) MPI_Finalize();
+        });
+        return static_cast<Communicator *>(&instance);
+    }();
+    return comm->size() > 1 ? comm : nullptr;
+#else
+    return makeError("started as one of " + std::to_string(ranks) +
+                     " ranks, but this build of Flowbench has no MPI: install libopenmpi-dev "
+                     "and openmpi-bin (scripts/deps.sh does) and build again");
+#endif
+}
+
+} // namespace fb::dist
