@@ -90,4 +90,21 @@ int64_t hostMemoryAvailable()
     return room;
 }
 
+uint64_t fnv1a(const void *data, size_t size, uint64_t h)
+{
+    const auto *p = static_cast<const unsigned char *>(data);
+    for (size_t i = 0; i < size; ++i) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+std::string hex64(uint64_t v)
+{
+    char text[17];
+    std::snprintf(text, sizeof text, "%016llx", (unsigned long long)v);
+    return text;
+}
+
 } // namespace fb

@@ -1,5 +1,6 @@
 #include "core/data/dataflow.h"
 
+#include "core/base/bytes.h"
 #include "core/base/check.h"
 #include "core/base/rng.h"
 
@@ -19,16 +20,6 @@ namespace {
 double secondsBetween(Clock::time_point a, Clock::time_point b)
 {
     return std::chrono::duration<double>(b - a).count();
-}
-
-uint64_t hashName(const std::string &s)
-{
-    uint64_t h = 1469598103934665603ull; // FNV-1a
-    for (unsigned char c : s) {
-        h ^= c;
-        h *= 1099511628211ull;
-    }
-    return h;
 }
 
 } // namespace
@@ -124,13 +115,14 @@ int64_t DataFlow::globalBatchSize(int64_t index) const
     return std::clamp<int64_t>(m_dataset->count - begin, 0, m_options.batchSize);
 }
 
-std::pair<int64_t, int64_t> DataFlow::share(int64_t index) const
+DataFlow::Share DataFlow::share(int64_t index) const
 {
     const int64_t n = globalBatchSize(index);
     const int64_t ranks = std::max(1, m_options.shardCount), r = m_options.shardRank;
     const int64_t each = n / ranks, extra = n % ranks;
-    const int64_t offset = r * each + std::min(r, extra);
-    return {index * m_options.batchSize + offset, each + (r < extra ? 1 : 0)};
+    const int64_t count = each + (r < extra ? 1 : 0);
+    if (count == 0) return {index * m_options.batchSize, 1, true};
+    return {index * m_options.batchSize + r * each + std::min(r, extra), count, false};
 }
 
 std::vector<int64_t> DataFlow::epochOrder(int64_t count, uint64_t seed, int64_t epoch, bool shuffle)
@@ -146,7 +138,7 @@ std::vector<int64_t> DataFlow::epochOrder(int64_t count, uint64_t seed, int64_t 
 
 uint64_t DataFlow::sampleSeed(uint64_t seed, const std::string &node, int64_t epoch, int64_t sample)
 {
-    return mix64(mix64(seed ^ hashName(node)) + mix64((uint64_t(epoch) << 40) ^ uint64_t(sample)));
+    return mix64(mix64(seed ^ fnv1a(node)) + mix64((uint64_t(epoch) << 40) ^ uint64_t(sample)));
 }
 
 void DataFlow::stopEpoch(std::unique_lock<std::mutex> &lock)
@@ -190,12 +182,8 @@ void DataFlow::startEpoch(int64_t epoch, int64_t firstBatch)
     // tail of an unshuffled order is never visited, so "every sample" would never come true).
     m_useCache = m_cacheStages > 0;
     for (int64_t b = m_nextOut; m_useCache && b < m_nBatches; ++b) {
-        auto [begin, n] = share(b);
-        if (n == 0) { // the padding sample, as gather() takes it
-            begin = b * m_options.batchSize;
-            n = 1;
-        }
-        for (int64_t i = begin; m_useCache && i < begin + n; ++i)
+        const Share s = share(b);
+        for (int64_t i = s.begin; m_useCache && i < s.begin + s.count; ++i)
             m_useCache = m_cached[size_t((*m_order)[size_t(i)])] != 0;
     }
     m_lanes.clear();
@@ -261,12 +249,7 @@ DataFlow::Item DataFlow::gather(int64_t index, const std::vector<int64_t> &order
                                 bool fromCache) const
 {
     const ImageDataset &ds = *m_dataset;
-    auto [begin, n] = share(index);
-    // An empty share: the batch's first sample, to be weighed as nothing.
-    if (n == 0) {
-        begin = index * m_options.batchSize;
-        n = 1;
-    }
+    const auto [begin, n, padding] = share(index);
     const Shape &shape = m_shapes[size_t(fromCache ? m_cacheStages : 0)];
     const int64_t sampleSize = shape.numel();
 
@@ -411,7 +394,7 @@ Result<std::optional<Batch>> DataFlow::next()
     batch.x = std::move(item.x);
     batch.y = std::move(item.y);
     batch.epoch = m_epoch;
-    batch.padding = share(m_nextOut).second == 0;
+    batch.padding = share(m_nextOut).padding;
     batch.index = m_nextOut++;
     updateStarvation();
     lock.unlock();

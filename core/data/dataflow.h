@@ -111,9 +111,6 @@ public:
 
     FlowStats stats() const;
 
-    // Where this flow's share of batch `index` lies in the epoch's order, and how many samples it
-    // has (0: the share is empty, and the batch is one padding sample).
-    std::pair<int64_t, int64_t> share(int64_t index) const;
     // Samples of the whole (global) batch `index`, every rank's share together.
     int64_t globalBatchSize(int64_t index) const;
 
@@ -140,6 +137,14 @@ private:
         bool starving = false;
         std::chrono::steady_clock::time_point starvingSince;
     };
+
+    // Where this flow's share of batch `index` lies in the epoch's order: `count` samples from
+    // `begin`. An empty share is the batch's first sample, as padding that counts for nothing.
+    struct Share {
+        int64_t begin = 0, count = 0;
+        bool padding = false;
+    };
+    Share share(int64_t index) const;
 
     DataFlow(std::shared_ptr<const ImageDataset> dataset, std::vector<Stage> stages,
              std::vector<Shape> shapes, DataFlowOptions options);

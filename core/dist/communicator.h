@@ -16,8 +16,7 @@ public:
     virtual ~Communicator() = default;
     virtual int rank() const = 0;
     virtual int size() const = 0;
-    // Among the ranks on this host (which GPU to take, how many cores are this rank's).
-    virtual int localRank() const = 0;
+    // The ranks on this host (how many cores are this rank's).
     virtual int localSize() const = 0;
     virtual const std::string &host() const = 0;
     // Sums over every rank, in place; every rank gets the same bits.
@@ -25,7 +24,6 @@ public:
     virtual void allReduceSum(double *data, size_t count) = 0;
     // Rank `root`'s bytes to every rank.
     virtual void broadcast(void *data, size_t bytes, int root) = 0;
-    virtual void barrier() = 0;
     // The name of each rank's host, by rank (gathered once at start).
     virtual std::string hostOf(int rank) const = 0;
     // Seconds spent in collectives so far, waiting for the other ranks included.
@@ -38,7 +36,7 @@ protected:
 // Whether this build has MPI, and the MPI library's own version line ("" without).
 bool mpiBuilt();
 std::string mpiLibraryVersion();
-// Whether NCCL (GPU collectives) is built in: it comes with the CUDA backend's toolkit.
+// Whether NCCL (GPU collectives) is built in: not yet, so data-parallel training runs on CPUs.
 bool ncclBuilt();
 
 // The size of the job a launcher (mpirun, or Slurm's srun) started this process in, read from

@@ -1,5 +1,6 @@
 #include "core/exec/data_parallel.h"
 
+#include "core/base/bytes.h"
 #include "core/base/check.h"
 
 #include <algorithm>
@@ -20,8 +21,14 @@ float *hostFloats(Tensor &t)
 
 DataParallel::DataParallel(dist::Communicator &comm, nn::Model &model)
     : m_comm(comm)
-    , m_model(model)
 {
+    for (const nn::NamedParameter &p : model.parameters())
+        m_backwardOrder.push_back(p.param);
+    std::reverse(m_backwardOrder.begin(), m_backwardOrder.end());
+    for (auto &[name, b] : model.buffers()) {
+        FB_ASSERT(b.device().kind == Device::Kind::Cpu, "data-parallel buffers live on the CPU");
+        m_buffers.push_back(b);
+    }
     m_bucket.reserve(kBucketBytes / sizeof(float));
 }
 
@@ -40,22 +47,19 @@ LossResult DataParallel::agreeLoss(const LossResult &local, int64_t counted, int
 
 void DataParallel::reduceGradients(double weight)
 {
-    std::vector<nn::NamedParameter> params = m_model.parameters();
     const size_t capacity = kBucketBytes / sizeof(float);
     const float w = float(weight);
-    // The backward pass ends with the first layer: the last parameters are ready first.
-    std::vector<std::pair<Tensor *, size_t>> inBucket; // (gradient, its offset in the bucket)
     auto flush = [&] {
         if (m_bucket.empty()) return;
         m_comm.allReduceSum(m_bucket.data(), m_bucket.size());
-        for (auto &[grad, offset] : inBucket)
+        for (auto &[grad, offset] : m_inBucket)
             std::memcpy(hostFloats(*grad), m_bucket.data() + offset,
                         size_t(grad->numel()) * sizeof(float));
         m_bucket.clear();
-        inBucket.clear();
+        m_inBucket.clear();
     };
-    for (auto it = params.rbegin(); it != params.rend(); ++it) {
-        Tensor &g = it->param->grad;
+    for (nn::Parameter *p : m_backwardOrder) {
+        Tensor &g = p->grad;
         const size_t n = size_t(g.numel());
         if (!m_bucket.empty() && m_bucket.size() + n > capacity) flush();
         const float *src = hostFloats(g);
@@ -63,24 +67,22 @@ void DataParallel::reduceGradients(double weight)
         m_bucket.resize(offset + n);
         for (size_t i = 0; i < n; ++i)
             m_bucket[offset + i] = src[i] * w;
-        inBucket.emplace_back(&g, offset);
+        m_inBucket.emplace_back(&g, offset);
     }
     flush();
 }
 
 void DataParallel::broadcastWeights()
 {
-    for (auto &p : m_model.parameters())
-        m_comm.broadcast(hostFloats(p.param->value), size_t(p.param->value.bytes()), 0);
+    for (nn::Parameter *p : m_backwardOrder)
+        m_comm.broadcast(hostFloats(p->value), size_t(p->value.bytes()), 0);
     broadcastBuffers();
 }
 
 void DataParallel::broadcastBuffers()
 {
-    for (auto &[name, b] : m_model.buffers()) {
-        FB_ASSERT(b.device().kind == Device::Kind::Cpu, "data-parallel buffers live on the CPU");
+    for (Tensor &b : m_buffers)
         m_comm.broadcast(b.raw(), size_t(b.bytes()), 0);
-    }
 }
 
 DataParallel::Control DataParallel::agree(Control rank0)
@@ -91,16 +93,11 @@ DataParallel::Control DataParallel::agree(Control rank0)
 
 std::string DataParallel::weightsDigest(std::vector<int> &differing)
 {
-    uint64_t h = 1469598103934665603ull;
-    auto add = [&](const Tensor &t) {
-        const auto *p = static_cast<const unsigned char *>(t.raw());
-        for (size_t i = 0; i < t.bytes(); ++i)
-            h = (h ^ p[i]) * 1099511628211ull;
-    };
-    for (auto &p : m_model.parameters())
-        add(p.param->value);
-    for (auto &[name, b] : m_model.buffers())
-        add(b);
+    uint64_t h = kFnv1aStart;
+    for (nn::Parameter *p : m_backwardOrder)
+        h = fnv1a(p->value.raw(), p->value.bytes(), h);
+    for (const Tensor &b : m_buffers)
+        h = fnv1a(b.raw(), b.bytes(), h);
     uint64_t rank0 = h;
     m_comm.broadcast(&rank0, sizeof rank0, 0);
     // Which ranks differ: each marks its own slot, and the sum tells every rank.
@@ -110,9 +107,7 @@ std::string DataParallel::weightsDigest(std::vector<int> &differing)
     differing.clear();
     for (size_t r = 0; r < marks.size(); ++r)
         if (marks[r] != 0) differing.push_back(int(r));
-    char text[17];
-    std::snprintf(text, sizeof text, "%016llx", (unsigned long long)h);
-    return text;
+    return hex64(h);
 }
 
 bool DataParallel::agree(bool rank0)

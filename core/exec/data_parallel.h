@@ -14,8 +14,9 @@ namespace fb::exec {
 // global batch, and the gradients are summed across ranks, each rank's weighed by its share of
 // the samples, so that the update is the one a single process would make on the whole batch (up
 // to the order of float sums). The sums go in buckets of about kBucketBytes, in the order the
-// backward pass finishes them (the last layer first). Batch norm's running statistics follow
-// rank 0's after every step, so every rank holds the same model at all times.
+// backward pass finishes them (the last layer first). Batch norm's running statistics, which
+// training never reads (it normalizes by each batch's own), follow rank 0's at the end of every
+// epoch, before the ranks compare their models; only rank 0 evaluates and writes them.
 //
 // This step's build sums the gradients after the backward pass, on CPU memory; NCCL on the GPU,
 // and overlapping the sums with the backward pass, are the next ones (docs/distributed.md).
@@ -53,8 +54,12 @@ public:
 
 private:
     dist::Communicator &m_comm;
-    nn::Model &m_model;
+    // The trainable parameters in the order the backward pass finishes them (the model's last
+    // first), taken once: the model's list is made anew on every call.
+    std::vector<nn::Parameter *> m_backwardOrder;
+    std::vector<Tensor> m_buffers; // the model's buffers (handles to their memory)
     std::vector<float> m_bucket;
+    std::vector<std::pair<Tensor *, size_t>> m_inBucket; // (gradient, its offset in m_bucket)
 };
 
 } // namespace fb::exec

@@ -100,14 +100,13 @@ void EvaluationTally::add(const float *scores, const int32_t *labels, const floa
             sum += std::exp(double(row[c]) - double(row[best]));
         const MisclassifiedRef ref{firstIndex + i, label, int32_t(best), float(1.0 / sum)};
         m_detail.allMisclassified.push_back(ref);
+        // Every picture has the same size: once one does not fit, none after it does.
         const bool keepPicture =
-            m_detail.allPictures.size() + size_t(sampleSize) <= kMaxMisclassifiedPictureBytes &&
-            m_detail.allPicturesKept + 1 == int64_t(m_detail.allMisclassified.size());
+            m_detail.allPictures.size() + size_t(sampleSize) <= kMaxMisclassifiedPictureBytes;
         if (!keepPicture && m_detail.misclassified.size() >= kMaxMisclassified) continue;
         std::vector<uint8_t> pixels = toPixels(inputs + i * sampleSize);
         if (keepPicture) {
             m_detail.allPictures.insert(m_detail.allPictures.end(), pixels.begin(), pixels.end());
-            ++m_detail.allPicturesKept;
         }
         if (m_detail.misclassified.size() >= kMaxMisclassified) continue;
         MisclassifiedSample s;
@@ -228,7 +227,7 @@ json evaluationJson(const Evaluation &e, int64_t epoch, int64_t epochs, bool wit
         j["misclassified_all"] = std::move(all);
         j["image_shape"] = json::array({d.channels, d.height, d.width});
         j["pictures_file"] = misclassifiedPicturesFile(e.node);
-        j["pictures_kept"] = d.allPicturesKept;
+        j["pictures_kept"] = d.picturesKept();
     }
     return j;
 }

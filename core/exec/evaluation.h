@@ -13,8 +13,8 @@ namespace fb::exec {
 
 struct DataSpec;
 
-// At most this many misclassified samples are kept per evaluation: the first ones in test
-// order, so the same model shows the same gallery on every run, and the event stays small.
+// At most this many misclassified samples are kept with their pictures in the evaluation itself:
+// the first ones in test order, so the same model shows the same gallery on every run.
 inline constexpr size_t kMaxMisclassified = 64;
 // Every misclassified sample is listed (index, classes, probability); the pictures of all of
 // them are kept up to this many bytes, for the run folder's misclassified-NODE.u8, from which the
@@ -58,10 +58,14 @@ struct EvaluationDetail {
     int64_t misclassifiedTotal = 0;                 // all of them, not only those kept
     std::vector<MisclassifiedSample> misclassified; // the first kMaxMisclassified, test order
     std::vector<MisclassifiedRef> allMisclassified; // every one, test order
-    // The pictures of the first allPicturesKept of allMisclassified, height x width x channels
+    // The pictures of the first picturesKept() of allMisclassified, height x width x channels
     // bytes each, one after the other (up to kMaxMisclassifiedPictureBytes).
     std::vector<uint8_t> allPictures;
-    int64_t allPicturesKept = 0;
+    int64_t picturesKept() const
+    {
+        const int64_t size = channels * height * width;
+        return size > 0 ? int64_t(allPictures.size()) / size : 0;
+    }
 
     int32_t classes() const { return int32_t(classNames.size()); }
     int64_t count(int32_t trueClass, int32_t predicted) const
@@ -94,9 +98,10 @@ struct InputPixels {
 };
 
 // Counts an evaluation batch by batch: each sample's arg-max prediction into the confusion
-// matrix (the first maximum on ties, as the loss counts correct predictions), and the first
-// kMaxMisclassified misclassified samples with their images. Costs one pass over the outputs
-// the evaluation computed anyway.
+// matrix (the first maximum on ties, as the loss counts correct predictions), every
+// misclassified sample, the first kMaxMisclassified with their images and the pictures of as
+// many as kMaxMisclassifiedPictureBytes holds. Costs one pass over the outputs the evaluation
+// computed anyway.
 class EvaluationTally {
 public:
     // sample: the model input's shape [c, h, w].

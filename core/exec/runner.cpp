@@ -13,6 +13,7 @@
 #include "core/base/safe_text.h"
 #include "core/data/dataflow.h"
 #include "core/exec/run_manifest.h"
+#include "core/graph/diff.h"
 #include "core/io/files.h"
 #include "core/io/loss_log.h"
 #include "core/io/run_folder.h"
@@ -30,9 +31,6 @@
 #include <fstream>
 #include <thread>
 
-#include <fcntl.h>
-#include <unistd.h>
-
 namespace fb::exec {
 
 namespace fs = std::filesystem;
@@ -49,15 +47,7 @@ std::string pipelineHash(const graph::PipelineDocument &doc)
             for (const graph::ParamSpec &p : type->params)
                 if (p.runOnly) n["params"].erase(p.name);
     }
-    const std::string text = canon.dump();
-    uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : text) {
-        h ^= c;
-        h *= 1099511628211ull;
-    }
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", (unsigned long long)h);
-    return buf;
+    return hex64(fnv1a(canon.dump()));
 }
 
 namespace {
@@ -198,7 +188,7 @@ std::vector<Checkpoint> checkpoints(const std::string &outDir)
 {
     std::vector<Checkpoint> all;
     std::error_code ec;
-    const fs::path root = fs::path(outDir) / "checkpoints";
+    const fs::path root = fs::path(outDir) / io::kCheckpointsDir;
     for (const auto &entry : fs::directory_iterator(root, ec)) {
         const std::string name = entry.path().filename().string();
         if (!name.starts_with("step-")) continue;
@@ -295,7 +285,7 @@ Status writeCheckpoint(Backend &backend, const std::string &outDir, const TrainS
 {
     char name[32];
     std::snprintf(name, sizeof name, "step-%08lld", (long long)st.step);
-    const fs::path root = fs::path(outDir) / "checkpoints";
+    const fs::path root = fs::path(outDir) / io::kCheckpointsDir;
     const fs::path tmp = root / (std::string(".") + name + ".tmp");
     const fs::path final = root / name;
     const fs::path old = root / (std::string(".") + name + ".old");
@@ -363,33 +353,30 @@ Status writeCheckpoint(Backend &backend, const std::string &outDir, const TrainS
 std::vector<std::string> pipelineChanges(const std::string &runDir,
                                          const graph::PipelineDocument &now, size_t limit = 6)
 {
-    auto before = graph::loadPipeline(runDir + "/pipeline.json");
+    auto before = graph::loadPipeline(runDir + "/" + io::kPipelineFile);
     if (!before.ok()) return {};
     std::vector<std::string> out;
     auto add = [&](std::string s) {
         if (out.size() < limit) out.push_back(std::move(s));
     };
-    for (const graph::Node &n : now.nodes()) {
-        const graph::Node *old = before->node(n.id);
-        if (!old) {
-            add("node " + n.id + " added");
+    auto shown = [](const std::string &text) {
+        if (text == "(not set)") return std::string("(default)");
+        return text.size() > 40 ? text.substr(0, 40) + "..." : text;
+    };
+    using Kind = graph::PipelineDiff::NodeChange::Kind;
+    for (const auto &c : graph::diffPipelines(*before, now).nodes) {
+        if (c.kind != Kind::Changed) {
+            add("node " + c.node + (c.kind == Kind::Added ? " added" : " removed"));
             continue;
         }
-        if (!n.params.is_object() || !old->params.is_object()) continue;
-        for (auto it = n.params.begin(); it != n.params.end(); ++it) {
-            const graph::NodeTypeSpec *type = nodeTypes().find(n.type);
-            const graph::ParamSpec *spec = type ? type->param(it.key()) : nullptr;
-            if (spec && spec->runOnly) continue;
-            const auto was = old->params.find(it.key());
-            if (was == old->params.end() || *was != it.value())
-                add(n.id + "." + it.key() + " " +
-                    (was == old->params.end() ? std::string("(default)")
-                                              : graph::jsonText(*was, 40)) +
-                    " -> " + graph::jsonText(it.value(), 40));
+        if (!c.typeBefore.empty()) add(c.node + " type " + c.typeBefore + " -> " + c.type);
+        const graph::NodeTypeSpec *type = nodeTypes().find(c.type);
+        for (const auto &p : c.params) {
+            const graph::ParamSpec *spec = type ? type->param(p.name) : nullptr;
+            if (spec && spec->runOnly) continue; // how the run goes, not what it computes
+            add(c.node + "." + p.name + " " + shown(p.before) + " -> " + shown(p.after));
         }
     }
-    for (const graph::Node &n : before->nodes())
-        if (!now.node(n.id)) add("node " + n.id + " removed");
     return out;
 }
 
@@ -590,6 +577,9 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     std::vector<std::pair<std::string, std::string>> dataWarnings; // (node, text)
     if (std::string w = skippedFilesWarning(job.trainData, flow.dataset()); !w.empty())
         dataWarnings.emplace_back(job.trainData.sourceNode, std::move(w));
+    // The learning-rate range test evaluates nothing: its evaluation data is never loaded.
+    const bool lrTest = options.lrRange.steps > 0;
+    if (lrTest) job.evaluations.clear();
     std::vector<std::unique_ptr<data::DataFlow>> evalFlows;
     for (const auto &e : job.evaluations) {
         auto f = makeFlow(e.data, e.node, e.batchSize, false, job.seed, workers);
@@ -648,13 +638,10 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     optimizer->attach(model.parameters());
 
     const int64_t stepsPerEpoch = flow.batchesPerEpoch();
-    const bool lrTest = options.lrRange.steps > 0;
     if (lrTest) {
         // As many epochs as the test's steps need; it stops at its last step (maxSteps below).
         job.epochs = std::max<int64_t>(1, (options.lrRange.steps + stepsPerEpoch - 1) /
                                               std::max<int64_t>(stepsPerEpoch, 1));
-        job.evaluations.clear();
-        evalFlows.clear();
     }
     const int64_t maxSteps = lrTest ? options.lrRange.steps : options.maxSteps;
     double lrTestBest = std::numeric_limits<double>::infinity(), lrTestEma = 0;
@@ -678,7 +665,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         if (fs::exists(one / "checkpoint.safetensors")) {
             const fs::path parent = one.parent_path();
             resumeRun =
-                (parent.filename() == "checkpoints" ? parent.parent_path() : parent).string();
+                (parent.filename() == io::kCheckpointsDir ? parent.parent_path() : parent).string();
             if (resumeRun.empty()) resumeRun = ".";
             std::error_code ec;
             const Checkpoint newest = newestCheckpoint(resumeRun);
@@ -753,7 +740,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
             const fs::path aside = fs::path(outDir) / (std::string("earlier-") + stamp);
             const int64_t newest = checkpoints(outDir).back().step;
             fs::create_directories(aside, ec);
-            if (!ec) fs::rename(fs::path(outDir) / "checkpoints", aside / "checkpoints", ec);
+            if (!ec)
+                fs::rename(fs::path(outDir) / io::kCheckpointsDir, aside / io::kCheckpointsDir, ec);
             if (ec)
                 return fileError(outDir, "holds the checkpoints of an earlier run, which could not "
                                          "be moved aside: " +
@@ -1163,6 +1151,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                 // The ranks must hold one model: summing the same gradients from the same
                 // weights gives the same bits. A difference is a fault, never trained past.
                 std::vector<int> differing;
+                dp->broadcastBuffers();
                 er.weightsDigest = dp->weightsDigest(differing);
                 if (!differing.empty()) {
                     std::string list;
@@ -1207,11 +1196,12 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                     file["evaluations"].push_back(
                         evaluationJson(e, st.epoch + 1, job.epochs, true));
                 for (const Evaluation &e : er.evaluations)
-                    FB_TRY(writeFileAtomically(
-                        fs::path(outDir) / misclassifiedPicturesFile(e.node),
-                        std::string(e.detail.allPictures.begin(), e.detail.allPictures.end())));
+                    FB_TRY(writeFileAtomically(fs::path(outDir) / misclassifiedPicturesFile(e.node),
+                                               std::string_view(reinterpret_cast<const char *>(
+                                                                    e.detail.allPictures.data()),
+                                                                e.detail.allPictures.size())));
                 FB_TRY(writeFileAtomically(
-                    fs::path(outDir) / "evaluation.json",
+                    fs::path(outDir) / io::kEvaluationFile,
                     file.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
             }
 
@@ -1262,8 +1252,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         std::map<std::string, std::string> meta{{"format", "flowbench.model"},
                                                 {"pipeline_hash", hash}};
         meta.insert(inference.begin(), inference.end());
-        FB_TRY(
-            io::writeSafetensors((fs::path(outDir) / "model.safetensors").string(), weights, meta));
+        FB_TRY(io::writeSafetensors((fs::path(outDir) / io::kModelFile).string(), weights, meta));
     }
 
     const double waitShare =

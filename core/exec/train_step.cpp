@@ -102,7 +102,6 @@ LossResult TrainStep::queue(nn::Plan &plan, const Tensor &x, const Tensor &y, co
         plan.backward(ctx);
         m_dp->reduceGradients(double(m_counted) / double(std::max<int64_t>(global, 1)));
         m_optimizer.step(m_backend, v.lr);
-        m_dp->broadcastBuffers();
         return r;
     }
     if (stopOnBadLoss && !std::isfinite(r.loss)) return r;

@@ -77,18 +77,10 @@ PipelineDiff diffPipelines(const PipelineDocument &before, const PipelineDocumen
         if (!after.node(a.id))
             d.nodes.push_back({PipelineDiff::NodeChange::Kind::Removed, a.id, a.type, {}, {}});
 
-    auto has = [](const PipelineDocument &doc, const Edge &e) {
-        for (const Edge &x : doc.edges())
-            if (x.sameEnds(e)) return true;
-        return false;
-    };
-    auto ends = [](const Edge &e) {
-        return e.fromNode + "." + e.fromPort + " -> " + e.toNode + "." + e.toPort;
-    };
     for (const Edge &e : after.edges())
-        if (!has(before, e)) d.edgesAdded.push_back(ends(e));
+        if (before.edgeIndex(e) < 0) d.edgesAdded.push_back(e.str());
     for (const Edge &e : before.edges())
-        if (!has(after, e)) d.edgesRemoved.push_back(ends(e));
+        if (after.edgeIndex(e) < 0) d.edgesRemoved.push_back(e.str());
     return d;
 }
 

@@ -20,7 +20,7 @@ void syncDirectory(const fs::path &dir)
     }
 }
 
-Status writeFileAtomically(const fs::path &path, const std::string &text)
+Status writeFileAtomically(const fs::path &path, std::string_view text)
 {
     // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on "." + string + ".tmp" here.
     std::string name = ".";

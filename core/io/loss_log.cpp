@@ -72,7 +72,6 @@ Status LossLog::open(const std::string &path, int64_t firstStep)
     FB_TRY(writeFileAtomically(path, kept));
     m_file = std::fopen(path.c_str(), "a");
     if (!m_file) return fileError(path, "cannot be opened to append the losses");
-    m_path = path;
     return {};
 }
 

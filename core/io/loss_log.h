@@ -25,14 +25,12 @@ public:
     // that an earlier part of the run (before a resume) wrote are kept, later ones (steps trained
     // after the checkpoint it resumes from) are dropped, as the run trains them again.
     Status open(const std::string &path, int64_t firstStep);
-    bool isOpen() const { return m_file != nullptr; }
     void append(int64_t step, float loss);
     void flush();
     void close();
 
 private:
     std::FILE *m_file = nullptr;
-    std::string m_path;
 };
 
 // The losses of steps 1..N from a losses.csv (element i is step i + 1). A gap, a step out of

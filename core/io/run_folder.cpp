@@ -181,7 +181,6 @@ RunEntry readRun(const std::string &dir)
     r.hasModel = fs::exists(d / kModelFile, ec);
     r.hasCheckpoint = hasWholeCheckpoint(d);
     r.hasEvents = fs::exists(d / kEventsFile, ec);
-    r.hasManifest = fs::exists(d / kManifestFile, ec);
     r.status = "unknown";
     try {
         if (!fs::exists(d / kRunFile, ec)) {

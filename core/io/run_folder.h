@@ -42,7 +42,7 @@ struct RunEntry {
     double bestTestAccuracy = -1;
     double finalLoss = -1; // -1 unknown
     int64_t steps = 0, epochs = 0, epochsPlanned = 0;
-    bool hasModel = false, hasCheckpoint = false, hasEvents = false, hasManifest = false;
+    bool hasModel = false, hasCheckpoint = false, hasEvents = false;
     int version = 0;     // run.json's version; 0 for an older folder without one
     std::string problem; // non-empty: the folder is damaged, and why
 
