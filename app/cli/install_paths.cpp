@@ -9,13 +9,18 @@ namespace fb::cli {
 
 namespace fs = std::filesystem;
 
+std::string executablePath()
+{
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string() : exe.string();
+}
+
 namespace {
 
 fs::path executableDir()
 {
-    std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    return ec ? fs::path() : exe.parent_path();
+    return fs::path(executablePath()).parent_path();
 }
 
 // The source tree a build tree was configured from, as its CMakeCache.txt says.

@@ -9,6 +9,9 @@ namespace fb::cli {
 // (<bin>/../share/flowbench/, as the Debian package lays it out) or from a build tree (the
 // source tree its CMakeCache.txt names, so that no path is compiled in).
 
+// This program's own path, from /proc/self/exe; empty when it cannot be read.
+std::string executablePath();
+
 // The first of <bin>/../share/flowbench/<installed> and <source tree>/<inSource> that is a
 // regular file; empty when neither is. `looked` gets the places tried.
 std::string findShippedFile(const std::string &installed, const std::string &inSource,

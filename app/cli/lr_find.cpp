@@ -1,5 +1,6 @@
 #include "app/cli/lr_find.h"
 
+#include "app/cli/cli_common.h"
 #include "app/cli/install_paths.h"
 #include "core/base/safe_text.h"
 #include "core/exec/node_type.h"
@@ -11,14 +12,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <vector>
 
 namespace fb::cli {
 
 using nlohmann::json;
 
 namespace {
-
-constexpr int kExitOk = 0, kExitFailed = 1, kExitBadInput = 2;
 
 const char *kUsage = R"(Usage: flowbench-cli lr-find PIPELINE [--min LR] [--max LR] [--steps N]
                                [--set NODE.PARAM=VALUE]... [--threads N] [--device D] [--json]
@@ -45,8 +45,13 @@ public:
     }
 };
 
-} // namespace
-
+struct LrSuggestion {
+    double suggested = 0; // where the smoothed loss falls fastest, before its lowest point
+    double lowest = 0;    // where the smoothed loss is lowest
+    std::vector<double> smoothed;
+};
+// From (rate, loss) points in rising rate: the losses smoothed by a centred moving average, and
+// the rates above.
 LrSuggestion suggestLearningRate(const std::vector<double> &lrs, const std::vector<double> &losses)
 {
     LrSuggestion s;
@@ -86,7 +91,9 @@ LrSuggestion suggestLearningRate(const std::vector<double> &lrs, const std::vect
     return s;
 }
 
-int lrFind(int argc, char **argv, const PipelineLoader &load)
+} // namespace
+
+int lrFind(int argc, char **argv)
 {
     std::string pipeline;
     std::vector<std::string> settings;
@@ -142,17 +149,19 @@ int lrFind(int argc, char **argv, const PipelineLoader &load)
     if (pipeline != "-") pipeline = resolvePipelineArgument(pipeline);
     options.pipelineName = pipeline;
 
-    auto fail = [&](int code, const Error &e) {
+    // With --json, the error object on stdout; for people, the error on stderr.
+    auto fail = [&](int code, const Error &e, bool printed = false) {
         if (asJson)
-            std::cout << json{{"status", "error"},
-                              {"error", {{"message", e.message}, {"node", e.node}}}}
-                             .dump(-1, ' ', true, json::error_handler_t::replace)
-                      << std::endl;
-        std::fprintf(stderr, "%s\n", safeText(e.str()).c_str());
+            std::cout << jsonLine(json{{"status", "error"}, {"error", errorJson(e)}}) << std::endl;
+        if (!printed) std::fprintf(stderr, "%s\n", safeText(e.str()).c_str());
         return code;
     };
-    auto doc = load(pipeline, settings);
-    if (!doc) return fail(kExitBadInput, doc.error());
+    std::vector<Error> problems;
+    auto doc = loadAndValidate(pipeline, settings, problems);
+    if (!doc) {
+        printProblems(problems);
+        return fail(kExitBadInput, doc.error(), true);
+    }
 
     // The optimizer whose rate is tested: what the suggestion is for.
     std::string optimizerNode;
@@ -168,12 +177,8 @@ int lrFind(int argc, char **argv, const PipelineLoader &load)
     std::fprintf(stderr, "lr-find: %lld steps, learning rate %g to %g\n",
                  (long long)options.lrRange.steps, options.lrRange.lrMin, options.lrRange.lrMax);
     Collector collector;
-    Result<exec::RunSummary> result = makeError("the test did not start");
-    try {
-        result = exec::runPipeline(doc.value(), options, collector);
-    } catch (const std::exception &e) {
-        result = makeError(std::string("internal error: ") + e.what());
-    }
+    const Result<exec::RunSummary> result =
+        runCatching([&] { return exec::runPipeline(doc.value(), options, collector); });
     if (!result) return fail(kExitFailed, result.error());
     if (collector.losses.size() < 3)
         return fail(kExitFailed,
@@ -200,7 +205,7 @@ int lrFind(int argc, char **argv, const PipelineLoader &load)
              {"diverged_at", diverged ? json(collector.lrs.back()) : json(nullptr)},
              {"points", points}};
     if (asJson) {
-        std::cout << out.dump(-1, ' ', true, json::error_handler_t::replace) << std::endl;
+        std::cout << jsonLine(out) << std::endl;
     } else {
         std::printf("%zu steps, learning rate %.3g to %.3g%s\n", collector.lrs.size(),
                     collector.lrs.front(), collector.lrs.back(),

@@ -1,6 +1,7 @@
 // flowbench-cli: runs, validates and lists pipelines without a window (DESIGN.md contract).
 // People read progress on stderr; programs read the last stdout line, one JSON object.
 
+#include "app/cli/cli_common.h"
 #include "app/cli/commands.h"
 #include "app/cli/install_paths.h"
 #include "app/cli/progress.h"
@@ -12,6 +13,7 @@
 #include "core/base/safe_text.h"
 #include "core/dist/communicator.h"
 #include "core/dist/scaling_plan.h"
+#include "core/io/run_folder.h"
 #include "core/exec/evaluation.h"
 #include "core/exec/inference.h"
 #include "core/exec/node_type.h"
@@ -30,6 +32,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <string>
@@ -40,7 +43,14 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int kExitOk = 0, kExitRunFailed = 1, kExitBadInput = 2;
+using cli::errorJson;
+using cli::jsonLine;
+using cli::kExitBadInput;
+using cli::kExitOk;
+using cli::loadAndValidate;
+using cli::printProblems;
+using cli::runCatching;
+constexpr int kExitRunFailed = cli::kExitFailed;
 
 const char *kUsage =
     R"(Usage: flowbench-cli <command> [options]
@@ -137,26 +147,10 @@ Ctrl-C stops a run after its current step and writes a checkpoint; a second Ctrl
 
 Exit codes: 0 success (also a stopped run), 1 the run failed (infer: an input could not be
 read; export: the export or its check failed; summary --measure: a device could not run it;
-reproduce: a loss differs, or the reproduction failed),
+reproduce: a loss differs, or the reproduction failed; sweep: a run failed, or the sweep was
+stopped; lr-find: the test could not run; plan: the step could not be measured),
 2 bad input or usage (infer: the model cannot be opened)
 )";
-
-// One JSON line for stdout. ASCII only (other characters as \u escapes), so an id or file name
-// holding a right-to-left override cannot reorder the line in a terminal, and invalid UTF-8
-// from a command line is replaced rather than thrown on: JSON readers see the same values.
-std::string jsonLine(const json &j)
-{
-    return j.dump(-1, ' ', true, json::error_handler_t::replace);
-}
-
-json errorJson(const Error &e)
-{
-    json j{{"message", e.message}};
-    j["node"] = e.node.empty() ? json(nullptr) : json(e.node);
-    if (!e.file.empty()) j["file"] = e.file;
-    if (e.line > 0) j["line"] = e.line;
-    return j;
-}
 
 int usageError(const std::string &message)
 {
@@ -173,35 +167,6 @@ int failed(int code, const Error &e, bool asJson)
     if (code == kExitBadInput && e.node.empty() && e.file.empty()) return usageError(e.message);
     std::fprintf(stderr, "%s\n", safeText(e.str()).c_str());
     return code;
-}
-
-void printProblems(const std::vector<Error> &problems)
-{
-    for (const auto &p : problems)
-        std::fprintf(stderr, "%s\n", p.str().c_str());
-}
-
-Result<graph::PipelineDocument> loadAndValidate(const std::string &path,
-                                                const std::vector<std::string> &settings,
-                                                std::vector<Error> &problems)
-{
-    // "-": the pipeline comes on stdin (the window's unsaved document).
-    auto doc = path == "-" ? graph::parsePipeline(std::string(std::istreambuf_iterator<char>(std::cin),
-                                                              std::istreambuf_iterator<char>()),
-                                                  "<stdin>")
-                           : graph::loadPipeline(path);
-    if (!doc.ok()) {
-        problems.push_back(doc.error());
-        return doc.error();
-    }
-    for (const auto &s : settings) {
-        Status st = graph::applySetting(doc.value(), s, exec::nodeTypes());
-        if (!st.ok()) problems.push_back(st.error());
-    }
-    if (!problems.empty()) return problems.front();
-    problems = graph::validate(doc.value(), exec::nodeTypes());
-    if (!problems.empty()) return problems.front();
-    return doc;
 }
 
 int cmdValidate(int argc, char **argv)
@@ -233,13 +198,7 @@ int cmdSummary(int argc, char **argv)
     for (int i = 0; i < argc; ++i)
         if (std::strcmp(argv[i], "--json") == 0) asJson = true;
     auto fail = [&](int code, const Error &e) { return failed(code, e, asJson); };
-    auto number = [](const char *v, long lo, long hi, long &out) {
-        char *end = nullptr;
-        const long n = std::strtol(v, &end, 10);
-        if (!*v || *end || n < lo || n > hi) return false;
-        out = n;
-        return true;
-    };
+    const auto number = cli::wholeNumber;
     for (int i = 0; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--json") continue;
@@ -278,7 +237,7 @@ int cmdSummary(int argc, char **argv)
                                settings, problems);
     if (!doc.ok()) {
         if (!asJson) printProblems(problems);
-        return fail(kExitBadInput, problems.empty() ? doc.error() : problems.front());
+        return fail(kExitBadInput, doc.error());
     }
     auto summary = exec::summarizePipeline(doc.value(), batch);
     if (!summary.ok()) return fail(kExitBadInput, summary.error());
@@ -315,10 +274,11 @@ int cmdPlan(int argc, char **argv)
     std::vector<std::string> settings;
     double bandwidth = 0, latency = -1, stepMs = 0;
     long threads = 0;
-    auto positive = [](const std::string &v, double &out) {
+    // A finite number above 0 (zero too where allowed), the whole text of it.
+    auto number = [](const std::string &v, bool zeroToo, double &out) {
         char *end = nullptr;
         const double x = std::strtod(v.c_str(), &end);
-        if (v.empty() || *end || !(x > 0) || !std::isfinite(x)) return false;
+        if (v.empty() || *end || !std::isfinite(x) || x < 0 || (x == 0 && !zeroToo)) return false;
         out = x;
         return true;
     };
@@ -340,17 +300,22 @@ int cmdPlan(int argc, char **argv)
                 linkName = v;
             else if (a == "--set")
                 settings.push_back(v);
-            else if (!positive(v, x) && !(a == "--latency" && v == "0"))
+            else if (a == "--threads") {
+                if (!cli::wholeNumber(v.c_str(), 1, 1024, threads))
+                    return fail(kExitBadInput,
+                                makeError("--threads needs a whole number from 1 to 1024"));
+            } else if (!number(v, a == "--latency", x))
                 return fail(kExitBadInput,
-                            makeError(a + " needs a number above 0, got '" + v + "'"));
+                            makeError(a +
+                                      (a == "--latency" ? " needs a number of 0 or more"
+                                                        : " needs a number above 0") +
+                                      ", got '" + v + "'"));
             else if (a == "--bandwidth")
                 bandwidth = x;
             else if (a == "--latency")
                 latency = x;
-            else if (a == "--step-ms")
-                stepMs = x;
             else
-                threads = long(x);
+                stepMs = x;
             continue;
         }
         if (a.starts_with("--")) return fail(kExitBadInput, makeError("unknown option " + a));
@@ -385,7 +350,7 @@ int cmdPlan(int argc, char **argv)
     auto doc = loadAndValidate(cli::resolvePipelineArgument(pipeline), settings, problems);
     if (!doc.ok()) {
         if (!asJson) printProblems(problems);
-        return fail(kExitBadInput, problems.empty() ? doc.error() : problems.front());
+        return fail(kExitBadInput, doc.error());
     }
     auto summary = exec::summarizePipeline(doc.value());
     if (!summary.ok()) return fail(kExitBadInput, summary.error());
@@ -724,10 +689,7 @@ int cmdDevices(int argc, char **argv)
 
 std::string defaultOutDir(const std::string &pipelinePath)
 {
-    const std::time_t now = std::time(nullptr);
-    char stamp[32];
-    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-    return "runs/" + std::filesystem::path(pipelinePath).stem().string() + "-" + stamp;
+    return "runs/" + std::filesystem::path(pipelinePath).stem().string() + "-" + io::timeStamp();
 }
 
 // The run summary of the CLI contract, before anything is known.
@@ -754,18 +716,19 @@ int runUsageError(const std::string &message)
     return usageError(message);
 }
 
-// One run of a pipeline file, with everything the CLI contract promises: progress on stderr,
-// the event stream, the run folder (events.jsonl, run.json, manifest.json, losses.csv), and the
-// summary object, which is printed as the last stdout line and handed back in `summaryOut`.
 // What run.json calls the run (`run --name/--tag`).
 struct RunLabels {
     std::string name;
     std::vector<std::string> tags;
 };
 
+// One run of a pipeline file, with everything the CLI contract promises: progress on stderr,
+// the event stream, the run folder (events.jsonl, run.json, manifest.json, losses.csv), and the
+// summary object: printed as the last stdout line, or handed back in `summaryOut` instead (a
+// verb that runs a pipeline and prints its own result).
 int executeRun(const std::string &pipeline, const std::vector<std::string> &settings,
                exec::RunOptions options, const std::string &events, json *summaryOut = nullptr,
-               bool printSummary = true, const RunLabels &labels = {})
+               const RunLabels &labels = {})
 {
     cli::RunReporter reporter(events);
     if (!reporter.ok())
@@ -785,8 +748,10 @@ int executeRun(const std::string &pipeline, const std::vector<std::string> &sett
         summary["wall_s"] =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         reporter.summary(summary);
-        if (printSummary) std::cout << jsonLine(summary) << std::endl;
-        if (summaryOut) *summaryOut = summary;
+        if (summaryOut)
+            *summaryOut = summary;
+        else
+            std::cout << jsonLine(summary) << std::endl;
         return code;
     };
 
@@ -803,22 +768,14 @@ int executeRun(const std::string &pipeline, const std::vector<std::string> &sett
         return finish(kExitBadInput);
     }
 
-    // No exception crosses out of a run: out of memory (a layer far too large) and the like end
-    // as an error summary, like any other failure.
-    Result<exec::RunSummary> result = makeError("the run did not start");
     exec::RunControl control;
     options.control = &control;
     int64_t stepsDone = 0;
     options.stepsDone = &stepsDone;
-    try {
+    const Result<exec::RunSummary> result = runCatching([&] {
         cli::CommandPump commands(control, !events.empty());
-        result = exec::runPipeline(doc.value(), options, reporter);
-    } catch (const std::bad_alloc &) {
-        result = makeError("out of memory: the model's weights or activations do not fit; "
-                           "lower the batch size or the layer sizes");
-    } catch (const std::exception &e) {
-        result = makeError(std::string("internal error: ") + e.what());
-    }
+        return exec::runPipeline(doc.value(), options, reporter);
+    });
     if (!result.ok()) {
         reporter.error(result.error());
         std::fprintf(stderr, "error: %s\n", result.error().str().c_str());
@@ -859,14 +816,8 @@ int runOtherRank(const std::string &pipeline, const std::vector<std::string> &se
     options.outDir.clear();
     options.pipelineName = pipeline;
     exec::RunObserver quiet;
-    Result<exec::RunSummary> result = makeError("the run did not start");
-    try {
-        result = exec::runPipeline(doc.value(), options, quiet);
-    } catch (const std::bad_alloc &) {
-        result = makeError("out of memory");
-    } catch (const std::exception &e) {
-        result = makeError(std::string("internal error: ") + e.what());
-    }
+    const Result<exec::RunSummary> result =
+        runCatching([&] { return exec::runPipeline(doc.value(), options, quiet); });
     if (!result.ok()) {
         std::fprintf(stderr, "%s: error: %s\n", who.c_str(), result.error().str().c_str());
         return kExitRunFailed;
@@ -893,9 +844,8 @@ int cmdRun(int argc, char **argv)
             options.device = v;
         else if (a == "--threads" || a == "--data-workers") {
             const long max = a == "--threads" ? 1024 : 256;
-            char *end = nullptr;
-            const long n = std::strtol(v, &end, 10);
-            if (!end || *end || n < 1 || n > max)
+            long n = 0;
+            if (!cli::wholeNumber(v, 1, max, n))
                 return runUsageError(a + " needs a whole number from 1 to " + std::to_string(max) +
                                      ", got '" + std::string(v) + "'");
             (a == "--threads" ? options.threads : options.dataWorkers) = int(n);
@@ -931,32 +881,7 @@ int cmdRun(int argc, char **argv)
     if (options.comm && options.comm->rank() != 0) return runOtherRank(pipeline, settings, options);
     if (options.outDir.empty()) options.outDir = defaultOutDir(pipeline);
     options.pipelineName = pipeline;
-    return executeRun(pipeline, settings, options, events, nullptr, true, labels);
-}
-
-int cmdSweep(int argc, char **argv)
-{
-    return cli::sweep(argc, argv,
-                      [](const std::string &pipeline, const std::vector<std::string> &settings) {
-                          std::vector<Error> problems;
-                          auto doc = loadAndValidate(pipeline, settings, problems);
-                          return problems;
-                      });
-}
-
-int cmdLrFind(int argc, char **argv)
-{
-    return cli::lrFind(argc, argv,
-                       [](const std::string &pipeline, const std::vector<std::string> &settings)
-                           -> Result<graph::PipelineDocument> {
-                           std::vector<Error> problems;
-                           auto doc = loadAndValidate(pipeline, settings, problems);
-                           if (!problems.empty()) {
-                               printProblems(problems);
-                               return problems.front();
-                           }
-                           return doc;
-                       });
+    return executeRun(pipeline, settings, options, events, nullptr, labels);
 }
 
 int cmdReproduce(int argc, char **argv)
@@ -969,7 +894,7 @@ int cmdReproduce(int argc, char **argv)
         options.outDir = r.outDir;
         options.maxSteps = r.maxSteps;
         options.pipelineName = r.pipelineName;
-        return executeRun(r.pipeline, {}, options, "", &summary, false);
+        return executeRun(r.pipeline, {}, options, "", &summary);
     });
 }
 
@@ -982,8 +907,8 @@ int main(int argc, char **argv)
     try {
         if (cmd == "run") return cmdRun(argc - 2, argv + 2);
         if (cmd == "reproduce") return cmdReproduce(argc - 2, argv + 2);
-        if (cmd == "sweep") return cmdSweep(argc - 2, argv + 2);
-        if (cmd == "lr-find") return cmdLrFind(argc - 2, argv + 2);
+        if (cmd == "sweep") return cli::sweep(argc - 2, argv + 2);
+        if (cmd == "lr-find") return cli::lrFind(argc - 2, argv + 2);
         if (cmd == "validate") return cmdValidate(argc - 2, argv + 2);
         if (cmd == "summary") return cmdSummary(argc - 2, argv + 2);
         if (cmd == "plan") return cmdPlan(argc - 2, argv + 2);

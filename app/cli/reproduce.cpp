@@ -1,5 +1,7 @@
 #include "app/cli/reproduce.h"
 
+#include "app/cli/cli_common.h"
+
 #include "core/base/safe_text.h"
 #include "core/io/loss_log.h"
 #include "core/io/manifest.h"
@@ -20,7 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kExitOk = 0, kExitDiffers = 1, kExitBadInput = 2;
+constexpr int kExitDiffers = kExitFailed;
 
 const char *kUsage = R"(Usage: flowbench-cli reproduce RUN [--out DIR] [--json]
 
@@ -33,11 +35,7 @@ between the two manifests (data files, device, driver, libraries, Flowbench's co
 Exit 0 identical, 1 a loss differs or the reproduction failed, 2 bad input.
 )";
 
-std::string str(const json &j, const char *key)
-{
-    auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+const auto str = io::jsonString;
 
 int intValue(const json &j, const char *key)
 {
@@ -101,9 +99,7 @@ int reproduce(int argc, char **argv, const RunFunction &run)
     }
     auto badInput = [&](const Error &e) {
         if (asJson)
-            std::cout << json{{"status", "error"}, {"error", e.str()}}.dump(
-                             -1, ' ', true, json::error_handler_t::replace)
-                      << std::endl;
+            std::cout << jsonLine(json{{"status", "error"}, {"error", errorJson(e)}}) << std::endl;
         std::fprintf(stderr, "%s\n", safeText(e.str()).c_str());
         return kExitBadInput;
     };
@@ -142,13 +138,10 @@ int reproduce(int argc, char **argv, const RunFunction &run)
     r.dataWorkers = intValue(*manifest, "data_workers");
     r.maxSteps = int64_t(original->size());
     if (outDir.empty()) {
-        char stamp[32];
-        const std::time_t now = std::time(nullptr);
-        std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-        outDir = (root / (std::string("reproduced-") + stamp)).string();
+        const std::string stamp = io::timeStamp();
+        outDir = (root / ("reproduced-" + stamp)).string();
         for (int i = 2; fs::exists(outDir, ec); ++i)
-            outDir =
-                (root / ("reproduced-" + std::string(stamp) + "-" + std::to_string(i))).string();
+            outDir = (root / ("reproduced-" + stamp + "-" + std::to_string(i))).string();
     }
     r.outDir = outDir;
     std::fprintf(stderr,
@@ -242,7 +235,7 @@ int reproduce(int argc, char **argv, const RunFunction &run)
         text += "note: " + note.get<std::string>() + "\n";
     text += "the reproduction's run folder: " + outDir + "\n";
     if (asJson)
-        std::cout << result.dump(-1, ' ', true, json::error_handler_t::replace) << std::endl;
+        std::cout << jsonLine(result) << std::endl;
     else {
         // Line by line: safeText escapes the newlines themselves.
         size_t from = 0;

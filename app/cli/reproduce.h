@@ -18,8 +18,9 @@ struct ReproduceRun {
     int64_t maxSteps = 0;
 };
 
-// Runs `run` (flowbench-cli run's body: progress on stderr, its summary line on stdout, the
-// summary object back) and returns its exit code.
+// Runs `run` (flowbench-cli run's body: progress on stderr, the run folder, and the summary
+// object back rather than on stdout, where reproduce prints its own result) and returns its
+// exit code.
 using RunFunction = std::function<int(const ReproduceRun &, nlohmann::json &summary)>;
 
 // `flowbench-cli reproduce RUN [--out DIR] [--json]` (docs/runs.md): runs the run folder's

@@ -54,12 +54,8 @@ void RunFileWriter::started(const exec::RunInfo &info)
     if (info.firstStep > 0 && m_before.is_object()) {
         for (const char *key : {"name", "tags", "pipeline", "started", "best_test_accuracy"})
             if (m_before.contains(key)) m_run[key] = m_before[key];
-        auto number = [&](const char *key) {
-            auto it = m_before.find(key);
-            return it != m_before.end() && it->is_number() ? it->get<double>() : 0.0;
-        };
-        m_previousWall = number("wall_s");
-        m_run["resumes"] = int(number("resumes")) + 1;
+        m_previousWall = io::jsonNumber(m_before, "wall_s");
+        m_run["resumes"] = int(io::jsonNumber(m_before, "resumes")) + 1;
     }
     if (!m_name.empty()) m_run["name"] = m_name;
     if (!m_tags.empty()) m_run["tags"] = m_tags;

@@ -1,5 +1,6 @@
 #include "app/cli/sweep.h"
 
+#include "app/cli/cli_common.h"
 #include "app/cli/install_paths.h"
 #include "core/base/safe_text.h"
 #include "core/io/files.h"
@@ -34,8 +35,6 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr int kExitOk = 0, kExitFailed = 1, kExitBadInput = 2;
 
 const char *kUsage = R"(Usage: flowbench-cli sweep PIPELINE --set-range NODE.PARAM=V1,V2,... [...]
                             [--random N] [--seed S] [--parallel K] [--threads N]
@@ -100,13 +99,6 @@ json valueJson(const std::string &v)
     return v;
 }
 
-std::string selfPath()
-{
-    std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    return ec ? std::string("flowbench-cli") : exe.string();
-}
-
 // Starts `flowbench-cli run ...` with its output in the trial's folder.
 pid_t spawnRun(const std::vector<std::string> &args, const std::string &outputFile)
 {
@@ -131,7 +123,7 @@ pid_t spawnRun(const std::vector<std::string> &args, const std::string &outputFi
 
 } // namespace
 
-int sweep(int argc, char **argv, const SweepValidator &validate)
+int sweep(int argc, char **argv)
 {
     std::string pipeline, device, root = "runs", name;
     std::vector<std::string> fixed;
@@ -143,11 +135,7 @@ int sweep(int argc, char **argv, const SweepValidator &validate)
         std::fprintf(stderr, "flowbench-cli sweep: %s\n\n%s", safeText(why).c_str(), kUsage);
         return kExitBadInput;
     };
-    auto number = [](const char *text, long lo, long hi, long &out) {
-        char *end = nullptr;
-        out = std::strtol(text, &end, 10);
-        return end && *end == 0 && out >= lo && out <= hi;
-    };
+    const auto number = wholeNumber;
     for (int i = 0; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help" || a == "-h") {
@@ -206,6 +194,8 @@ int sweep(int argc, char **argv, const SweepValidator &validate)
         }
     }
     if (pipeline.empty()) return usage("which pipeline?");
+    // Each trial is a child process that reads the file: a pipeline on stdin has none to read.
+    if (pipeline == "-") return usage("sweep needs a pipeline file, not standard input");
     if (ranges.empty()) return usage("nothing to sweep: give --set-range NODE.PARAM=V1,V2,...");
     pipeline = resolvePipelineArgument(pipeline);
 
@@ -248,30 +238,23 @@ int sweep(int argc, char **argv, const SweepValidator &validate)
             settings.push_back(ranges[r].key + "=" + combos[t][r]);
             trial.name += (r ? " " : "") + labels[r] + "=" + combos[t][r];
         }
-        const std::vector<Error> problems = validate(pipeline, settings);
+        std::vector<Error> problems;
+        (void)loadAndValidate(pipeline, settings, problems); // the problems are what counts
         if (!problems.empty()) {
             for (const Error &e : problems)
                 std::fprintf(stderr, "trial %d (%s): %s\n", trial.index,
                              safeText(trial.name).c_str(), safeText(e.str()).c_str());
-            if (asJson)
-                std::cout << json{{"status", "error"},
-                                  {"error",
-                                   {{"message", problems.front().message},
-                                    {"node", problems.front().node},
-                                    {"trial", trial.name}}}}
-                                 .dump(-1, ' ', true, json::error_handler_t::replace)
-                          << std::endl;
+            if (asJson) {
+                json error = errorJson(problems.front());
+                error["trial"] = trial.name;
+                std::cout << jsonLine(json{{"status", "error"}, {"error", error}}) << std::endl;
+            }
             return kExitBadInput;
         }
         trials.push_back(std::move(trial));
     }
 
-    if (name.empty()) {
-        char stamp[32];
-        const std::time_t now = std::time(nullptr);
-        std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-        name = fs::path(pipeline).stem().string() + "-sweep-" + stamp;
-    }
+    if (name.empty()) name = fs::path(pipeline).stem().string() + "-sweep-" + io::timeStamp();
     std::error_code ec;
     fs::create_directories(root, ec);
     if (ec) return usage("cannot make the folder " + root + ": " + ec.message());
@@ -288,7 +271,8 @@ int sweep(int argc, char **argv, const SweepValidator &validate)
     const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
     const int total = threads > 0 ? threads : cores;
     const int perTrial = std::max(1, total / std::min<int>(parallel, int(trials.size())));
-    const std::string self = selfPath();
+    std::string self = executablePath();
+    if (self.empty()) self = "flowbench-cli"; // no /proc: looked up on PATH
 
     json sweepJson{{"format", "flowbench.sweep"},
                    {"version", 1},
@@ -426,7 +410,7 @@ int sweep(int argc, char **argv, const SweepValidator &validate)
     out["best"] =
         order.empty() || acc(order.front()) < 0 ? json(nullptr) : json(order.front()->dir);
     if (asJson) {
-        std::cout << out.dump(-1, ' ', true, json::error_handler_t::replace) << std::endl;
+        std::cout << jsonLine(out) << std::endl;
     } else {
         std::printf("%-40s %-10s %9s %10s %8s\n", "run", "status", "test acc", "final loss",
                     "seconds");

@@ -734,10 +734,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         const bool continuing =
             !options.resumeDir.empty() && resumingNewest && fs::equivalent(resumeRun, outDir, ec);
         if (!continuing && !checkpoints(outDir).empty()) {
-            char stamp[32];
-            const std::time_t now = std::time(nullptr);
-            std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-            const fs::path aside = fs::path(outDir) / (std::string("earlier-") + stamp);
+            const fs::path aside = fs::path(outDir) / ("earlier-" + io::timeStamp());
             const int64_t newest = checkpoints(outDir).back().step;
             fs::create_directories(aside, ec);
             if (!ec)

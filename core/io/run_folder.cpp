@@ -18,19 +18,22 @@ namespace fb::io {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace {
-
-std::string str(const json &j, const char *key)
+std::string jsonString(const json &j, const char *key)
 {
     auto it = j.find(key);
     return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-double num(const json &j, const char *key, double fallback)
+double jsonNumber(const json &j, const char *key, double fallback)
 {
     auto it = j.find(key);
     return it != j.end() && it->is_number() ? it->get<double>() : fallback;
 }
+
+namespace {
+
+const auto str = jsonString;
+const auto num = jsonNumber;
 
 // Whether process `pid` on this machine is still a Flowbench engine: a pid may have been taken
 // by another program since.
@@ -121,6 +124,14 @@ std::string isoTimeNow()
     const std::time_t now = std::time(nullptr);
     char buf[40];
     std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&now));
+    return buf;
+}
+
+std::string timeStamp()
+{
+    const std::time_t now = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", std::localtime(&now));
     return buf;
 }
 

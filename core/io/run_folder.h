@@ -82,6 +82,12 @@ std::string hostName();
 
 // The current local time as ISO 8601 with its offset ("2026-11-25T20:18:10+0000").
 std::string isoTimeNow();
+// A field of a JSON object someone else wrote: its text, or "" / `fallback` when it is missing
+// or of another kind (the object itself may be anything).
+std::string jsonString(const nlohmann::json &j, const char *key);
+double jsonNumber(const nlohmann::json &j, const char *key, double fallback = 0);
+// The current local time for a folder's name ("20261125-201810"): runs, sweeps, put-aside runs.
+std::string timeStamp();
 
 // A JSON file that a person or another program may have written: the nesting is checked before
 // parsing (core/base/json_nesting.h); errors name the file.
