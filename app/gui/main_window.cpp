@@ -1543,11 +1543,7 @@ bool MainWindow::startSweep(const QStringList &ranges, int parallel, int random,
         QStringLiteral("--out"), m_runsDir, QStringLiteral("--parallel"), QString::number(parallel),
         QStringLiteral("--json")};
     if (random > 0) args << QStringLiteral("--random") << QString::number(random);
-    if (m_runThreads > 0) args << QStringLiteral("--threads") << QString::number(m_runThreads);
-    const QString device = m_device->currentData().toString();
-    if (!device.isEmpty()) args << QStringLiteral("--device") << device;
-    for (const QString &s : m_runSettings)
-        args << QStringLiteral("--set") << s;
+    args << engineOptions();
     for (const QString &r : ranges)
         args << QStringLiteral("--set-range") << r;
 
@@ -1689,12 +1685,9 @@ bool MainWindow::findLearningRate(QString *why)
     m_lrFinder->window()->show();
     m_lrFinder->window()->raise();
 
-    QStringList args{QStringLiteral("lr-find"), QStringLiteral("-"), QStringLiteral("--json")};
-    if (m_runThreads > 0) args << QStringLiteral("--threads") << QString::number(m_runThreads);
-    const QString device = m_device->currentData().toString();
-    if (!device.isEmpty()) args << QStringLiteral("--device") << device;
-    for (const QString &s : m_runSettings)
-        args << QStringLiteral("--set") << s;
+    const QStringList args = QStringList{QStringLiteral("lr-find"), QStringLiteral("-"),
+                                         QStringLiteral("--json")} +
+                             engineOptions();
     auto *p = new QProcess(this);
     m_lrProcess = p;
     auto done = [this, p](bool started) {
@@ -1723,6 +1716,17 @@ bool MainWindow::findLearningRate(QString *why)
     p->write(QByteArray::fromStdString(graph::serializePipeline(m_pipeline->document())));
     p->closeWriteChannel();
     return true;
+}
+
+QStringList MainWindow::engineOptions() const
+{
+    QStringList args;
+    if (m_runThreads > 0) args << QStringLiteral("--threads") << QString::number(m_runThreads);
+    const QString device = m_device->currentData().toString();
+    if (!device.isEmpty()) args << QStringLiteral("--device") << device;
+    for (const QString &s : m_runSettings)
+        args << QStringLiteral("--set") << s;
+    return args;
 }
 
 void MainWindow::stopSweep()

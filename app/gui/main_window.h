@@ -223,6 +223,8 @@ private:
     // Why a run, a sweep or a range test cannot start now (another one goes on, the pipeline
     // has problems: then Problems is shown), or empty when it can.
     QString whyTheEngineCannotStart();
+    // What the window's run settings add to an engine command: --threads, --device, --set.
+    QStringList engineOptions() const;
     // A run log's events into the plots, log and evaluation (openRunLog, openRun).
     void showRunLog(const QString &path, std::vector<nlohmann::json> events);
     // Starts the session with the run views as they are (a resume keeps the earlier curves).

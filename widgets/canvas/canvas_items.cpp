@@ -60,21 +60,23 @@ public:
 class EdgeLabelItem : public QGraphicsItem {
 public:
     EdgeLabelItem() { setZValue(3); }
-    void setText(const QString &text)
+    // True when the label's size changed (it may then cover a node where it stands).
+    bool setText(const QString &text)
     {
-        if (text == m_text) return;
+        if (text == m_text) return false;
         prepareGeometryChange();
         m_text = text;
-    }
-    QString text() const { return m_text; }
-    QRectF boundingRect() const override
-    {
+        // Measured once per text: shaping it is the costly part, and the scene asks often.
         QFont f;
         f.setPixelSize(11);
         QRectF r = QFontMetricsF(f).boundingRect(m_text);
         r.moveCenter(QPointF(0, -10));
-        return r.adjusted(-5, -2, 5, 2);
+        const QRectF before = m_rect;
+        m_rect = r.adjusted(-5, -2, 5, 2);
+        return m_rect.size() != before.size();
     }
+    QString text() const { return m_text; }
+    QRectF boundingRect() const override { return m_rect; }
     void paint(QPainter *p, const QStyleOptionGraphicsItem *, QWidget *) override
     {
         const QPalette pal = QApplication::palette();
@@ -93,6 +95,7 @@ public:
 
 private:
     QString m_text;
+    QRectF m_rect;
 };
 
 // A node's live progress: a thin bar along its bottom and a short text above it.
@@ -226,24 +229,27 @@ NodeItem::NodeItem(GraphScene *scene, std::string nodeId)
     refresh();
 }
 
-void NodeItem::refresh()
+bool NodeItem::refresh()
 {
     const graph::Node *n = m_scene->pipeline().document().node(m_nodeId);
-    if (!n) return;
+    if (!n) return false;
     if (pos() != QPointF(n->x, n->y)) setPos(n->x, n->y);
     const graph::NodeTypeSpec *spec = m_scene->pipeline().registry().find(n->type);
     m_title = q(n->id);
     m_knownType = spec != nullptr;
     m_subtitle = spec ? q(spec->title) : QObject::tr("unknown type '%1'").arg(q(n->type));
     m_categoryColor = spec ? categoryColor(spec->category) : QColor(Qt::gray);
-    if (n->type != m_typeName || m_ports.empty()) {
+    const bool rebuilt = n->type != m_typeName || m_ports.empty();
+    if (rebuilt) {
         m_typeName = n->type;
         rebuildPorts();
     }
     QString tip = QStringLiteral("<b>%1</b> - %2").arg(escaped(n->id), m_subtitle.toHtmlEscaped());
     if (spec && !spec->help.empty()) tip += QStringLiteral("<br>") + escaped(spec->help);
-    setToolTip(tip);
+    m_tip = tip;
+    if (m_diffMark == DiffMark::None) setToolTip(tip);
     update();
+    return rebuilt;
 }
 
 void NodeItem::rebuildPorts()
@@ -381,10 +387,12 @@ void NodeItem::paint(QPainter *p, const QStyleOptionGraphicsItem *, QWidget *)
 
 void NodeItem::setDiffMark(DiffMark mark, const QString &text)
 {
+    // Called for every node on every edit (an edit ends a Diff's marks): no change, no repaint.
+    if (mark == m_diffMark && text == m_diffText) return;
     m_diffMark = mark;
     m_diffText = text;
-    // The whole change where the label is cut short.
-    setToolTip(mark == DiffMark::None ? QString() : text);
+    // The whole change where the label is cut short; unmarked, the node's own tooltip again.
+    setToolTip(mark == DiffMark::None ? m_tip : text);
     update();
 }
 
@@ -460,11 +468,6 @@ EdgeItem::EdgeItem(GraphScene *scene, graph::Edge edge)
     updatePath();
 }
 
-QPainterPath EdgeItem::curve(QPointF a, QPointF b)
-{
-    return curvePath(a, b);
-}
-
 void EdgeItem::updatePath()
 {
     NodeItem *from = m_scene->nodeItem(m_edge.fromNode);
@@ -488,10 +491,12 @@ void EdgeItem::placeLabel()
     // On the wire, where it covers no node's body: the middle first, then further out either
     // way; a wire too short for it (two nodes side by side) gets it just beside its middle. A label
     // at the middle sat on whatever node the wire passed under, and read as that node's.
+    const QRectF box = m_label->boundingRect().adjusted(-3, -3, 3, 3);
+    const std::vector<QRectF> &bodies = m_scene->nodeBodies();
     auto freeAt = [&](QPointF at) {
-        const QRectF r = m_label->boundingRect().translated(at).adjusted(-3, -3, 3, 3);
-        for (QGraphicsItem *item : scene()->items(r))
-            if (item->type() == NodeItem::Type) return false;
+        const QRectF r = box.translated(at);
+        for (const QRectF &body : bodies)
+            if (body.intersects(r)) return false;
         return true;
     };
     for (double t : {0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8, 0.12, 0.88}) {
@@ -563,15 +568,18 @@ void EdgeItem::setLiveStats(double rate, double fill, bool cached)
     setToolTip(tip);
     // The rate is written on a label of its own above the nodes: a wire passes under nodes, and
     // its middle often lies under one.
+    bool place = false;
     if (!m_label && scene()) {
         m_label = new EdgeLabelItem;
         scene()->addItem(m_label);
+        place = true;
     }
     if (m_label) {
         auto *label = static_cast<EdgeLabelItem *>(m_label);
-        label->setText(liveText());
+        // Placed again only when new or resized: the wire's moves place it (updatePath).
+        place = label->setText(liveText()) || place;
         label->setToolTip(tip);
-        placeLabel();
+        if (place) placeLabel();
     }
     update();
 }

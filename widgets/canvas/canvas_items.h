@@ -65,8 +65,9 @@ public:
     const std::string &nodeId() const { return m_nodeId; }
     // The body in scene coordinates: what wires go around.
     QRectF bodyRect() const { return QRectF(scenePos(), QSizeF(kWidth, m_height)); }
-    // Reads the node again (position, type, parameters) from the document.
-    void refresh();
+    // Reads the node again (position, type, parameters) from the document; true when its ports
+    // were made anew (another type).
+    bool refresh();
     void setProblems(const std::vector<std::string> &messages);
     const std::vector<std::string> &problems() const { return m_problems; }
     PortItem *port(const std::string &name, bool input) const;
@@ -97,6 +98,7 @@ private:
     std::string m_nodeId;
     std::string m_typeName;
     QString m_title, m_subtitle;
+    QString m_tip; // what the node is (its tooltip when no Diff marks it)
     QColor m_categoryColor;
     bool m_knownType = true;
     double m_height = 60;
@@ -133,9 +135,6 @@ public:
     // Where the live rate's label covers the scene (null without one).
     QRectF labelRect() const;
     double queueFill() const { return m_fill; }
-
-    // The curve between two points, as wires and the wire being dragged share it.
-    static QPainterPath curve(QPointF from, QPointF to);
 
 private:
     GraphScene *m_scene;

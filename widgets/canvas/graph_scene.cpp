@@ -1,6 +1,6 @@
 #include "widgets/canvas/graph_scene.h"
 
-#include "core/base/json_nesting.h"
+#include "core/graph/pipeline_file.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,6 +18,7 @@
 #include "core/graph/validate.h"
 #include "widgets/canvas/canvas_items.h"
 #include "widgets/canvas/canvas_style.h"
+#include "widgets/canvas/wire_router.h"
 #include "widgets/editing/commands.h"
 #include "widgets/editing/edited_pipeline.h"
 
@@ -140,8 +141,12 @@ void GraphScene::onChange(const graph::PipelineDocument::Change &c)
         break;
     case Change::NodeChanged:
         if (NodeItem *item = nodeItem(c.nodeId)) {
-            item->refresh();
-            nodeItemMoved(c.nodeId);
+            // A move has routed its wires already (itemChange): only new ports or a new size
+            // need it again. A drag's every step ends here once more, through its undo command.
+            const bool rebuilt = item->refresh();
+            const auto placed = m_placed.find(c.nodeId);
+            if (rebuilt || placed == m_placed.end() || placed->second != item->bodyRect())
+                nodeItemMoved(c.nodeId);
         }
         break;
     case Change::EdgeAdded:
@@ -207,8 +212,8 @@ const std::vector<QRectF> &GraphScene::nodeBodies() const
 {
     if (!m_bodiesValid) {
         m_bodies.clear();
-        for (const auto &[id, item] : m_nodes)
-            m_bodies.push_back(item->bodyRect());
+        for (const auto &[id, body] : m_placed)
+            m_bodies.push_back(body);
         m_bodiesValid = true;
     }
     return m_bodies;
@@ -299,20 +304,12 @@ std::string GraphScene::copySelection() const
 QPointF GraphScene::freePasteOffset(const std::string &text, QPointF preferred) const
 {
     // The pasted nodes land together in free space near `preferred`, never on top of others.
-    // The clipboard's text is anyone's: its nesting is checked before nlohmann reads it.
-    const nlohmann::json fragment = checkJsonNesting(text, "").ok()
-                                        ? nlohmann::json::parse(text, nullptr, false)
-                                        : nlohmann::json();
-    if (!fragment.is_object() || !fragment.contains("nodes") || !fragment["nodes"].is_array())
-        return preferred;
+    // Read as paste() reads it; text that is not a fragment pastes nothing, and goes nowhere.
+    auto part = graph::parsePipeline(text, "clipboard");
+    if (!part) return preferred;
     QRectF group;
-    for (const auto &n : fragment["nodes"]) {
-        const auto pos = n.is_object() ? n.find("position") : n.end();
-        if (n.is_object() && pos != n.end() && pos->is_array() && pos->size() == 2 &&
-            (*pos)[0].is_number() && (*pos)[1].is_number())
-            group |= QRectF(QPointF((*pos)[0].get<double>(), (*pos)[1].get<double>()),
-                            QSizeF(NodeItem::kWidth, 80));
-    }
+    for (const graph::Node &n : part.value().nodes())
+        group |= QRectF(QPointF(n.x, n.y), QSizeF(NodeItem::kWidth, 80));
     return group.isNull() ? preferred : freeOffsetFor(group, preferred);
 }
 
@@ -447,7 +444,7 @@ void GraphScene::mousePressEvent(QGraphicsSceneMouseEvent *event)
             QPen pen(portColor(port->portType()), 2, Qt::DashLine, Qt::RoundCap);
             m_wire->setPen(pen);
             m_wire->setZValue(5);
-            m_wire->setPath(EdgeItem::curve(port->anchor(), event->scenePos()));
+            m_wire->setPath(curvePath(port->anchor(), event->scenePos()));
             addItem(m_wire);
             highlightTargets(port);
             event->accept();
@@ -478,7 +475,7 @@ void GraphScene::mouseMoveEvent(QGraphicsSceneMouseEvent *event)
 {
     if (m_wire) {
         const QPointF a = m_wireFrom->anchor(), b = event->scenePos();
-        m_wire->setPath(m_wireFrom->isInput() ? EdgeItem::curve(b, a) : EdgeItem::curve(a, b));
+        m_wire->setPath(m_wireFrom->isInput() ? curvePath(b, a) : curvePath(a, b));
         return;
     }
     QGraphicsScene::mouseMoveEvent(event);

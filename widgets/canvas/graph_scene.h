@@ -116,10 +116,11 @@ private:
     EditedPipeline *m_pipeline;
     std::map<std::string, NodeItem *> m_nodes;
     std::vector<EdgeItem *> m_edges;
-    // The bodies' cache for routing, and where each node's body was when its wires were routed.
+    // Where each node's body is, as its wires were last routed (kept by nodeItemMoved), and the
+    // same as a list for the router, made again after a change.
+    std::map<std::string, QRectF> m_placed;
     mutable std::vector<QRectF> m_bodies;
     mutable bool m_bodiesValid = false;
-    std::map<std::string, QRectF> m_placed;
 
     // Dragging a wire: from a port, or a wire picked up at its input (m_picked) to move it
     // elsewhere or, dropped on the empty canvas, to disconnect it.

@@ -86,13 +86,11 @@ void GraphView::resetZoom()
 
 void GraphView::fitReadable()
 {
-    fitToView();
+    const QRectF nodes = nodeBounds(); // one pass over the scene for both
+    fitTo(nodes);
     m_readable = true;
     if (zoom() >= kReadableZoom) return;
-    QRectF bounds;
-    for (QGraphicsItem *item : scene()->items())
-        if (item->type() == NodeItem::Type) bounds |= item->sceneBoundingRect();
-    bounds.adjust(-40, -40, 40, 40);
+    const QRectF bounds = nodes.adjusted(-40, -40, 40, 40);
     setTransform(QTransform::fromScale(kReadableZoom, kReadableZoom));
     // The top-left corner in sight (the training data's source sits there), or the middle of
     // the height where all of it fits.
@@ -103,12 +101,22 @@ void GraphView::fitReadable()
                                                     : bounds.center().y()));
 }
 
-void GraphView::fitToView()
+QRectF GraphView::nodeBounds() const
 {
-    m_readable = false;
     QRectF bounds;
     for (QGraphicsItem *item : scene()->items())
         if (item->type() == NodeItem::Type) bounds |= item->sceneBoundingRect();
+    return bounds;
+}
+
+void GraphView::fitToView()
+{
+    fitTo(nodeBounds());
+}
+
+void GraphView::fitTo(QRectF bounds)
+{
+    m_readable = false;
     if (bounds.isNull()) bounds = QRectF(-200, -150, 400, 300);
     bounds.adjust(-40, -40, 40, 40);
     fitInView(bounds, Qt::KeepAspectRatio);

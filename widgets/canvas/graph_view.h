@@ -51,6 +51,9 @@ protected:
     void contextMenuEvent(QContextMenuEvent *event) override;
 
 private:
+    QRectF nodeBounds() const; // every node, in scene coordinates
+    void fitTo(QRectF nodeBounds);
+
     GraphScene *m_scene;
     bool m_panning = false;
     bool m_spaceHeld = false;

@@ -25,8 +25,6 @@ namespace fb::widgets {
 namespace {
 
 constexpr int kIndexRole = Qt::UserRole;       // gallery: the sample's test index
-constexpr int kTrueRole = Qt::UserRole + 1;    // gallery: its true class
-constexpr int kPredRole = Qt::UserRole + 2;    // gallery: its predicted class
 constexpr int kImageRole = Qt::UserRole + 3;   // gallery: the image at its own size
 constexpr int kCaptionRole = Qt::UserRole + 4; // gallery: the caption on one line
 constexpr int kSortRole = Qt::UserRole;        // table: the number a column sorts by
@@ -190,7 +188,7 @@ void EvaluationView::clear()
     m_matrix->clear();
     m_summary->setText(tr("No evaluation yet."));
     fillTable();
-    fillGallery();
+    filterGallery(m_filter.first, m_filter.second);
 }
 
 bool EvaluationView::setEvaluation(const nlohmann::json &evaluationEvent)
@@ -229,7 +227,7 @@ void EvaluationView::display(EvaluationData data)
     m_summary->setText(parts.join(QStringLiteral(" · ")));
 
     fillTable();
-    fillGallery();
+    filterGallery(m_filter.first, m_filter.second);
 }
 
 void EvaluationView::fillTable()
@@ -257,11 +255,6 @@ void EvaluationView::fillTable()
                          new NumberItem(double(d.support(c)), QString::number(d.support(c))));
     }
     m_table->setSortingEnabled(true); // sorts again by the column the user chose
-}
-
-void EvaluationView::fillGallery()
-{
-    filterGallery(m_filter.first, m_filter.second);
 }
 
 void EvaluationView::setPicturesFolder(const QString &dir)
@@ -381,8 +374,6 @@ void EvaluationView::filterGallery(int trueClass, int predicted)
                              : QString(),
                          m.image.isNull() ? tr(" (its picture was not kept)") : QString()));
             item->setData(kIndexRole, m.index);
-            item->setData(kTrueRole, m.trueClass);
-            item->setData(kPredRole, m.predicted);
             item->setData(kImageRole, m.image);
             item->setTextAlignment(Qt::AlignHCenter | Qt::AlignTop);
         }
@@ -472,10 +463,7 @@ int EvaluationView::galleryCount() const
 
 int EvaluationView::visibleGalleryCount() const
 {
-    int n = 0;
-    for (int i = 0; i < m_gallery->count(); ++i)
-        n += m_gallery->item(i)->isHidden() ? 0 : 1;
-    return n;
+    return m_gallery->count(); // the gallery holds only what the selected cell lets through
 }
 
 QString EvaluationView::galleryCaption(int i) const

@@ -49,8 +49,8 @@ public:
     QString summaryText() const;
     QString galleryNote() const;                  // the line above the gallery
     QString tableText(int row, int column) const; // the table as sorted now
-    int galleryCount() const;                     // misclassified images held
-    int visibleGalleryCount() const;              // those the selected cell lets through
+    int galleryCount() const;        // the images the gallery lists (the selected cell's)
+    int visibleGalleryCount() const; // the same: the gallery is filled with the cell's only
     QString galleryCaption(int i) const;          // "true: Shirt / predicted: T-shirt/top (0.87)"
     QImage galleryImage(int i) const;             // at the sample's own size
 
@@ -73,7 +73,6 @@ protected:
 private:
     void display(EvaluationData data);
     void fillTable();
-    void fillGallery();
     void updateGalleryNote();
 
     std::optional<EvaluationData> m_data;

@@ -460,8 +460,7 @@ void InferencePanel::showResult(int index)
     m_bars->clearPlottables();
     auto *bars = new QCPBars(m_bars->xAxis, m_bars->yAxis);
     bars->setName(tr("probability"));
-    bars->setBrush(palette().color(QPalette::Base).lightness() < 128 ? QColor(0x5e, 0xaa, 0xf0)
-                                                                     : QColor(60, 120, 200));
+    bars->setBrush(isDarkPalette(palette()) ? QColor(0x5e, 0xaa, 0xf0) : QColor(60, 120, 200));
     bars->setPen(Qt::NoPen);
     QVector<double> keys, values;
     QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);

@@ -544,7 +544,7 @@ QStringList LivePlots::comparedRuns() const
 
 QColor LivePlots::runColor(int run) const
 {
-    return seriesColor(run, palette().color(QPalette::Base).lightness() < 128);
+    return seriesColor(run, isDarkPalette(palette()));
 }
 
 void LivePlots::addEvents(const std::vector<json> &events)
@@ -785,7 +785,7 @@ void LivePlots::onXRangeChanged(int panelIndex, const QCPRange &range)
 
 void LivePlots::styleGraphs(Series &s)
 {
-    const bool dark = palette().color(QPalette::Base).lightness() < 128;
+    const bool dark = isDarkPalette(palette());
     const QColor color = seriesColor(s.colorSlot, dark);
     const bool smoothed = m_smoothing > 0 && s.smoothable;
     s.main->setPen(QPen(color, smoothed ? 2.0 : 1.5, s.dashed ? Qt::DashLine : Qt::SolidLine));

@@ -2,6 +2,7 @@
 
 #include "widgets/plots/plot_style.h"
 
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QJsonArray>
 #include <QLabel>
@@ -140,6 +141,15 @@ void LrFinderView::setResult(const QJsonObject &r)
     m_label->setText(text);
     m_use->setText(tr("Use %1 for %2.lr").arg(m_suggested).arg(m_optimizer));
     m_use->setEnabled(!m_optimizer.isEmpty() && m_suggested > 0);
+}
+
+void LrFinderView::changeEvent(QEvent *event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange || event->type() == QEvent::StyleChange) {
+        applyPlotPalette(m_plot, palette());
+        m_plot->replot();
+    }
 }
 
 } // namespace fb::widgets

@@ -32,6 +32,10 @@ signals:
     // "Use" was pressed: set this node's lr to this value.
     void useRequested(const QString &node, double lr);
 
+protected:
+    // The plot follows the theme (plot_style.h).
+    void changeEvent(QEvent *event) override;
+
 private:
     QLabel *m_label;
     QCustomPlot *m_plot;

@@ -30,7 +30,6 @@ namespace {
 constexpr int kDirRole = Qt::UserRole;      // column 0: the run folder
 constexpr int kSortRole = Qt::UserRole + 1; // every column: what it sorts by
 constexpr int kResumableRole = Qt::UserRole + 2;
-constexpr int kStatusRole = Qt::UserRole + 3; // column 0: the status word
 
 QString q(const std::string &s)
 {
@@ -274,7 +273,6 @@ void RunsPanel::refresh()
         QStandardItem *name = cell(q(r.name), q(r.name).toLower());
         name->setData(dir, kDirRole);
         name->setData(r.resumable() && dir != m_activeRun, kResumableRole);
-        name->setData(status, kStatusRole);
         if (const QColor c = m_colors.value(dir); c.isValid()) {
             QPixmap swatch(10, 10);
             swatch.fill(c);

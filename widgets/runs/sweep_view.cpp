@@ -15,7 +15,6 @@
 #include <QPainterPath>
 #include <QSplitter>
 #include <QTableWidget>
-#include <QTimer>
 #include <QToolTip>
 #include <QVBoxLayout>
 
@@ -277,9 +276,6 @@ SweepView::SweepView(QWidget *parent)
     });
     m_watcher = new QFileSystemWatcher(this);
     connect(m_watcher, &QFileSystemWatcher::directoryChanged, this, [this] { refresh(); });
-    m_poll = new QTimer(this);
-    m_poll->setInterval(1000);
-    connect(m_poll, &QTimer::timeout, this, [this] { showRecord(currentRecord()); });
     m_plot->setData({}, {});
 }
 
@@ -324,7 +320,7 @@ void SweepView::showRecord(const QString &record)
                                : tr("Cannot read %1").arg(record));
         m_plot->setData({}, {});
         m_table->setRowCount(0);
-        m_poll->stop();
+        m_shownRecord.clear();
         return;
     }
     QJsonParseError error;
@@ -338,15 +334,17 @@ void SweepView::showRecord(const QString &record)
     }
     m_sweep = doc.object();
     const QString status = m_sweep["status"].toString();
-    if (status == "running")
-        m_poll->start();
-    else
-        m_poll->stop();
 
     // Axes: each swept parameter, then the test accuracy.
     const QJsonArray params = m_sweep["parameters"].toArray();
     const QJsonArray labels = m_sweep["labels"].toArray();
     const QJsonArray trials = m_sweep["trials"].toArray();
+    // The known accuracies in rising order: a run's rank is where its own falls among them.
+    std::vector<double> accuracies;
+    for (const auto &t : trials)
+        if (const QJsonValue a = t.toObject()["test_accuracy"]; a.isDouble())
+            accuracies.push_back(a.toDouble());
+    std::sort(accuracies.begin(), accuracies.end());
     std::vector<ParallelCoordinates::Axis> axes;
     QStringList keys;
     for (int i = 0; i < params.size(); ++i) {
@@ -423,13 +421,10 @@ void SweepView::showRecord(const QString &record)
         // Coloured by rank, not by value: one diverged run at 10% must not paint every other
         // run the same green.
         if (acc.isDouble()) {
-            int below = 0, known = 0;
-            for (const auto &other : trials) {
-                const QJsonValue o = other.toObject()["test_accuracy"];
-                if (!o.isDouble()) continue;
-                ++known;
-                below += o.toDouble() < acc.toDouble();
-            }
+            const auto below =
+                std::lower_bound(accuracies.begin(), accuracies.end(), acc.toDouble()) -
+                accuracies.begin();
+            const size_t known = accuracies.size();
             line.score = known > 1 ? double(below) / double(known - 1) : 1.0;
         }
         lines.push_back(line);
@@ -449,8 +444,12 @@ void SweepView::showRecord(const QString &record)
         if (acc.isDouble()) name->setForeground(scoreColour(line.score).darker(130));
     }
     m_table->setSortingEnabled(true);
-    m_table->sortByColumn(int(headers.size()) - 3, Qt::DescendingOrder);
-    m_table->resizeColumnsToContents();
+    // Best first when a record is chosen; as it grows, the person's sort and widths stay.
+    if (record != m_shownRecord) {
+        m_table->sortByColumn(int(headers.size()) - 3, Qt::DescendingOrder);
+        m_table->resizeColumnsToContents();
+        m_shownRecord = record;
+    }
     m_plot->setData(std::move(axes), std::move(lines));
     m_summary->setText(tr("%1: %2 of %n run(s) done, %3. Click a line or double-click a row to "
                           "open its run.",

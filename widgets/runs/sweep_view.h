@@ -7,7 +7,6 @@ class QComboBox;
 class QLabel;
 class QTableWidget;
 class QFileSystemWatcher;
-class QTimer;
 
 namespace fb::widgets {
 
@@ -44,8 +43,10 @@ private:
     QLabel *m_summary;
     ParallelCoordinates *m_plot;
     QTableWidget *m_table;
+    // The runs folder: the CLI writes a record by renaming a new file into it, so every write of a
+    // running sweep is seen here.
     QFileSystemWatcher *m_watcher;
-    QTimer *m_poll;
+    QString m_shownRecord; // the record the table shows (sorted and sized when it was chosen)
 };
 
 // Parallel coordinates, written here: QCustomPlot draws x/y plots and has no such chart. Each
