@@ -57,6 +57,20 @@ def add_runner_args(ap):
                     help="allowed accuracy shortfall against the peer, in points (default: 0.5)")
 
 
+def runner_settings(a):
+    """Our runner's --set arguments from add_runner_args' options: the limit, the data folder,
+    the extra settings."""
+    sets = []
+    if a.limit is not None:
+        sets += ["--set", f"train_data.limit={a.limit}"]
+    if a.data is not None:
+        data = os.path.abspath(a.data)
+        sets += ["--set", f"train_data.path={data}", "--set", f"test_data.path={data}"]
+    for s in a.sets:
+        sets += ["--set", s]
+    return sets
+
+
 def resolve_runner_args(ap, a, build_hint):
     """Checks --limit, fills in the peer's default path and makes both paths absolute. Returns
     what is missing (the peer script, our runner: `build_hint` says how to build it)."""
@@ -155,13 +169,7 @@ def run_ours(a, model, rnd):
     with tempfile.TemporaryDirectory(prefix=f"flowbench-bench-{model}-") as tmp:
         cmd = [a.cli, "run", pipeline, "--threads", str(a.threads),
                "--set", f"train.epochs={a.epochs}", "--out", os.path.join(tmp, "run")]
-        if a.limit is not None:
-            cmd += ["--set", f"train_data.limit={a.limit}"]
-        if a.data is not None:
-            data = os.path.abspath(a.data)
-            cmd += ["--set", f"train_data.path={data}", "--set", f"test_data.path={data}"]
-        for s in a.sets:
-            cmd += ["--set", s]
+        cmd += runner_settings(a)
         s = run_json(label, cmd, child_env(a))
     if s.get("status") != "ok":
         raise RunFailed(f"{label}: status {s.get('status')!r}, error {json.dumps(s.get('error'))}")

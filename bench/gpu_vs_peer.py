@@ -64,7 +64,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cpu_vs_peer import (RunFailed, add_runner_args, child_env, cpu_model, fmt_sps,  # noqa: E402
-                         git_revision, log, number, resolve_runner_args)
+                         git_revision, log, number, resolve_runner_args, runner_settings)
 from cpu_vs_peer import run_json as shared_run_json  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -307,14 +307,7 @@ def ours_cmd(a, model, epochs, out_dir, events, seed=0):
     cmd = [a.cli, "run", pipeline_of(model), "--device", a.device, "--threads", str(a.threads),
            "--set", f"train.epochs={epochs}", "--set", f"train.precision={a.precision}",
            "--set", f"train.seed={seed}", "--out", out_dir, "--events", events]
-    if a.limit is not None:
-        cmd += ["--set", f"train_data.limit={a.limit}"]
-    if a.data is not None:
-        data = os.path.abspath(a.data)
-        cmd += ["--set", f"train_data.path={data}", "--set", f"test_data.path={data}"]
-    for s in a.sets:
-        cmd += ["--set", s]
-    return cmd
+    return cmd + runner_settings(a)
 
 
 # peer_torch.py always seeds with torch.manual_seed(0) and has no option for it: for another

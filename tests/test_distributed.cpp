@@ -147,8 +147,27 @@ private slots:
         QVERIFY(!progress.isEmpty());
         for (const QJsonObject &p : progress) {
             QVERIFY(p.contains("comm_share"));
-            QVERIFY(p["comm_share"].toDouble() >= 0 && p["comm_share"].toDouble() <= 1);
+            const double comm = p["comm_share"].toDouble();
+            QVERIFY(comm >= 0 && comm <= 1);
+            // Split into waiting for slower ranks and the sums themselves.
+            QVERIFY(std::abs(p["rank_wait_share"].toDouble() + p["allreduce_share"].toDouble() -
+                             comm) < 2e-4);
+            // Each rank's own compute rate, and its share in collectives.
+            QCOMPARE(p["rank_samples_per_s"].toArray().size(), 2);
+            QCOMPARE(p["rank_comm_share"].toArray().size(), 2);
+            for (const QJsonValue &v : p["rank_comm_share"].toArray())
+                QVERIFY(v.toDouble() >= 0 && v.toDouble() <= 1);
         }
+        // By the end, both ranks have trained and report a rate.
+        for (const QJsonValue &v : progress.last()["rank_samples_per_s"].toArray())
+            QVERIFY(v.toDouble() > 0);
+        // The summary says what bounded the steps, and which rank was the slowest.
+        QVERIFY2(QStringList({"compute", "all-reduce", "other ranks"})
+                     .contains(two.summary["bottleneck_cause"].toString()),
+                 qPrintable(two.summary["bottleneck_cause"].toString()));
+        QVERIFY(two.summary["slowest_rank"].toInt(-1) == 0 ||
+                two.summary["slowest_rank"].toInt(-1) == 1);
+        QVERIFY(!one.summary.contains("bottleneck_cause"));
         QVERIFY(!events(dir.path() + "/one", "progress").first().contains("comm_share"));
         const QList<QJsonObject> epochs = events(dir.path() + "/two", "epoch");
         QCOMPARE(epochs.size(), 2);

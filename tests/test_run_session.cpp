@@ -14,6 +14,8 @@
 #include <QScrollBar>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QProcess>
+#include <QStandardPaths>
 
 #include <signal.h>
 
@@ -129,6 +131,21 @@ void writeFile(const QString &path, const QByteArray &content)
 
 constexpr int kRunTimeoutMs = 120000;
 
+// Processes of process group `group` that still run (zombies, already dead, are not counted).
+int livingInGroup(pid_t group)
+{
+    int living = 0;
+    for (const QString &pid : QDir("/proc").entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        QFile f("/proc/" + pid + "/stat");
+        if (!f.open(QIODevice::ReadOnly)) continue;
+        // "pid (comm) state ppid pgrp ...": the command may hold spaces, the last ')' ends it.
+        const QByteArray stat = f.readAll();
+        const QList<QByteArray> rest = stat.mid(stat.lastIndexOf(')') + 2).split(' ');
+        if (rest.size() > 2 && rest[2].toLongLong() == group && rest[0] != "Z") ++living;
+    }
+    return living;
+}
+
 } // namespace
 
 class TestRunSession : public QObject {
@@ -188,6 +205,95 @@ private slots:
         QCOMPARE(RunSession::arguments(r).join(' '),
                  QString("run p.json --events - --device cpu --set train.epochs=2 "
                          "--set train_data.limit=10"));
+
+        // One process: the CLI itself. Several, or a hostfile: mpirun starts the CLI.
+        QCOMPARE(RunSession::commandLine(r, "/bin/cli"),
+                 QStringList("/bin/cli") + RunSession::arguments(r));
+        r.ranks = 3;
+        r.mpirunPath = "/usr/bin/mpirun";
+        QCOMPARE(RunSession::commandLine(r, "/bin/cli"),
+                 QStringList({"/usr/bin/mpirun", "-np", "3", "--oversubscribe", "/bin/cli"}) +
+                     RunSession::arguments(r));
+        r.hostfile = "/etc/hosts.mpi";
+        QCOMPARE(RunSession::commandLine(r, "/bin/cli").mid(0, 6),
+                 QStringList(
+                     {"/usr/bin/mpirun", "-np", "3", "--hostfile", "/etc/hosts.mpi", "/bin/cli"}));
+        // Without mpirun, or with a hostfile that is not there, the run is refused, said why.
+        RunSession session;
+        QString error;
+        r.cliPath = FLOWBENCH_CLI;
+        r.pipelinePath = cnnExample();
+        r.mpirunPath = "/nonexistent/mpirun";
+        QVERIFY(!session.start(r, &error));
+        QVERIFY2(error.contains("mpirun") && error.contains("openmpi-bin"), qPrintable(error));
+        r.mpirunPath = QStandardPaths::findExecutable("sh"); // any program: the file is missing
+        QVERIFY(!session.start(r, &error));
+        QVERIFY2(error.contains("/etc/hosts.mpi"), qPrintable(error));
+        QVERIFY(!session.isRunning());
+    }
+
+    // The window's data-parallel run: mpirun starts 2 ranks, rank 0's events come back, the
+    // plots show each rank's throughput and the all-reduce's share; kill() ends every rank.
+    void dataParallelRun()
+    {
+        if (!m_haveData) QSKIP("Fashion-MNIST is not installed");
+        if (QStandardPaths::findExecutable("mpirun").isEmpty())
+            QSKIP("mpirun is not installed (scripts/deps.sh installs openmpi-bin)");
+        QProcess devices;
+        devices.start(FLOWBENCH_CLI, {"devices", "--json"});
+        QVERIFY(devices.waitForFinished(60000));
+        if (json::parse(devices.readAllStandardOutput().toStdString()).value("mpi", "").empty())
+            QSKIP("this build has no MPI");
+
+        QTemporaryDir dir;
+        RunSession session;
+        Watcher w(session);
+        RunRequest r = smallRun(dir.path());
+        r.settings = {"train_data.limit=2000", "test_data.limit=300", "train.epochs=1"};
+        r.pipelinePath = kSource + "/resources/examples/fashion_mnist_mlp.json";
+        r.threads = 1;
+        r.ranks = 2;
+        QString error;
+        QVERIFY2(session.start(r, &error), qPrintable(error));
+        QTRY_COMPARE_WITH_TIMEOUT(w.finished, 1, kRunTimeoutMs);
+        QVERIFY2(w.outcome.status == RunOutcome::Ok,
+                 qPrintable(w.outcome.message + " | " + w.outcome.lastOutput.join(" | ")));
+        // One run: one start, one summary, from rank 0 alone.
+        QCOMPARE(w.count["run_start"], 1);
+        QCOMPARE(w.count["summary"], 1);
+        QCOMPARE(w.events.front().value("ranks", 0), 2);
+        const json &s = w.outcome.summary;
+        QVERIFY2(s.contains("bottleneck_cause"), s.dump().c_str());
+        const std::string cause = s["bottleneck_cause"].get<std::string>();
+        QVERIFY2(cause == "compute" || cause == "all-reduce" || cause == "other ranks",
+                 cause.c_str());
+        QVERIFY(s["slowest_rank"] == 0 || s["slowest_rank"] == 1);
+        // The two parts of the time in collectives add up to it.
+        QVERIFY(std::abs(s["rank_wait_share"].get<double>() + s["allreduce_share"].get<double>() -
+                         s["comm_share"].get<double>()) < 2e-4);
+        LivePlots plots;
+        for (const json &e : w.events)
+            plots.addEvent(e);
+        const int progress = w.count["progress"];
+        QVERIFY(progress >= 1);
+        for (const char *series :
+             {"rank_samples_per_s:0", "rank_samples_per_s:1", "allreduce_share", "rank_wait_share"})
+            QVERIFY2(plots.pointCount(series) == progress, series);
+        const json &last = w.events[std::size_t(w.find(Watcher::ofType("summary")) - 1)];
+        for (const json &v : last.value("rank_samples_per_s", json::array()))
+            QVERIFY(v.get<double>() > 0);
+
+        // kill(): mpirun and both ranks end (no rank left training on its own).
+        Watcher w2(session);
+        r.settings = {"train_data.limit=512", "test_data.limit=128", "train.epochs=200"};
+        r.outDir = dir.filePath("killed");
+        QVERIFY2(session.start(r, &error), qPrintable(error));
+        QTRY_VERIFY_WITH_TIMEOUT(w2.count["progress"] >= 1, kRunTimeoutMs);
+        const pid_t group = pid_t(session.processId());
+        session.kill();
+        QTRY_COMPARE_WITH_TIMEOUT(w2.finished, 1, kRunTimeoutMs);
+        QCOMPARE(w2.outcome.status, RunOutcome::Crashed);
+        QTRY_COMPARE_WITH_TIMEOUT(livingInGroup(group), 0, 10000); // the whole group is gone
     }
 
     void completeRun()

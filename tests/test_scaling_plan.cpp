@@ -36,6 +36,10 @@ private slots:
         QCOMPARE(four.stepSeconds, four.computeSeconds + four.allReduceSeconds);
         QVERIFY(four.efficiency < 1 && four.efficiency > 0.8);
         QCOMPARE(four.speedup, 0.010 / four.stepSeconds);
+        // A batch that does not divide: the largest share sets the pace (43 of 128 for 3 ranks);
+        // more ranks than samples: one sample each, never less.
+        QCOMPARE(dist::planRow(3, 4e6, 0.010, 128, link).computeSeconds, 0.010 * 43 / 128);
+        QCOMPARE(dist::planRow(1024, 4e6, 0.010, 128, link).computeSeconds, 0.010 / 128);
         // With latency, past some count the sums cost more than the compute they save.
         const dist::Link slow{"slow", 10e9, 5e-6};
         QVERIFY(dist::planRow(4096, 4e6, 0.010, 128, slow).speedup <

@@ -28,6 +28,7 @@
 #include "core/exec/node_type.h"
 
 #include <QtTest>
+#include <QSpinBox>
 
 #include "app/gui/data_set_dialog.h"
 #include "app/gui/main_window.h"
@@ -366,6 +367,44 @@ private slots:
              {QStringLiteral("train_loss"), QStringLiteral("val_accuracy"), QStringLiteral("cpu")})
             QCOMPARE(other.w.plots()->pointCount(series), win.w.plots()->pointCount(series));
         QVERIFY(other.w.evaluation()->hasEvaluation());
+    }
+
+    // A person sets Processes to 2 in the toolbar and runs: mpirun trains on 2 ranks, and the
+    // plots show each rank's throughput and the all-reduce's share of the step.
+    void dataParallelRunFromTheToolbar()
+    {
+        Window win({"train_data.limit=2000", "test_data.limit=300", "train.epochs=1"});
+        win.w.setRunThreads(1);
+        QVERIFY(win.w.waitForDevices(60000));
+        auto *ranks = win.w.findChild<QSpinBox *>("ranks");
+        QVERIFY(ranks);
+        if (!ranks->isEnabled()) {
+            // Disabled with the reason, never hidden.
+            QVERIFY2(ranks->toolTip().contains("MPI") || ranks->toolTip().contains("mpirun"),
+                     qPrintable(ranks->toolTip()));
+            QSKIP("no MPI in this build, or no mpirun");
+        }
+        QVERIFY(win.w.openPipeline(
+            QStringLiteral(FLOWBENCH_SOURCE_DIR "/resources/examples/fashion_mnist_mlp.json"),
+            true));
+        ranks->setValue(2);
+        QSignalSpy finished(&win.w, &app::MainWindow::runFinished);
+        QString why;
+        QVERIFY2(win.w.startRun(&why), qPrintable(why));
+        QVERIFY(finished.wait(180000));
+        QVERIFY2(finished.front().front().toBool(), qPrintable(win.w.lastRunMessage()));
+        const auto &summary = win.w.lastSummary();
+        QVERIFY2(summary.contains("bottleneck_cause"), summary.dump().c_str());
+        int started = 0;
+        for (const auto &e : win.w.record()->events())
+            if (e.value("type", "") == "run_start") {
+                ++started;
+                QCOMPARE(e.value("ranks", 0), 2);
+            }
+        QCOMPARE(started, 1);
+        for (const char *series :
+             {"rank_samples_per_s:0", "rank_samples_per_s:1", "allreduce_share", "samples_per_s"})
+            QVERIFY2(win.w.plots()->pointCount(series) > 0, series);
     }
 
     void killedChildIsReportedAndTheDocumentIsUntouched()

@@ -359,7 +359,7 @@ int cmdPlan(int argc, char **argv)
     if (stepSeconds <= 0) {
         if (!asJson) std::fprintf(stderr, "measuring one step on the CPU ...\n");
         const exec::Measurement m =
-            exec::measureTraining(doc.value(), summary.value(), "cpu", int(threads), 5);
+            exec::measureTraining(doc.value(), summary.value(), "cpu", int(threads), 20, false);
         if (!m.error.empty()) return fail(kExitRunFailed, makeError(m.error));
         stepSeconds = m.stepSeconds;
         stepSource = "measured on " + m.name + " (" + std::to_string(m.threads) + " threads)";
@@ -408,6 +408,13 @@ int cmdPlan(int argc, char **argv)
                 (long long)summary->parameters, gradientBytes / 1e6, (long long)summary->batch,
                 stepSeconds * 1e3, stepSource.c_str(), link.name.c_str(), link.bytesPerSecond / 1e9,
                 link.latencySeconds * 1e6, table.c_str());
+    const int most = *std::max_element(ranks.begin(), ranks.end());
+    auto job = exec::readTrainingJob(doc.value());
+    if (most > summary->batch && job.ok())
+        std::printf("\nnote: with more ranks than the %lld samples of a global batch, a rank "
+                    "computes at least one sample and the others a padding sample that weighs "
+                    "nothing; for many ranks raise the batch (--set %s.batch_size=N)\n",
+                    (long long)summary->batch, job->trainNode.c_str());
     return kExitOk;
 }
 
@@ -682,8 +689,9 @@ int cmdDevices(int argc, char **argv)
                     dist::mpiLibraryVersion().c_str());
     else
         std::printf("MPI: not built (apt install libopenmpi-dev openmpi-bin, then build again)\n");
-    std::printf("NCCL: %s\n",
-                dist::ncclBuilt() ? "built" : "not built (data-parallel training runs on CPUs)");
+    std::printf("NCCL: %s\n", dist::ncclBuilt()
+                                  ? "built (mpirun -np N ... --device cuda: one GPU per rank)"
+                                  : "not built (data-parallel training runs on CPUs)");
     return kExitOk;
 }
 
@@ -796,6 +804,13 @@ int executeRun(const std::string &pipeline, const std::vector<std::string> &sett
     summary["stopped"] = s.stopped;
     summary["data_wait_share"] = std::round(s.dataWaitShare * 1e4) / 1e4;
     summary["bottleneck"] = s.bottleneck;
+    if (!s.bottleneckCause.empty()) { // a data-parallel run
+        summary["bottleneck_cause"] = s.bottleneckCause;
+        summary["comm_share"] = std::round(s.commShare * 1e4) / 1e4;
+        summary["rank_wait_share"] = std::round(s.rankWaitShare * 1e4) / 1e4;
+        summary["allreduce_share"] = std::round(s.allReduceShare * 1e4) / 1e4;
+        summary["slowest_rank"] = s.slowestRank;
+    }
     return finish(kExitOk);
 }
 

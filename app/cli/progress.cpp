@@ -142,7 +142,7 @@ void RunReporter::runStarted(const exec::RunInfo &info)
         libraries[name] = version;
     m_ranks = info.ranks;
     event({{"type", "run_start"},
-           {"version", 4},
+           {"version", 5},
            {"pipeline", info.pipeline},
            {"device", info.device},
            {"threads", info.threads},
@@ -178,9 +178,21 @@ void RunReporter::progress(const exec::Progress &p)
                {"samples_per_s", p.samplesPerSecond},
                {"data_wait_share", std::round(p.dataWaitShare * 1e4) / 1e4},
                {"eta_s", p.etaSeconds}};
-        // A data-parallel run: the share of the step spent summing gradients across ranks
-        // (waiting for the slowest included).
-        if (m_ranks > 1) e["comm_share"] = std::round(p.commShare * 1e4) / 1e4;
+        // A data-parallel run: the share of the step spent in collectives, split into waiting
+        // for slower ranks and the sums themselves; and each rank's compute throughput.
+        if (m_ranks > 1) {
+            auto share = [](double v) { return std::round(v * 1e4) / 1e4; };
+            e["comm_share"] = share(p.commShare);
+            e["rank_wait_share"] = share(p.rankWaitShare);
+            e["allreduce_share"] = share(p.allReduceShare);
+            json perRank = json::array(), commPerRank = json::array();
+            for (const auto &r : p.ranks) {
+                perRank.push_back(std::round(r.samplesPerSecond * 10) / 10);
+                commPerRank.push_back(share(r.commShare));
+            }
+            e["rank_samples_per_s"] = perRank;
+            e["rank_comm_share"] = commPerRank;
+        }
         event(e);
     }
     char text[320];

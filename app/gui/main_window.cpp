@@ -588,6 +588,25 @@ void MainWindow::buildMenus()
     m_device->setMinimumContentsLength(14);
     tb->addWidget(new QLabel(tr(" Device: ")));
     tb->addWidget(m_device);
+    // Data-parallel training: the run's child becomes mpirun (docs/distributed.md).
+    m_ranks = new QSpinBox;
+    m_ranks->setObjectName("ranks");
+    m_ranks->setRange(1, 1024);
+    m_ranks->setValue(1);
+    m_ranks->setSuffix(tr(" proc"));
+    m_ranks->setEnabled(false); // until the engine says it has MPI
+    m_ranks->setToolTip(tr("Looking for MPI…"));
+    tb->addWidget(new QLabel(tr("  Processes: ")));
+    tb->addWidget(m_ranks);
+    m_hosts = new QToolButton;
+    m_hosts->setObjectName("hosts");
+    m_hosts->setText(tr("Hosts…"));
+    m_hosts->setCheckable(true);
+    m_hosts->setEnabled(false);
+    m_hosts->setToolTip(tr("Run the processes on the hosts of an Open MPI hostfile (click again "
+                           "for this machine only)"));
+    connect(m_hosts, &QToolButton::clicked, this, [this] { chooseHostfile(); });
+    tb->addWidget(m_hosts);
     tb->addSeparator();
     tb->addAction(action("fit"));
     fillDevices();
@@ -652,6 +671,21 @@ void MainWindow::applyDeviceList(const QByteArray &json, const QString &failure)
                 .arg(d.value("compute_capability").toString()),
             Qt::ToolTipRole);
     }
+    // Data-parallel runs need the engine built with MPI and mpirun to start it.
+    const QString mpi = root.value("mpi").toString();
+    const QString mpirun = widgets::RunSession::defaultMpirunPath();
+    const bool canSpread = !mpi.isEmpty() && !mpirun.isEmpty();
+    m_ranks->setEnabled(canSpread);
+    m_hosts->setEnabled(canSpread);
+    m_ranks->setToolTip(
+        canSpread ? tr("Train data-parallel on this many processes with %1 (mpirun): each takes "
+                       "its share of every batch, the gradients are summed, and the plots show "
+                       "each rank's throughput and the all-reduce's share")
+                        .arg(mpi)
+        : mpi.isEmpty() ? tr("This build of Flowbench has no MPI: install libopenmpi-dev and "
+                             "openmpi-bin (scripts/deps.sh does) and build again")
+                        : tr("mpirun was not found: install openmpi-bin"));
+    if (!canSpread) m_ranks->setValue(1);
     if (problem.isEmpty()) problem = root.value("gpu_problem").toString();
     if (m_device->count() == 1) {
         m_device->addItem(tr("GPU: none usable"), QString());
@@ -1275,7 +1309,33 @@ bool MainWindow::startRun(QString *error)
     if (req.device.isEmpty()) req.device = QStringLiteral("cpu");
     req.threads = m_runThreads;
     req.settings = m_runSettings;
+    fillDataParallel(req);
     return launchRun(req, error);
+}
+
+void MainWindow::fillDataParallel(widgets::RunRequest &req) const
+{
+    if (!m_ranks->isEnabled()) return;
+    req.ranks = m_ranks->value();
+    req.hostfile = m_hostfile;
+}
+
+void MainWindow::chooseHostfile()
+{
+    if (!m_hostfile.isEmpty()) { // a second click: back to this machine
+        m_hostfile.clear();
+    } else {
+        m_hostfile = QFileDialog::getOpenFileName(this, tr("Open MPI hostfile"), QString(),
+                                                  tr("Hostfiles (*);;Text files (*.txt)"));
+    }
+    m_hosts->setChecked(!m_hostfile.isEmpty());
+    m_hosts->setText(m_hostfile.isEmpty() ? tr("Hosts…")
+                                          : tr("Hosts: %1").arg(QFileInfo(m_hostfile).fileName()));
+    if (!m_hostfile.isEmpty())
+        m_log->addLine(QStringLiteral("info"),
+                       tr("Runs start their %1 processes on the hosts of %2 (mpirun --hostfile)")
+                           .arg(m_ranks->value())
+                           .arg(QDir::toNativeSeparators(m_hostfile)));
 }
 
 bool MainWindow::launchRun(const widgets::RunRequest &req, QString *error)
@@ -1349,9 +1409,14 @@ bool MainWindow::resumeRun(const QString &dir, QString *why)
     // The earlier curves stay: the resumed part continues them from its checkpoint's step.
     resetRunViews();
     const QString events = dir + QStringLiteral("/") + QString(io::kEventsFile);
+    int ranks = 1; // the run's own, from its latest start
     if (QFileInfo::exists(events)) {
-        if (auto loaded = widgets::RunRecord::load(events); loaded)
+        if (auto loaded = widgets::RunRecord::load(events); loaded) {
             m_plots->addEvents(loaded.value());
+            for (const nlohmann::json &e : loaded.value())
+                if (e.is_object() && eventString(e, "type") == "run_start")
+                    ranks = std::clamp(int(widgets::eventNumber(e, "ranks", 1)), 1, 1024);
+        }
     }
     widgets::RunRequest req;
     req.cliPath = widgets::RunSession::defaultCliPath();
@@ -1361,6 +1426,10 @@ bool MainWindow::resumeRun(const QString &dir, QString *why)
     req.device = run.device.empty() ? m_device->currentData().toString() : q(run.device);
     if (req.device.isEmpty()) req.device = QStringLiteral("cpu");
     req.threads = m_runThreads;
+    // A checkpoint resumes with the ranks that wrote it (the engine refuses another count), on
+    // the hosts chosen now.
+    fillDataParallel(req);
+    req.ranks = ranks;
     return launchRun(req, why);
 }
 

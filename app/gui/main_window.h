@@ -22,6 +22,8 @@ class QLabel;
 class QListWidget;
 class QMenu;
 class QProgressBar;
+class QSpinBox;
+class QToolButton;
 
 namespace fb::widgets {
 class InferencePanel;
@@ -254,6 +256,13 @@ private:
     widgets::RecoveryStore *m_recovery;
     QListWidget *m_problems = nullptr;
     QComboBox *m_device = nullptr;
+    // Data-parallel runs (docs/distributed.md): how many processes, and the hostfile whose hosts
+    // they run on (empty: this machine). Enabled when the engine has MPI and mpirun is found.
+    QSpinBox *m_ranks = nullptr;
+    QToolButton *m_hosts = nullptr;
+    QString m_hostfile;
+    void chooseHostfile();
+    void fillDataParallel(widgets::RunRequest &req) const;
     QString m_wantedDevice; // saved or asked for before the GPUs were listed
     bool m_devicesKnown = false;
     QPointer<QProcess> m_devicesProcess; // `flowbench-cli devices` while it runs

@@ -268,6 +268,9 @@ public:
     virtual void zero(void *dst, size_t bytes) = 0;
     // Waits until the device has done all the work queued so far.
     virtual void synchronize() {}
+    // The native stream the backend queues its work on (a cudaStream_t), for a library that
+    // queues its own work in the same order (NCCL's collectives); null where work runs at once.
+    virtual void *nativeStream() { return nullptr; }
     // The arithmetic of convolutions and matrix products made from now on. False when the
     // backend has no such arithmetic (the CPU backends compute float32 whatever is asked).
     virtual bool setPrecision(Precision p) { return p == Precision::Float32; }

@@ -52,6 +52,7 @@ public:
         MPI_Comm_size(MPI_COMM_WORLD, &m_size);
         MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, m_rank, MPI_INFO_NULL, &m_local);
         MPI_Comm_size(m_local, &m_localSize);
+        MPI_Comm_rank(m_local, &m_localRank);
         m_host = thisHost();
         // Every rank's host, for messages that name the rank at fault and its machine.
         std::vector<char> mine(256, 0), all(256 * size_t(m_size), 0);
@@ -70,6 +71,7 @@ public:
     int rank() const override { return m_rank; }
     int size() const override { return m_size; }
     int localSize() const override { return m_localSize; }
+    int localRank() const override { return m_localRank; }
     const std::string &host() const override { return m_host; }
     std::string hostOf(int rank) const override
     {
@@ -108,7 +110,7 @@ private:
         m_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
 
-    int m_rank = 0, m_size = 1, m_localSize = 1;
+    int m_rank = 0, m_size = 1, m_localSize = 1, m_localRank = 0;
     MPI_Comm m_local = MPI_COMM_NULL;
     std::string m_host;
     std::vector<std::string> m_hosts;
@@ -145,7 +147,11 @@ std::string mpiLibraryVersion()
 
 bool ncclBuilt()
 {
-    return false; // the GPU path of data-parallel training is not built yet (docs/distributed.md)
+#ifdef FLOWBENCH_HAVE_NCCL
+    return true;
+#else
+    return false;
+#endif
 }
 
 int launchedRanks()

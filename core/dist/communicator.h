@@ -3,6 +3,7 @@
 #include "core/base/result.h"
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
 namespace fb::dist {
@@ -16,8 +17,10 @@ public:
     virtual ~Communicator() = default;
     virtual int rank() const = 0;
     virtual int size() const = 0;
-    // The ranks on this host (how many cores are this rank's).
+    // The ranks on this host (how many cores are this rank's), and this rank's place among them
+    // (which of the host's GPUs is its own).
     virtual int localSize() const = 0;
+    virtual int localRank() const = 0;
     virtual const std::string &host() const = 0;
     // Sums over every rank, in place; every rank gets the same bits.
     virtual void allReduceSum(float *data, size_t count) = 0;
@@ -33,10 +36,34 @@ protected:
     double m_seconds = 0;
 };
 
+// Collectives between the GPUs of a job's ranks (NCCL), on GPU memory. Each call is queued on
+// the stream given at creation, in order with the kernels that made the data and those that read
+// it: the host never waits for it. Calls between groupStart() and groupEnd() go as one launch.
+class DeviceCollectives {
+public:
+    virtual ~DeviceCollectives() = default;
+    virtual void allReduceSum(float *deviceData, size_t count) = 0; // in place
+    virtual void broadcast(void *deviceData, size_t bytes, int root) = 0;
+    virtual void groupStart() = 0;
+    virtual void groupEnd() = 0;
+    // Seconds the GPU spent in the groups (and lone calls) that have finished by now, measured
+    // with CUDA events on the stream.
+    virtual double seconds() = 0;
+    // The library's version ("NCCL 2.28.9").
+    virtual std::string version() const = 0;
+};
+
+// NCCL between the ranks of `comm`, this rank's GPU being CUDA device `cudaDevice` and its
+// collectives queued on `cudaStream` (a cudaStream_t). Rank 0 makes NCCL's unique id and
+// broadcasts it over `comm`, in host memory (Debian's MPI is not CUDA-aware). Every rank calls
+// it. An error when this build has no NCCL.
+Result<std::unique_ptr<DeviceCollectives>> makeDeviceCollectives(Communicator &comm, int cudaDevice,
+                                                                 void *cudaStream);
+
 // Whether this build has MPI, and the MPI library's own version line ("" without).
 bool mpiBuilt();
 std::string mpiLibraryVersion();
-// Whether NCCL (GPU collectives) is built in: not yet, so data-parallel training runs on CPUs.
+// Whether NCCL (GPU collectives) is built in (CUDA and MPI found at configure time, with NCCL).
 bool ncclBuilt();
 
 // The size of the job a launcher (mpirun, or Slurm's srun) started this process in, read from

@@ -1,5 +1,7 @@
 #include "core/dist/scaling_plan.h"
 
+#include <algorithm>
+
 namespace fb::dist {
 
 const std::vector<Link> &linkPresets()
@@ -36,7 +38,10 @@ PlanRow planRow(int ranks, double gradientBytes, double singleStepSeconds, int64
 {
     PlanRow r;
     r.ranks = ranks;
-    r.computeSeconds = singleStepSeconds / ranks;
+    // The ranks go in step: the one with the largest share (at least one sample) sets the pace.
+    const int64_t batch = std::max<int64_t>(globalBatch, 1);
+    const int64_t largestShare = (batch + ranks - 1) / ranks;
+    r.computeSeconds = singleStepSeconds * double(largestShare) / double(batch);
     r.allReduceSeconds = ringAllReduceSeconds(ranks, gradientBytes, link);
     r.stepSeconds = r.computeSeconds + r.allReduceSeconds;
     r.samplesPerSecond = r.stepSeconds > 0 ? double(globalBatch) / r.stepSeconds : 0;

@@ -24,7 +24,10 @@ Result<Link> linkPreset(const std::string &name);
 // batch fixed (what Flowbench does: each rank computes its 1/ranks share of the batch).
 struct PlanRow {
     int ranks = 1;
-    double computeSeconds = 0;   // the single-device step over the ranks
+    // The single-device step times the largest share of the batch a rank computes: 1/ranks
+    // where the batch divides, and one sample's worth at least (more ranks than samples leaves
+    // ranks with a padding sample that weighs nothing, as Flowbench runs them).
+    double computeSeconds = 0;
     double allReduceSeconds = 0; // ring all-reduce of the gradients
     double stepSeconds = 0;      // their sum: the sums follow the backward pass (no overlap yet)
     double samplesPerSecond = 0;

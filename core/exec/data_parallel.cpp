@@ -19,17 +19,36 @@ float *hostFloats(Tensor &t)
 
 } // namespace
 
-DataParallel::DataParallel(dist::Communicator &comm, nn::Model &model)
+DataParallel::DataParallel(dist::Communicator &comm, nn::Model &model, Backend &backend,
+                           std::unique_ptr<dist::DeviceCollectives> device)
     : m_comm(comm)
+    , m_backend(backend)
+    , m_device(std::move(device))
 {
+    const bool onCpu = backend.device().kind == Device::Kind::Cpu;
+    FB_ASSERT(onCpu || m_device, "a data-parallel model on a GPU needs NCCL");
     for (const nn::NamedParameter &p : model.parameters())
         m_backwardOrder.push_back(p.param);
     std::reverse(m_backwardOrder.begin(), m_backwardOrder.end());
-    for (auto &[name, b] : model.buffers()) {
-        FB_ASSERT(b.device().kind == Device::Kind::Cpu, "data-parallel buffers live on the CPU");
+    for (auto &[name, b] : model.buffers())
         m_buffers.push_back(b);
+    if (!m_device) m_bucket.reserve(kBucketBytes / sizeof(float));
+}
+
+template <typename F> void DataParallel::onDevice(F &&call)
+{
+    try {
+        call();
+    } catch (const DeviceError &) {
+        throw;
+    } catch (const std::runtime_error &e) {
+        throw DeviceError(e.what());
     }
-    m_bucket.reserve(kBucketBytes / sizeof(float));
+}
+
+double DataParallel::commSeconds()
+{
+    return m_comm.seconds() + (m_device ? m_device->seconds() : 0.0);
 }
 
 LossResult DataParallel::agreeLoss(const LossResult &local, int64_t counted, int64_t &globalCount)
@@ -47,6 +66,28 @@ LossResult DataParallel::agreeLoss(const LossResult &local, int64_t counted, int
 
 void DataParallel::reduceGradients(double weight)
 {
+    if (m_device) {
+        // In place on the GPU: each gradient scaled by this rank's share, then one NCCL group per
+        // bucket of about kBucketBytes, in backward order.
+        const float w = float(weight);
+        onDevice([&] {
+            size_t inGroup = 0;
+            for (nn::Parameter *p : m_backwardOrder) {
+                Tensor &g = p->grad;
+                const size_t bytes = size_t(g.bytes());
+                if (inGroup > 0 && inGroup + bytes > kBucketBytes) {
+                    m_device->groupEnd();
+                    inGroup = 0;
+                }
+                m_backend.axpby(g.f32(), g.f32(), g.numel(), w, 0.0f);
+                if (inGroup == 0) m_device->groupStart();
+                m_device->allReduceSum(g.f32(), size_t(g.numel()));
+                inGroup += bytes;
+            }
+            if (inGroup > 0) m_device->groupEnd();
+        });
+        return;
+    }
     const size_t capacity = kBucketBytes / sizeof(float);
     const float w = float(weight);
     auto flush = [&] {
@@ -74,30 +115,74 @@ void DataParallel::reduceGradients(double weight)
 
 void DataParallel::broadcastWeights()
 {
-    for (nn::Parameter *p : m_backwardOrder)
-        m_comm.broadcast(hostFloats(p->value), size_t(p->value.bytes()), 0);
+    if (m_device) {
+        onDevice([&] {
+            m_device->groupStart();
+            for (nn::Parameter *p : m_backwardOrder)
+                m_device->broadcast(p->value.raw(), size_t(p->value.bytes()), 0);
+            m_device->groupEnd();
+        });
+    } else {
+        for (nn::Parameter *p : m_backwardOrder)
+            m_comm.broadcast(hostFloats(p->value), size_t(p->value.bytes()), 0);
+    }
     broadcastBuffers();
 }
 
 void DataParallel::broadcastBuffers()
 {
+    if (m_device) {
+        if (m_buffers.empty()) return;
+        onDevice([&] {
+            m_device->groupStart();
+            for (Tensor &b : m_buffers)
+                m_device->broadcast(b.raw(), size_t(b.bytes()), 0);
+            m_device->groupEnd();
+        });
+        return;
+    }
     for (Tensor &b : m_buffers)
         m_comm.broadcast(b.raw(), size_t(b.bytes()), 0);
 }
 
-DataParallel::Control DataParallel::agree(Control rank0)
+DataParallel::Control DataParallel::agree(const Control &rank0, const RankTimes &mine,
+                                          std::vector<RankTimes> &all)
 {
-    m_comm.broadcast(&rank0, sizeof rank0, 0);
-    return rank0;
+    // One sum of doubles carries both: rank 0 alone fills the control slots and each rank its
+    // own three, so every sum adds zeros to one value and is exact.
+    constexpr size_t kControl = 3, kPerRank = 3;
+    const size_t ranks = size_t(m_comm.size()), me = size_t(m_comm.rank());
+    m_exchange.assign(kControl + kPerRank * ranks, 0.0);
+    if (me == 0) {
+        m_exchange[0] = rank0.stop ? 1 : 0;
+        m_exchange[1] = rank0.held ? 1 : 0;
+        m_exchange[2] = rank0.lrOverride;
+    }
+    double *slot = m_exchange.data() + kControl + kPerRank * me;
+    slot[0] = mine.computeSeconds;
+    slot[1] = mine.commSeconds;
+    slot[2] = mine.samples;
+    m_comm.allReduceSum(m_exchange.data(), m_exchange.size());
+    all.resize(ranks);
+    for (size_t r = 0; r < ranks; ++r) {
+        const double *s = m_exchange.data() + kControl + kPerRank * r;
+        all[r] = {s[0], s[1], s[2]};
+    }
+    return {m_exchange[0] != 0, m_exchange[1] != 0, m_exchange[2]};
 }
 
 std::string DataParallel::weightsDigest(std::vector<int> &differing)
 {
     uint64_t h = kFnv1aStart;
-    for (nn::Parameter *p : m_backwardOrder)
-        h = fnv1a(p->value.raw(), p->value.bytes(), h);
-    for (const Tensor &b : m_buffers)
-        h = fnv1a(b.raw(), b.bytes(), h);
+    // The bytes as the host sees them (a GPU's are copied back, after the queued work).
+    for (nn::Parameter *p : m_backwardOrder) {
+        const Tensor host = m_backend.toHost(p->value);
+        h = fnv1a(host.raw(), host.bytes(), h);
+    }
+    for (const Tensor &b : m_buffers) {
+        const Tensor host = m_backend.toHost(b);
+        h = fnv1a(host.raw(), host.bytes(), h);
+    }
     uint64_t rank0 = h;
     m_comm.broadcast(&rank0, sizeof rank0, 0);
     // Which ranks differ: each marks its own slot, and the sum tells every rank.

@@ -5,6 +5,7 @@
 #include "core/nn/model.h"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace fb::exec {
@@ -18,15 +19,22 @@ namespace fb::exec {
 // training never reads (it normalizes by each batch's own), follow rank 0's at the end of every
 // epoch, before the ranks compare their models; only rank 0 evaluates and writes them.
 //
-// This step's build sums the gradients after the backward pass, on CPU memory; NCCL on the GPU,
-// and overlapping the sums with the backward pass, are the next ones (docs/distributed.md).
+// On the CPU the sums go through MPI, in host memory. On GPUs they go through NCCL
+// (dist::DeviceCollectives), queued on the backend's stream after the backward pass's kernels,
+// one NCCL group per bucket, in place: the host never waits for them. Host-side agreements (the
+// loss, the controls) stay on MPI. The sums start after the whole backward pass (no overlap yet:
+// docs/distributed.md).
 class DataParallel {
 public:
     static constexpr size_t kBucketBytes = size_t(4) << 20;
 
-    DataParallel(dist::Communicator &comm, nn::Model &model);
+    // `device`: NCCL between the ranks' GPUs, for a model on a GPU backend (null on the CPU).
+    DataParallel(dist::Communicator &comm, nn::Model &model, Backend &backend,
+                 std::unique_ptr<dist::DeviceCollectives> device = nullptr);
 
     dist::Communicator &comm() { return m_comm; }
+    // Seconds in collectives so far, host (MPI) and device (NCCL, finished ones) together.
+    double commSeconds();
     // The global batch's loss and correct count from each rank's (loss over its batch, its
     // correct count, its counted samples); globalCount gets the batch's samples. The same bits on
     // every rank: a loss that is not finite stops every rank alike.
@@ -40,12 +48,23 @@ public:
     void broadcastBuffers();
 
     // What rank 0 decides between steps, for every rank: stop (a stop command, a pause's end is
-    // implicit: the others wait) and a learning rate set by command (0: the schedule's).
+    // implicit: the others wait), a learning rate set by command (0: the schedule's), and held:
+    // rank 0 did other work since the last step (a command, a pause, a checkpoint, an
+    // evaluation), so the others' wait for it is not training time.
     struct Control {
-        int32_t stop = 0;
+        bool stop = false;
+        bool held = false;
         double lrOverride = 0;
     };
-    Control agree(Control rank0);
+    // Each rank's totals over its training time, exchanged in the same collective, so that rank 0
+    // can report every rank's throughput and who waited on whom.
+    struct RankTimes {
+        double computeSeconds = 0; // training time outside collectives
+        double commSeconds = 0;    // in collectives, waiting for the other ranks included
+        double samples = 0;        // its own samples (its shares of the global batches)
+    };
+    // Rank 0's control to every rank, and every rank's times to every rank (`all`, by rank).
+    Control agree(const Control &rank0, const RankTimes &mine, std::vector<RankTimes> &all);
     // Rank 0's yes or no (an evaluation that only it ran), for every rank.
     bool agree(bool rank0);
     // A digest of this rank's weights and buffers (FNV-1a over their bytes, in hex), and the
@@ -53,13 +72,20 @@ public:
     std::string weightsDigest(std::vector<int> &differing);
 
 private:
+    // Runs a device collective; its failure becomes a DeviceError naming nothing (the runner
+    // names the train node).
+    template <typename F> void onDevice(F &&call);
+
     dist::Communicator &m_comm;
+    Backend &m_backend;
+    std::unique_ptr<dist::DeviceCollectives> m_device;
     // The trainable parameters in the order the backward pass finishes them (the model's last
     // first), taken once: the model's list is made anew on every call.
     std::vector<nn::Parameter *> m_backwardOrder;
     std::vector<Tensor> m_buffers; // the model's buffers (handles to their memory)
     std::vector<float> m_bucket;
     std::vector<std::pair<Tensor *, size_t>> m_inBucket; // (gradient, its offset in m_bucket)
+    std::vector<double> m_exchange;                      // agree's control and per-rank times
 };
 
 } // namespace fb::exec

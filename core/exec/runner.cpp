@@ -437,6 +437,26 @@ std::string bottleneckOf(const std::vector<data::StageStats> &busy, double waitS
     return worst ? worst->node : consumer;
 }
 
+// A data-parallel run's shares of rank 0's training time, from every rank's totals: the least
+// time any rank spent in collectives is the sums themselves (the slowest rank hardly waits);
+// what rank 0 spent beyond that, it waited for slower ranks.
+void fillRankShares(Progress &p, const std::vector<DataParallel::RankTimes> &all,
+                    double trainSeconds, double commSeconds)
+{
+    const double t = std::max(trainSeconds, 1e-9);
+    p.commShare = std::clamp(commSeconds / t, 0.0, 1.0);
+    p.ranks.clear();
+    double leastComm = commSeconds;
+    for (const auto &r : all) {
+        const double total = std::max(r.computeSeconds + r.commSeconds, 1e-9);
+        p.ranks.push_back({r.samples / std::max(r.computeSeconds, 1e-9),
+                           std::clamp(r.commSeconds / total, 0.0, 1.0)});
+        leastComm = std::min(leastComm, r.commSeconds);
+    }
+    p.allReduceShare = std::clamp(leastComm / t, 0.0, p.commShare);
+    p.rankWaitShare = p.commShare - p.allReduceShare;
+}
+
 // Turns two snapshots of the training flow's statistics into a report for the interval.
 class FlowReporter {
 public:
@@ -533,6 +553,16 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     if (devName == "auto") devName = defaultDevice().str();
     auto device = Device::parse(devName);
     if (!device.ok()) return nodeError(job.trainNode + ".device", device.error().message);
+    // A data-parallel job on GPUs: each rank takes the GPU of its place on its host.
+    dist::Communicator *comm = options.comm;
+    const int ranks = comm ? comm->size() : 1;
+    const bool rank0 = !comm || comm->rank() == 0;
+    if (ranks > 1 && device->kind == Device::Kind::Cuda && !options.backend) {
+        int gpus = 0;
+        for (const ComputeDevice &d : listDevices().devices)
+            gpus += d.device.kind == Device::Kind::Cuda ? 1 : 0;
+        if (gpus > 0) device.value().index = comm->localRank() % gpus;
+    }
     auto backendResult =
         options.backend ? Result<Backend *>(options.backend) : backendFor(device.value());
     if (!backendResult.ok())
@@ -550,14 +580,11 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                         " computes in float32";
     // A data-parallel job: every rank trains on its share of each batch
     // (core/exec/data_parallel.h).
-    dist::Communicator *comm = options.comm;
-    const int ranks = comm ? comm->size() : 1;
-    const bool rank0 = !comm || comm->rank() == 0;
-    if (ranks > 1 && device->kind != Device::Kind::Cpu)
+    if (ranks > 1 && device->kind != Device::Kind::Cpu && !dist::ncclBuilt())
         return nodeError(job.trainNode + ".device",
                          "data-parallel training across " + std::to_string(ranks) +
-                             " ranks runs on the CPU in this build (the GPU path, with NCCL, is "
-                             "not built yet): use --device cpu");
+                             " ranks on GPUs needs NCCL, which this build of Flowbench has not "
+                             "(build with the CUDA toolkit and Open MPI): use --device cpu");
     // The ranks on one machine share its cores: each takes its part.
     const int cores = int(std::max(1u, std::thread::hardware_concurrency())) /
                       (comm ? std::max(1, comm->localSize()) : 1);
@@ -715,11 +742,27 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     st.ranks = ranks;
     std::optional<DataParallel> dataParallel;
     if (ranks > 1) {
-        dataParallel.emplace(*comm, model);
-        dataParallel->broadcastWeights(); // every rank starts from rank 0's model
+        std::unique_ptr<dist::DeviceCollectives> nccl;
+        if (device->kind != Device::Kind::Cpu) {
+            auto made = dist::makeDeviceCollectives(*comm, device->index, backend.nativeStream());
+            if (!made.ok()) return nodeError(job.trainNode + ".device", made.error().message);
+            nccl = std::move(made).value();
+        }
+        try {
+            dataParallel.emplace(*comm, model, backend, std::move(nccl));
+            dataParallel->broadcastWeights(); // every rank starts from rank 0's model
+        } catch (const DeviceError &e) {
+            return nodeError(job.trainNode, e.what());
+        }
     }
     DataParallel *dp = dataParallel ? &*dataParallel : nullptr;
-    const double commAtStart = comm ? comm->seconds() : 0.0;
+    // Data-parallel time accounting (this rank's, over its training time): seconds in
+    // collectives, the collective clock where the current step's time began, own samples; and
+    // every rank's totals as of the last step (DataParallel::agree).
+    double commTrain = 0, commMark = 0, ownSamples = 0;
+    std::vector<DataParallel::RankTimes> rankTimes;
+    // Rank 0 did other work than training since the last step: the others' wait is not counted.
+    bool held = true;
 
     std::string outDir = options.outDir;
     if (!outDir.empty()) {
@@ -848,6 +891,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     auto checkpoint = [&](const char *reason) -> Status {
         std::string dir;
         lossLog.flush(); // the losses up to a checkpoint are on disk with it
+        held = true;
         FB_TRY(writeCheckpoint(backend, outDir, st, hash, job.seed, model, *optimizer,
                                job.keepCheckpoints, inference, job.optimizer.node, dir));
         observer.checkpointWritten({dir, reason, st.epoch, st.step});
@@ -863,6 +907,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     struct Submitted {
         int64_t n = 0;
         float lr = 0;
+        int64_t own = 0; // this rank's samples of it (n, but for a data-parallel step)
     };
     std::deque<Submitted> submitted;
     double epochSeconds = 0;
@@ -934,6 +979,12 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         epochSeconds += stepSeconds;
         trainSeconds += stepSeconds;
         trainSamples += n;
+        if (dp) {
+            const double c = dp->commSeconds();
+            commTrain += c - commMark;
+            commMark = c;
+            ownSamples += double(q.own);
+        }
 
         const bool epochEnd = st.batch == stepsPerEpoch;
         if (epochEnd || now - lastProgress >= std::chrono::milliseconds(100)) {
@@ -961,9 +1012,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                            double(totalSteps - st.step);
             p.dataWaitShare = std::clamp(
                 flow.stats().consumerWaitSeconds / std::max(trainSeconds, 1e-9), 0.0, 1.0);
-            if (comm)
-                p.commShare = std::clamp(
-                    (comm->seconds() - commAtStart) / std::max(trainSeconds, 1e-9), 0.0, 1.0);
+            if (dp) fillRankShares(p, rankTimes, trainSeconds, commTrain);
             observer.progress(p);
         }
         if (now - lastFlowReport >= std::chrono::milliseconds(500)) {
@@ -999,6 +1048,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                 return {};
             }
             // A command acts on the state after the steps already submitted.
+            held = true;
             FB_TRY(finishAll());
             if (!entry->command) {
                 observer.commandHandled(entry->rejection);
@@ -1053,6 +1103,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         for (; st.epoch < job.epochs && !stopping; ++st.epoch, st.batch = 0) {
             epochSeconds = 0;
             epochSamples = 0;
+            held = true; // the start, or the previous epoch's evaluation
             feed.startEpoch(st.epoch, st.batch);
             const bool resident = feed.resident();
             if (resident && !residentAnnounced) {
@@ -1067,17 +1118,32 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                 FB_TRY(handleCommands());
                 // Rank 0 hears the commands (mpirun gives it the standard input); every rank
                 // does as it decided. While rank 0 is paused, the others wait here.
+                // The wait here for slower ranks is training time, unless rank 0 was busy with
+                // something else (a pause, a checkpoint, an evaluation).
+                bool timed = false;
                 if (dp) {
+                    const auto before = Clock::now();
+                    const double commBefore = dp->commSeconds();
                     const DataParallel::Control c =
-                        dp->agree(DataParallel::Control{stopping ? 1 : 0, st.lrOverride});
-                    stopping = c.stop != 0;
+                        dp->agree({stopping, held, st.lrOverride},
+                                  {trainSeconds - commTrain, commTrain, ownSamples}, rankTimes);
+                    held = false;
+                    stopping = c.stop;
                     st.lrOverride = c.lrOverride;
+                    if (submitted.empty() && !c.held) {
+                        busySince = before;
+                        commMark = commBefore;
+                        timed = true;
+                    }
                 }
                 if (stopping) break;
                 // With nothing in flight (the run's start, after a command, a checkpoint or an
                 // epoch's end), time counts from here: a pause is not training time. Otherwise
                 // it runs on from the previous step's finish.
-                if (submitted.empty()) busySince = Clock::now();
+                if (submitted.empty() && !timed) {
+                    busySince = Clock::now();
+                    if (dp) commMark = dp->commSeconds();
+                }
                 // The step about to be submitted, counting the ones still in flight.
                 const int64_t inFlight = int64_t(submitted.size());
                 const int64_t batchIndex = st.batch + inFlight;
@@ -1109,8 +1175,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                 const uint64_t seed = mix64(job.seed ^ mix64(uint64_t(stepIndex) + 0x5eed));
                 trainStep.submit(batch, lr, seed);
                 // Counts are the global batch's: the step's result is (every rank's together).
-                submitted.push_back(
-                    {dp ? flow.globalBatchSize(batchIndex) : batch.x.shape()[0], lr});
+                submitted.push_back({dp ? flow.globalBatchSize(batchIndex) : batch.x.shape()[0], lr,
+                                     batch.padding ? 0 : batch.x.shape()[0]});
                 if (std::string why = trainStep.takeFallback(); !why.empty())
                     observer.message(LogLevel::Warning, why);
                 // The previous step's result, read while this one computes.
@@ -1257,10 +1323,41 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     observer.dataflow(flowReporter.report(trainSeconds));
     summary.dataWaitShare = waitShare;
     summary.bottleneck = flowReporter.bottleneck(waitShare);
+    std::string why = "the model's steps";
+    std::string ranksPart;
+    if (dp) {
+        Progress shares;
+        fillRankShares(shares, rankTimes, trainSeconds, commTrain);
+        summary.commShare = shares.commShare;
+        summary.rankWaitShare = shares.rankWaitShare;
+        summary.allReduceShare = shares.allReduceShare;
+        // The rank that computed longest is the one the others waited for.
+        for (size_t r = 0; r < rankTimes.size(); ++r)
+            if (summary.slowestRank < 0 ||
+                rankTimes[r].computeSeconds > rankTimes[size_t(summary.slowestRank)].computeSeconds)
+                summary.slowestRank = int(r);
+        const std::string slowest = summary.slowestRank < 0
+                                        ? std::string()
+                                        : "rank " + std::to_string(summary.slowestRank) + " on " +
+                                              comm->hostOf(summary.slowestRank);
+        const double compute =
+            std::max(0.0, 1.0 - waitShare - shares.rankWaitShare - shares.allReduceShare);
+        summary.bottleneckCause = "compute";
+        if (shares.allReduceShare > compute && shares.allReduceShare >= shares.rankWaitShare) {
+            summary.bottleneckCause = "all-reduce";
+            why = "the all-reduce of the gradients";
+        } else if (shares.rankWaitShare > compute) {
+            summary.bottleneckCause = "other ranks";
+            why = "waited on other ranks: " + slowest + " is the slowest";
+        }
+        ranksPart = ", " + percent(shares.rankWaitShare) +
+                    " on other ranks (the slowest: " + slowest + ") and " +
+                    percent(shares.allReduceShare) + " in all-reduce";
+    }
     observer.message(LogLevel::Info,
-                     "training waited " + percent(waitShare) +
-                         " of its time for data; bottleneck: " + summary.bottleneck +
-                         (summary.bottleneck == job.trainNode ? " (the model's steps)" : ""));
+                     "training waited " + percent(waitShare) + " of its time for data" + ranksPart +
+                         "; bottleneck: " + summary.bottleneck +
+                         (summary.bottleneck == job.trainNode ? " (" + why + ")" : ""));
     summary.stopped = stopping && !diverged;
     summary.diverged = diverged;
     summary.epochs = job.epochs;

@@ -67,7 +67,15 @@ struct Progress {
     float lr = 0;
     double samplesPerSecond = 0, elapsedSeconds = 0, etaSeconds = 0;
     double dataWaitShare = 0; // share of this run's training time spent waiting for data
-    double commShare = 0;     // data-parallel: share spent in collectives (waiting on ranks too)
+    // Data-parallel runs (empty or 0 otherwise), over this run's training time so far:
+    double commShare = 0;      // rank 0's share in collectives (the two below together)
+    double rankWaitShare = 0;  // the part of it rank 0 waited for slower ranks to arrive
+    double allReduceShare = 0; // the part the sums themselves took (the least any rank spent)
+    struct Rank {
+        double samplesPerSecond = 0; // its own samples over its own compute time
+        double commShare = 0;        // its share in collectives, waiting included
+    };
+    std::vector<Rank> ranks; // by rank
 };
 
 // Data-flow statistics for the canvas (about twice a second). Rates and shares cover the time
@@ -124,6 +132,11 @@ struct RunSummary {
     bool diverged = false;    // a learning-rate range test ended where the loss diverged
     double dataWaitShare = 0; // share of training time spent waiting for data
     std::string bottleneck;   // the node that limited throughput over the run
+    // Data-parallel runs: what bounded the train node's steps: "compute", "all-reduce" or
+    // "other ranks" (the largest share of rank 0's step time), with the shares of Progress.
+    std::string bottleneckCause;
+    double commShare = 0, rankWaitShare = 0, allReduceShare = 0;
+    int slowestRank = -1; // the rank that computed longest (data-parallel runs)
 };
 
 // How the executor reports (DESIGN.md: describing and running are separate; observers watch).

@@ -137,7 +137,8 @@ std::vector<std::string> measurableDevices()
 }
 
 Measurement measureTraining(const graph::PipelineDocument &doc, const ModelSummary &summary,
-                            const std::string &deviceName, int threads, int steps)
+                            const std::string &deviceName, int threads, int steps,
+                            bool perLayerWanted)
 {
     Measurement m;
     m.device = deviceName;
@@ -175,7 +176,7 @@ Measurement measureTraining(const graph::PipelineDocument &doc, const ModelSumma
         nn::Model &model = built.value();
         model.initialize(job->seed);
         // Per-layer times only where the host clock sees the kernels finish.
-        const bool perLayer = device->kind == Device::Kind::Cpu;
+        const bool perLayer = perLayerWanted && device->kind == Device::Kind::Cpu;
         auto loss = buildLoss(job.value());
         auto optimizer = buildOptimizer(job->optimizer);
         optimizer->attach(model.parameters());

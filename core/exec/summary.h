@@ -70,10 +70,13 @@ struct ModelSummary {
 Result<ModelSummary> summarizePipeline(const graph::PipelineDocument &doc, int64_t batch = 0);
 
 // Times `steps` training steps (after a few untimed ones) of the pipeline's model on `device`
-// ("cpu", "cuda:0"), with `threads` CPU threads (0: every core). Never throws: a failure is the
+// ("cpu", "cuda:0"), with `threads` CPU threads (0: every core). On the CPU each layer's time
+// is measured too, unless `perLayer` is false: timing every kernel on its own costs time of its
+// own (a step's whole time is then the one a run would see). Never throws: a failure is the
 // measurement's error.
 Measurement measureTraining(const graph::PipelineDocument &doc, const ModelSummary &summary,
-                            const std::string &device, int threads, int steps);
+                            const std::string &device, int threads, int steps,
+                            bool perLayer = true);
 
 // The devices a measurement runs on by default: the CPU, and the first GPU when there is one.
 std::vector<std::string> measurableDevices();

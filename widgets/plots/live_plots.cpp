@@ -88,6 +88,14 @@ const SeriesSpec kSeries[] = {
      QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "learning rate")},
     {"samples_per_s", ThroughputPanel, 3, true, false,
      QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "samples/s")},
+    // Data-parallel runs: each rank's own compute rate ("rank_samples_per_s:R"), and the shares
+    // of the step in collectives, next to the utilization (both are percentages of time).
+    {"rank_samples_per_s", ThroughputPanel, 4, true, false,
+     QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "rank")},
+    {"allreduce_share", UtilizationPanel, 6, true, false,
+     QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "all-reduce (% of step)")},
+    {"rank_wait_share", UtilizationPanel, 7, true, false,
+     QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "waiting on other ranks (% of step)")},
     {"cpu", UtilizationPanel, 0, true, false,
      QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "CPU (all cores)")},
     {"gpu", UtilizationPanel, 4, true, false, QT_TRANSLATE_NOOP("fb::widgets::LivePlots", "GPU")},
@@ -111,6 +119,10 @@ QColor seriesColor(int slot, bool dark)
 
 // A number from the event; missing or not a number: nothing to plot (nullopt-like NaN with
 // `present` false). JSON null (nlohmann writes NaN and infinity as null): a gap.
+// A line per rank reads up to this many ranks; a larger job shows the job's throughput and
+// shares only (its ranks are in the event log).
+constexpr std::size_t kMaxRankSeries = 16;
+
 bool field(const json &e, const char *key, double &out)
 {
     const auto it = e.find(key);
@@ -447,6 +459,18 @@ void LivePlots::addEventTo(RunState &run, const json &e)
             if (field(e, "lr", v)) addPoint(series(run.prefix + "lr"), run, step, epochX, v);
             if (field(e, "samples_per_s", v))
                 addPoint(series(run.prefix + "samples_per_s"), run, step, epochX, v);
+            if (const auto ranks = e.find("rank_samples_per_s");
+                ranks != e.end() && ranks->is_array() && ranks->size() <= kMaxRankSeries) {
+                for (std::size_t r = 0; r < ranks->size(); ++r)
+                    if ((*ranks)[r].is_number())
+                        addPoint(series(run.prefix + "rank_samples_per_s:" + QString::number(r),
+                                        tr("rank %1 (its own compute)").arg(r)),
+                                 run, step, epochX, (*ranks)[r].get<double>());
+            }
+            if (field(e, "allreduce_share", v))
+                addPoint(series(run.prefix + "allreduce_share"), run, step, epochX, v * 100);
+            if (field(e, "rank_wait_share", v))
+                addPoint(series(run.prefix + "rank_wait_share"), run, step, epochX, v * 100);
         } else if (type == "epoch") {
             double epoch = 0;
             if (!field(e, "epoch", epoch) || std::isnan(epoch)) return;

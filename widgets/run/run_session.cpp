@@ -9,14 +9,19 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
+#include <QProcessEnvironment>
 #include <QRegularExpression>
 #include <QStandardPaths>
 #include <QTimer>
 
+#include <algorithm>
 #include <cctype>
 #include <csignal>
 #include <exception>
 #include <utility>
+
+#include <sys/types.h>
+#include <unistd.h>
 
 namespace fb::widgets {
 
@@ -110,7 +115,10 @@ RunSession::~RunSession()
     if (m_process) {
         m_process->disconnect(this);
         if (m_process->state() != QProcess::NotRunning) {
-            m_process->kill();
+            if (m_request.dataParallel() && m_process->processId() > 0)
+                ::kill(-pid_t(m_process->processId()), SIGKILL);
+            else
+                m_process->kill();
             m_process->waitForFinished(3000);
         }
     }
@@ -123,6 +131,24 @@ QString RunSession::defaultCliPath()
     const QFileInfo beside(QCoreApplication::applicationDirPath() + "/flowbench-cli");
     if (beside.isFile() && beside.isExecutable()) return beside.absoluteFilePath();
     return QStandardPaths::findExecutable("flowbench-cli");
+}
+
+QString RunSession::defaultMpirunPath()
+{
+    return QStandardPaths::findExecutable(QStringLiteral("mpirun"));
+}
+
+QStringList RunSession::commandLine(const RunRequest &r, const QString &cliPath)
+{
+    if (!r.dataParallel()) return QStringList{cliPath} + arguments(r);
+    QStringList line{r.mpirunPath.isEmpty() ? defaultMpirunPath() : r.mpirunPath, "-np",
+                     QString::number(std::max(r.ranks, 1))};
+    // On this machine alone, more ranks than cores is allowed (the person asked for them).
+    if (r.hostfile.isEmpty())
+        line << "--oversubscribe";
+    else
+        line << "--hostfile" << r.hostfile;
+    return line + QStringList{cliPath} + arguments(r);
 }
 
 QStringList RunSession::arguments(const RunRequest &r)
@@ -166,6 +192,17 @@ bool RunSession::start(const RunRequest &request, QString *error)
                           .arg(QDir::toNativeSeparators(cli), where));
     }
     if (request.pipelinePath.isEmpty()) return refuse(tr("No pipeline file to run."));
+    if (request.dataParallel()) {
+        const QString mpirun =
+            request.mpirunPath.isEmpty() ? defaultMpirunPath() : request.mpirunPath;
+        if (mpirun.isEmpty() || !QFileInfo(mpirun).isExecutable())
+            return refuse(tr("Training on %1 processes needs Open MPI's mpirun, which was not "
+                             "found: install openmpi-bin (scripts/deps.sh does).")
+                              .arg(std::max(request.ranks, 1)));
+        if (!request.hostfile.isEmpty() && !QFileInfo(request.hostfile).isFile())
+            return refuse(tr("The hostfile %1 does not exist.")
+                              .arg(QDir::toNativeSeparators(request.hostfile)));
+    }
     if (!QFileInfo::exists(request.pipelinePath))
         return refuse(tr("The pipeline file %1 does not exist.")
                           .arg(QDir::toNativeSeparators(request.pipelinePath)));
@@ -188,8 +225,22 @@ bool RunSession::start(const RunRequest &request, QString *error)
     m_stderrTail.clear();
 
     m_process = new QProcess(this);
-    m_process->setProgram(m_cliPath);
-    m_process->setArguments(arguments(request));
+    QStringList line = commandLine(request, m_cliPath);
+    m_process->setProgram(line.takeFirst());
+    m_process->setArguments(line);
+    if (request.dataParallel()) {
+        // mpirun and the ranks it starts here form one process group, so that kill() ends them
+        // all (a SIGKILL to mpirun alone would leave its ranks training).
+        m_process->setChildProcessModifier([] { ::setpgid(0, 0); });
+        // Open MPI refuses to run as root unless told twice; a root session (a container)
+        // asked for the run, so it is allowed.
+        if (::geteuid() == 0) {
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT"), QStringLiteral("1"));
+            env.insert(QStringLiteral("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"), QStringLiteral("1"));
+            m_process->setProcessEnvironment(env);
+        }
+    }
     connect(m_process, &QProcess::started, this, &RunSession::started);
     connect(m_process, &QProcess::readyReadStandardOutput, this, &RunSession::readStdout);
     connect(m_process, &QProcess::readyReadStandardError, this, &RunSession::readStderr);
@@ -246,7 +297,10 @@ void RunSession::kill()
 {
     if (!m_process || m_process->state() == QProcess::NotRunning) return;
     m_killRequested = true;
-    m_process->kill();
+    if (m_request.dataParallel() && m_process->processId() > 0)
+        ::kill(-pid_t(m_process->processId()), SIGKILL); // the whole job's group
+    else
+        m_process->kill();
 }
 
 void RunSession::readStdout()

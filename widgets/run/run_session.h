@@ -27,6 +27,13 @@ struct RunRequest {
     int dataWorkers = 0;  // 0: the train node's data_workers parameter
     QStringList settings; // "node.param=value"
     QString resumeDir;    // --resume: continue this run folder from its newest checkpoint
+    // Data-parallel training (docs/distributed.md): ranks > 1 or a hostfile makes the child
+    // `mpirun -np RANKS [--hostfile FILE | --oversubscribe] CLI run ...`; threads then count per
+    // rank. mpirun gives its standard input (the commands) to rank 0, which alone writes events.
+    int ranks = 1;
+    QString hostfile;   // mpirun's hostfile: the ranks run on its hosts
+    QString mpirunPath; // empty: RunSession::defaultMpirunPath()
+    bool dataParallel() const { return ranks > 1 || !hostfile.isEmpty(); }
 };
 
 // How a run ended.
@@ -59,8 +66,12 @@ public:
     // $FLOWBENCH_CLI if set; else flowbench-cli beside this executable; else flowbench-cli on
     // PATH; else empty.
     static QString defaultCliPath();
+    // mpirun on the PATH, or empty.
+    static QString defaultMpirunPath();
     // The arguments start() passes to the CLI (to show or copy the command line).
     static QStringList arguments(const RunRequest &request);
+    // The program start() runs and all its arguments: the CLI's own, or mpirun's before them.
+    static QStringList commandLine(const RunRequest &request, const QString &cliPath);
 
     // Starts the run; false with *error set when a run is going on already, when the CLI cannot
     // be found (the message says where it looked) or when the pipeline file is missing.
@@ -76,7 +87,7 @@ public:
     void stop(); // graceful: the current step ends, a checkpoint is written, outcome Stopped
     void checkpointNow();
     void setLearningRate(double lr);
-    void kill(); // SIGKILL, for tests and as a last resort: outcome Crashed
+    void kill(); // SIGKILL (every rank of an mpirun job), for tests and as a last resort: Crashed
 
     qint64 processId() const;
     const RunRequest &request() const { return m_request; }

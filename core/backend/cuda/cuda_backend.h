@@ -68,6 +68,7 @@ public:
     void sgdSteps(const std::vector<ParamSlot> &group, const SgdParams &p, int64_t step) override;
     void adamSteps(const std::vector<ParamSlot> &group, const AdamParams &p, int64_t step) override;
 
+    void *nativeStream() override { return m_stream->get(); }
     bool canCapture() const override { return true; }
     void setStepValues(const StepValues &v) override;
     void beginCapture() override;
