@@ -404,7 +404,7 @@ int cmdPlan(int argc, char **argv)
     std::printf("%lld parameters: %.2f MB of gradients summed per step; global batch %lld\n"
                 "one device: %.3f ms per step, %s\n"
                 "link: %s, %.1f GB/s, %.1f us; ring all-reduce, global batch split across ranks, "
-                "sums after the backward pass (no overlap)\n\n%s",
+                "sums after the backward pass (no overlap assumed)\n\n%s",
                 (long long)summary->parameters, gradientBytes / 1e6, (long long)summary->batch,
                 stepSeconds * 1e3, stepSource.c_str(), link.name.c_str(), link.bytesPerSecond / 1e9,
                 link.latencySeconds * 1e6, table.c_str());

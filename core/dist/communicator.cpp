@@ -1,6 +1,8 @@
 #include "core/dist/communicator.h"
 
+#include <algorithm>
 #include <chrono>
+#include <memory>
 #include <cstdlib>
 #include <thread>
 #include <vector>
@@ -33,7 +35,7 @@ std::string thisHost()
 // Waits for a non-blocking collective: spins briefly (a step's collectives are short), then
 // sleeps between tests, so that a rank waiting on another (evaluation, a slow rank) leaves the
 // cores it shares with that rank free. Open MPI's blocking calls spin all the while.
-void wait(MPI_Request &request)
+void waitFor(MPI_Request &request)
 {
     int done = 0;
     for (int spins = 0; !done; ++spins) {
@@ -90,10 +92,48 @@ public:
             const int n = int(std::min<size_t>(bytes - done, size_t(1) << 30));
             MPI_Request request;
             MPI_Ibcast(p + done, n, MPI_BYTE, root, MPI_COMM_WORLD, &request);
-            wait(request);
+            waitFor(request);
             done += size_t(n);
         }
         m_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+
+    struct MpiPending final : Pending {
+        std::vector<MPI_Request> requests; // one per piece of at most 2^28 values
+    };
+    std::unique_ptr<Pending> startAllReduceSum(float *data, size_t count) override
+    {
+        const auto start = std::chrono::steady_clock::now();
+        auto pending = std::make_unique<MpiPending>();
+        for (size_t done = 0; done < count;) {
+            const int n = int(std::min<size_t>(count - done, size_t(1) << 28));
+            pending->requests.emplace_back();
+            MPI_Iallreduce(MPI_IN_PLACE, data + done, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+                           &pending->requests.back());
+            done += size_t(n);
+        }
+        m_seconds +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return pending;
+    }
+    bool test(Pending &p) override
+    {
+        const auto start = std::chrono::steady_clock::now();
+        auto &requests = static_cast<MpiPending &>(p).requests;
+        int done = 1;
+        if (!requests.empty())
+            MPI_Testall(int(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
+        m_seconds +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return done != 0;
+    }
+    void wait(Pending &p) override
+    {
+        const auto start = std::chrono::steady_clock::now();
+        for (MPI_Request &r : static_cast<MpiPending &>(p).requests)
+            waitFor(r);
+        m_seconds +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
 
 private:
@@ -104,7 +144,7 @@ private:
             const int n = int(std::min<size_t>(count - done, size_t(1) << 28));
             MPI_Request request;
             MPI_Iallreduce(MPI_IN_PLACE, data + done, n, type, MPI_SUM, MPI_COMM_WORLD, &request);
-            wait(request);
+            waitFor(request);
             done += size_t(n);
         }
         m_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

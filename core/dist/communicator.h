@@ -25,6 +25,17 @@ public:
     // Sums over every rank, in place; every rank gets the same bits.
     virtual void allReduceSum(float *data, size_t count) = 0;
     virtual void allReduceSum(double *data, size_t count) = 0;
+    // The same sum started now and finished by wait(), so that the caller computes meanwhile.
+    // MPI moves a started collective on only inside its calls: test() is such a call (true once
+    // it is done). The data must stay untouched until it is done. Only the time spent inside
+    // these calls counts in seconds(): what ran hidden behind the caller's work does not.
+    class Pending {
+    public:
+        virtual ~Pending() = default;
+    };
+    virtual std::unique_ptr<Pending> startAllReduceSum(float *data, size_t count) = 0;
+    virtual bool test(Pending &pending) = 0;
+    virtual void wait(Pending &pending) = 0;
     // Rank `root`'s bytes to every rank.
     virtual void broadcast(void *data, size_t bytes, int root) = 0;
     // The name of each rank's host, by rank (gathered once at start).

@@ -27,12 +27,30 @@ DataParallel::DataParallel(dist::Communicator &comm, nn::Model &model, Backend &
 {
     const bool onCpu = backend.device().kind == Device::Kind::Cpu;
     FB_ASSERT(onCpu || m_device, "a data-parallel model on a GPU needs NCCL");
-    for (const nn::NamedParameter &p : model.parameters())
+    std::vector<nn::NamedParameter> params = model.parameters();
+    std::reverse(params.begin(), params.end());
+    for (const nn::NamedParameter &p : params)
         m_backwardOrder.push_back(p.param);
-    std::reverse(m_backwardOrder.begin(), m_backwardOrder.end());
     for (auto &[name, b] : model.buffers())
         m_buffers.push_back(b);
-    if (!m_device) m_bucket.reserve(kBucketBytes / sizeof(float));
+    if (m_device) return;
+    // The CPU's buckets, filled in backward order; a bucket closes once it holds its capacity
+    // (DDP's rule), so a large gradient closes the bucket it lands in. "conv1.weight" belongs to
+    // node "conv1".
+    size_t bytes = 0; // in the open bucket
+    for (const nn::NamedParameter &p : params) {
+        if (m_buckets.empty() ||
+            bytes >= (m_buckets.size() == 1 ? kFirstBucketBytes : kBucketBytes)) {
+            m_buckets.emplace_back();
+            bytes = 0;
+        }
+        Bucket &b = m_buckets.back();
+        // The gradient is made by the training plan, later, in the value's shape.
+        b.grads.emplace_back(&p.param->grad, b.data.size());
+        b.data.resize(b.data.size() + size_t(p.param->value.numel()));
+        b.lastNode = p.name.substr(0, p.name.rfind('.'));
+        bytes += size_t(p.param->value.numel()) * sizeof(float);
+    }
 }
 
 template <typename F> void DataParallel::onDevice(F &&call)
@@ -64,53 +82,71 @@ LossResult DataParallel::agreeLoss(const LossResult &local, int64_t counted, int
     return r;
 }
 
-void DataParallel::reduceGradients(double weight)
+void DataParallel::beginGradients(double weight)
 {
-    if (m_device) {
-        // In place on the GPU: each gradient scaled by this rank's share, then one NCCL group per
-        // bucket of about kBucketBytes, in backward order.
-        const float w = float(weight);
-        onDevice([&] {
-            size_t inGroup = 0;
-            for (nn::Parameter *p : m_backwardOrder) {
-                Tensor &g = p->grad;
-                const size_t bytes = size_t(g.bytes());
-                if (inGroup > 0 && inGroup + bytes > kBucketBytes) {
-                    m_device->groupEnd();
-                    inGroup = 0;
-                }
-                m_backend.axpby(g.f32(), g.f32(), g.numel(), w, 0.0f);
-                if (inGroup == 0) m_device->groupStart();
-                m_device->allReduceSum(g.f32(), size_t(g.numel()));
-                inGroup += bytes;
-            }
-            if (inGroup > 0) m_device->groupEnd();
-        });
-        return;
+    m_weight = float(weight);
+    m_next = 0;
+}
+
+void DataParallel::launchNext()
+{
+    Bucket &b = m_buckets[m_next++];
+    for (auto &[grad, offset] : b.grads) {
+        const float *src = hostFloats(*grad);
+        float *dst = b.data.data() + offset;
+        for (int64_t i = 0, n = grad->numel(); i < n; ++i)
+            dst[i] = src[i] * m_weight;
     }
-    const size_t capacity = kBucketBytes / sizeof(float);
-    const float w = float(weight);
-    auto flush = [&] {
-        if (m_bucket.empty()) return;
-        m_comm.allReduceSum(m_bucket.data(), m_bucket.size());
-        for (auto &[grad, offset] : m_inBucket)
-            std::memcpy(hostFloats(*grad), m_bucket.data() + offset,
+    b.pending = m_comm.startAllReduceSum(b.data.data(), b.data.size());
+}
+
+void DataParallel::layerDone(const std::string &node)
+{
+    if (m_device) return; // NCCL's sums follow the backward pass on the stream (finishGradients)
+    while (m_next < m_buckets.size() && m_buckets[m_next].lastNode == node)
+        launchNext();
+    // MPI moves the started sums on only inside its calls: one per layer.
+    for (size_t i = 0; i < m_next; ++i)
+        if (m_buckets[i].pending && m_comm.test(*m_buckets[i].pending))
+            m_buckets[i].pending.reset();
+}
+
+void DataParallel::finishGradients()
+{
+    if (m_device) return finishOnDevice();
+    while (m_next < m_buckets.size())
+        launchNext();
+    for (Bucket &b : m_buckets) {
+        if (b.pending) m_comm.wait(*b.pending);
+        b.pending.reset();
+        for (auto &[grad, offset] : b.grads)
+            std::memcpy(hostFloats(*grad), b.data.data() + offset,
                         size_t(grad->numel()) * sizeof(float));
-        m_bucket.clear();
-        m_inBucket.clear();
-    };
-    for (nn::Parameter *p : m_backwardOrder) {
-        Tensor &g = p->grad;
-        const size_t n = size_t(g.numel());
-        if (!m_bucket.empty() && m_bucket.size() + n > capacity) flush();
-        const float *src = hostFloats(g);
-        const size_t offset = m_bucket.size();
-        m_bucket.resize(offset + n);
-        for (size_t i = 0; i < n; ++i)
-            m_bucket[offset + i] = src[i] * w;
-        m_inBucket.emplace_back(&g, offset);
     }
-    flush();
+}
+
+void DataParallel::finishOnDevice()
+{
+    // In place on the GPU, after the whole backward pass (on one stream the sums could not run
+    // beside the backward kernels anyway): each gradient scaled by this rank's share, then one
+    // NCCL group per bucket of about kBucketBytes, in backward order.
+    const float w = m_weight;
+    onDevice([&] {
+        size_t inGroup = 0;
+        for (nn::Parameter *p : m_backwardOrder) {
+            Tensor &g = p->grad;
+            const size_t bytes = size_t(g.bytes());
+            if (inGroup > 0 && inGroup + bytes > kBucketBytes) {
+                m_device->groupEnd();
+                inGroup = 0;
+            }
+            m_backend.axpby(g.f32(), g.f32(), g.numel(), w, 0.0f);
+            if (inGroup == 0) m_device->groupStart();
+            m_device->allReduceSum(g.f32(), size_t(g.numel()));
+            inGroup += bytes;
+        }
+        if (inGroup > 0) m_device->groupEnd();
+    });
 }
 
 void DataParallel::broadcastWeights()

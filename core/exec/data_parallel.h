@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace fb::exec {
@@ -19,14 +20,15 @@ namespace fb::exec {
 // training never reads (it normalizes by each batch's own), follow rank 0's at the end of every
 // epoch, before the ranks compare their models; only rank 0 evaluates and writes them.
 //
-// On the CPU the sums go through MPI, in host memory. On GPUs they go through NCCL
-// (dist::DeviceCollectives), queued on the backend's stream after the backward pass's kernels,
-// one NCCL group per bucket, in place: the host never waits for them. Host-side agreements (the
-// loss, the controls) stay on MPI. The sums start after the whole backward pass (no overlap yet:
-// docs/distributed.md).
+// On the CPU the sums go through MPI, in host memory, and overlap the backward pass: a bucket
+// starts summing as soon as its gradients are final, and MPI moves it on at every later layer's
+// end. On GPUs they go through NCCL (dist::DeviceCollectives), queued on the backend's stream
+// after the backward pass's kernels, one NCCL group per bucket, in place: the host never waits
+// for them. Host-side agreements (the loss, the controls) stay on MPI.
 class DataParallel {
 public:
     static constexpr size_t kBucketBytes = size_t(4) << 20;
+    static constexpr size_t kFirstBucketBytes = size_t(1) << 20;
 
     // `device`: NCCL between the ranks' GPUs, for a model on a GPU backend (null on the CPU).
     DataParallel(dist::Communicator &comm, nn::Model &model, Backend &backend,
@@ -40,8 +42,12 @@ public:
     // every rank: a loss that is not finite stops every rank alike.
     LossResult agreeLoss(const LossResult &local, int64_t counted, int64_t &globalCount);
     // Sums every gradient across the ranks, this rank's multiplied by `weight` (its samples over
-    // the global batch's) first.
-    void reduceGradients(double weight);
+    // the global batch's) first: beginGradients before the backward pass, layerDone as each node's
+    // backward pass ends (Plan::backward's callback: a bucket whose gradients are all final
+    // starts summing while the earlier layers compute), finishGradients after it.
+    void beginGradients(double weight);
+    void layerDone(const std::string &node);
+    void finishGradients();
     // Rank 0's parameters and buffers to every rank.
     void broadcastWeights();
     // Rank 0's buffers (running statistics) to every rank.
@@ -79,12 +85,27 @@ private:
     dist::Communicator &m_comm;
     Backend &m_backend;
     std::unique_ptr<dist::DeviceCollectives> m_device;
+    // Starts bucket m_next's sum (its gradients scaled into its buffer).
+    void launchNext();
+    // The GPU's sums, queued after the backward pass.
+    void finishOnDevice();
+
     // The trainable parameters in the order the backward pass finishes them (the model's last
     // first), taken once: the model's list is made anew on every call.
     std::vector<nn::Parameter *> m_backwardOrder;
     std::vector<Tensor> m_buffers; // the model's buffers (handles to their memory)
-    std::vector<float> m_bucket;
-    std::vector<std::pair<Tensor *, size_t>> m_inBucket; // (gradient, its offset in m_bucket)
+    // The CPU's buckets, in backward order: the first holds about kFirstBucketBytes, so that it
+    // is ready early in the backward pass, the others about kBucketBytes (PyTorch DDP's choice).
+    // A bucket is ready once the node of its last gradient is done.
+    struct Bucket {
+        std::vector<std::pair<Tensor *, size_t>> grads; // (gradient, its offset in data)
+        std::vector<float> data;
+        std::string lastNode;
+        std::unique_ptr<dist::Communicator::Pending> pending;
+    };
+    std::vector<Bucket> m_buckets;
+    size_t m_next = 0; // the next bucket to start this step
+    float m_weight = 1;
     std::vector<double> m_exchange;                      // agree's control and per-rank times
 };
 

@@ -27,7 +27,7 @@ TrainStep::TrainStep(Backend &backend, nn::Model &model, nn::Loss &loss, nn::Opt
 {
     if (dp)
         m_note = "training steps run one op at a time, the gradients summed across " +
-                 std::to_string(dp->comm().size()) + " ranks after each backward pass";
+                 std::to_string(dp->comm().size()) + " ranks as the backward pass goes";
     else if (!backend.canCapture())
         m_note = "training steps run one op at a time (the " + backend.name() +
                  " backend has no step capture)";
@@ -99,8 +99,9 @@ LossResult TrainStep::queue(nn::Plan &plan, const Tensor &x, const Tensor &y, co
         int64_t global = 0;
         r = m_dp->agreeLoss(r, m_counted, global);
         if (stopOnBadLoss && !std::isfinite(r.loss)) return r;
-        plan.backward(ctx);
-        m_dp->reduceGradients(double(m_counted) / double(std::max<int64_t>(global, 1)));
+        m_dp->beginGradients(double(m_counted) / double(std::max<int64_t>(global, 1)));
+        plan.backward(ctx, [this](const std::string &node) { m_dp->layerDone(node); });
+        m_dp->finishGradients();
         m_optimizer.step(m_backend, v.lr);
         return r;
     }

@@ -454,7 +454,8 @@ const Tensor &Plan::forward(const Tensor &x, const StepContext &ctx)
     return m_values[size_t(m_output)];
 }
 
-void Plan::backward(const StepContext &ctx)
+void Plan::backward(const StepContext &ctx,
+                    const std::function<void(const std::string &node)> &layerDone)
 {
     FB_ASSERT(m_training, "backward needs a training plan");
     std::vector<const Tensor *> in, din;
@@ -485,6 +486,7 @@ void Plan::backward(const StepContext &ctx)
             const Tensor &g = m_grads[size_t(it->in[k])];
             m_backend->accumulate(g.f32(), m_scratch[size_t(it->scratchFor[k])].f32(), g.numel());
         }
+        if (layerDone) layerDone(it->id);
     }
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/nn/layer.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -24,8 +25,11 @@ public:
     const Tensor &forward(const Tensor &x, const StepContext &ctx);
     // Where the loss writes d(loss)/d(output) before backward().
     const Tensor &outputGrad() const { return m_grads[size_t(m_output)]; }
-    // Fills every parameter's gradient (overwriting it).
-    void backward(const StepContext &ctx);
+    // Fills every parameter's gradient (overwriting it). `layerDone`, when given, is called with
+    // each node's id as soon as its backward pass is done, its parameters' gradients final (a
+    // data-parallel step starts summing them across ranks while the earlier layers compute).
+    void backward(const StepContext &ctx,
+                  const std::function<void(const std::string &node)> &layerDone = {});
     int64_t batch() const { return m_batch; }
     // Bytes of activations, gradients and scratch this plan holds.
     size_t bytes() const { return m_bytes; }

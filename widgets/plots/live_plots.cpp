@@ -338,6 +338,11 @@ LivePlots::Series *LivePlots::series(const QString &name, const QString &legend)
     s->name = name;
     s->panel = spec->panel;
     s->colorSlot = spec->colorSlot + (colon < 0 ? 0 : int(m_series.size()) + 2);
+    if (base == QLatin1String("rank_samples_per_s") && colon >= 0) {
+        // Each rank its own hue, never the job's samples/s (slot 3) beside it.
+        static const int rankSlots[] = {1, 2, 4, 5, 6, 7, 0};
+        s->colorSlot = rankSlots[local.mid(colon + 1).toInt() % int(std::size(rankSlots))];
+    }
     s->smoothable = spec->smoothable;
     s->markers = spec->markers;
     QString name2 = legend.isEmpty() ? tr(spec->legend) : legend;
