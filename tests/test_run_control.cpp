@@ -297,7 +297,7 @@ private slots:
         QVERIFY(ev.size() > 5);
         const QJsonObject start = ev.first();
         QCOMPARE(start["type"].toString(), QString("run_start"));
-        QCOMPARE(start["version"].toInt(), 4);
+        QCOMPARE(start["version"].toInt(), 5);
         for (const char *k : {"pipeline", "device", "threads", "data_workers", "epochs",
                               "first_epoch", "first_step", "steps_per_epoch", "train_samples",
                               "parameters", "out_dir", "flowbench", "libraries"})
