@@ -9,8 +9,8 @@
 #                                            # run on that machine's 16 cores: fuzz-bundle.tar.xz
 #
 # The bundle holds flowbench-cli, the GPU test executables, every shared library they load
-# except glibc's and the CUDA libraries (those come from the device: /usr/local/cuda or
-# PyTorch's own copies), the example pipelines, the benchmark and the four Fashion-MNIST files.
+# except glibc's and the CUDA libraries, NCCL's included (218 MB; those come from the device:
+# /usr/local/cuda or PyTorch's own copies), the example pipelines, the benchmark and the four Fashion-MNIST files.
 # On the device: `run` with carry [".device"] and the command `bash scripts/device_run.sh`.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -47,7 +47,7 @@ for b in "${bins[@]}"; do cp "$build/bin/$b" "$stage/bundle/bin/"; done
 # registered, nothing found" to it, and the DICOM and GDAL decoders are never chosen for the
 # PNG, JPEG and other files Flowbench reads.
 stubbed=(libgdal.so.32 libgdcmMSFF.so.3.0 libgdcmDSED.so.3.0)
-skip_re='/(libc|libm|libdl|librt|libpthread|ld-linux[^/]*)\.so|/libcuda|/libcudart|/libcublas|/libcudnn|/libnvidia'
+skip_re='/(libc|libm|libdl|librt|libpthread|ld-linux[^/]*)\.so|/libcuda|/libcudart|/libcublas|/libcudnn|/libnvidia|/libnccl'
 cache=$(ldconfig -p)
 declare -A seen=()
 stubs=()

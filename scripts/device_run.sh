@@ -22,10 +22,10 @@ work=$(mktemp -d)
 tar -C "$work" -xJf .device/bundle.tar.xz || exit 1
 root=$work/bundle
 
-# cuBLAS, cuDNN and the CUDA runtime: from the toolkit, else from PyTorch's wheels.
+# cuBLAS, cuDNN, NCCL and the CUDA runtime: from the toolkit, else from PyTorch's wheels.
 libdirs=("$root/lib")
 for d in /usr/local/cuda/lib64 /usr/local/cuda/lib; do [[ -d $d ]] && libdirs+=("$d"); done
-for name in libcudnn.so.9 libcublas.so.13 libcudart.so.13; do
+for name in libcudnn.so.9 libcublas.so.13 libcudart.so.13 libnccl.so.2; do
     found=$(find / -xdev -name "$name" -not -path '*/proc/*' 2>/dev/null | head -1)
     [[ -n "$found" ]] && libdirs+=("$(dirname "$found")")
 done

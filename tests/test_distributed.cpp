@@ -183,6 +183,30 @@ private slots:
     // The whole job killed (SIGKILL to every process), then resumed with the same number of
     // ranks: it ends exactly where the uninterrupted 2-rank run ends, bit for bit. Resuming
     // with another number of ranks is refused, saying how.
+    // `mpirun -np 1` is a data-parallel job of one rank (the path of a larger job: on a machine
+    // with one GPU, the way to run NCCL's): it trains exactly what one process trains, and says
+    // where its time went as a larger job does.
+    void oneRankUnderMpirunIsTheDataParallelPath()
+    {
+        QTemporaryDir dir;
+        const QStringList common{"run",       kMlp,
+                                 "--threads", "1",
+                                 "--set",     "train_data.limit=1000",
+                                 "--set",     "test_data.limit=200",
+                                 "--set",     "train.epochs=1"};
+        const CliResult alone = runCli(common + QStringList{"--out", dir.path() + "/alone"});
+        QCOMPARE(alone.exitCode, 0);
+        QVERIFY(!alone.summary.contains("bottleneck_cause"));
+        const CliResult one = runMpi(1, common + QStringList{"--out", dir.path() + "/one"});
+        QVERIFY2(one.exitCode == 0, qPrintable(one.err.right(3000)));
+        QCOMPARE(one.summary["bottleneck_cause"].toString(), QStringLiteral("compute"));
+        QVERIFY2(one.err.contains("on other ranks"), qPrintable(one.err.right(2000)));
+        QCOMPARE(events(dir.path() + "/one", "run_start").first()["ranks"].toInt(), 1);
+        const QMap<int, double> a = losses(dir.path() + "/alone"), b = losses(dir.path() + "/one");
+        QCOMPARE(a.size(), 8);
+        QCOMPARE(b, a); // the same bits: a share of 1, a sum over one rank
+    }
+
     void resumeAfterTheJobIsKilled()
     {
         QTemporaryDir dir;

@@ -206,7 +206,11 @@ int launchedRanks()
 Result<Communicator *> world()
 {
     const int ranks = launchedRanks();
-    if (ranks <= 1) return static_cast<Communicator *>(nullptr);
+    // `mpirun -np 1` asks for MPI: a data-parallel job of one rank (as DDP with a world of one),
+    // the path of a larger job, NCCL included, on one GPU too. Any other launcher's single task
+    // (srun -n 1) is a process of its own, as without a launcher.
+    const bool mpirunOfOne = ranks == 1 && envInt("OMPI_COMM_WORLD_SIZE") == 1;
+    if (ranks <= 1 && !mpirunOfOne) return static_cast<Communicator *>(nullptr);
 #ifdef FLOWBENCH_HAVE_MPI
     static Communicator *comm = [] {
         int provided = 0;
@@ -219,8 +223,9 @@ Result<Communicator *> world()
         });
         return static_cast<Communicator *>(&instance);
     }();
-    return comm->size() > 1 ? comm : nullptr;
+    return comm;
 #else
+    if (mpirunOfOne) return static_cast<Communicator *>(nullptr); // one process, as ever
     return makeError("started as one of " + std::to_string(ranks) +
                      " ranks, but this build of Flowbench has no MPI: install libopenmpi-dev "
                      "and openmpi-bin (scripts/deps.sh does) and build again");

@@ -81,9 +81,10 @@ bool ncclBuilt();
 // the environment it sets; 1 when no launcher started it.
 int launchedRanks();
 
-// The job's communicator: MPI when a launcher started more than one rank, null for a process of
-// its own. The first call initializes MPI (and MPI is finalized at exit). An error when a launcher
-// started several ranks but this build has no MPI.
+// The job's communicator: MPI when a launcher started more than one rank, or when mpirun started
+// one (`mpirun -np 1`: a data-parallel job of one rank); null for a process of its own. The first
+// call initializes MPI (and MPI is finalized at exit). An error when a launcher started several
+// ranks but this build has no MPI.
 Result<Communicator *> world();
 
 } // namespace fb::dist

@@ -557,7 +557,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     dist::Communicator *comm = options.comm;
     const int ranks = comm ? comm->size() : 1;
     const bool rank0 = !comm || comm->rank() == 0;
-    if (ranks > 1 && device->kind == Device::Kind::Cuda && !options.backend) {
+    if (comm && device->kind == Device::Kind::Cuda && !options.backend) {
         int gpus = 0;
         for (const ComputeDevice &d : listDevices().devices)
             gpus += d.device.kind == Device::Kind::Cuda ? 1 : 0;
@@ -580,7 +580,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                         " computes in float32";
     // A data-parallel job: every rank trains on its share of each batch
     // (core/exec/data_parallel.h).
-    if (ranks > 1 && device->kind != Device::Kind::Cpu && !dist::ncclBuilt())
+    if (comm && device->kind != Device::Kind::Cpu && !dist::ncclBuilt())
         return nodeError(job.trainNode + ".device",
                          "data-parallel training across " + std::to_string(ranks) +
                              " ranks on GPUs needs NCCL, which this build of Flowbench has not "
@@ -741,7 +741,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     }
     st.ranks = ranks;
     std::optional<DataParallel> dataParallel;
-    if (ranks > 1) {
+    if (comm) { // a data-parallel job, of one rank under `mpirun -np 1`
         std::unique_ptr<dist::DeviceCollectives> nccl;
         if (device->kind != Device::Kind::Cpu) {
             auto made = dist::makeDeviceCollectives(*comm, device->index, backend.nativeStream());
@@ -856,7 +856,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                                              std::to_string(st.batch) + ", step " +
                                              std::to_string(st.step) + ")");
 
-    DeviceFeed feed(backend, flow, ranks == 1);
+    DeviceFeed feed(backend, flow, !comm);
     // FLOWBENCH_CUDA_GRAPHS=0 turns step capture off, to compare or to rule it out (docs/gpu.md).
     const char *graphsEnv = std::getenv("FLOWBENCH_CUDA_GRAPHS");
     const bool captureAllowed = !options.profile && !(graphsEnv && std::string(graphsEnv) == "0");
