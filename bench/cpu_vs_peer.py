@@ -288,11 +288,40 @@ def machine_info(a, started, peer_version):
     ]) + "\n"
 
 
+def guarded(body):
+    """Runs body(); a run that failed, or Ctrl-C, becomes the exit status (1, 130); None when
+    everything ran."""
+    try:
+        body()
+    except RunFailed as e:
+        print(f"\nBENCHMARK FAILED: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    return None
+
+
+def save_results(kind, models, started, title, header, sections):
+    """Writes bench/results/KIND-MODELS-YYYYmmdd-HHMM.md: the title, the machine lines, the
+    tables."""
+    os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
+    name = f"{kind}-{'-'.join(models)}-{started.strftime('%Y%m%d-%H%M')}.md"
+    path = os.path.join(ROOT, "bench", "results", name)
+    with open(path, "w") as f:
+        f.write(f"# {title}\n\n{header}\n")
+        f.write("\n".join(sections))
+    log(f"saved {os.path.relpath(path, ROOT)}")
+
+
 def main(argv=None):
     a = parse_args(argv)
     started = datetime.datetime.now()
-    results, sections, peer_version = [], [], None
-    try:
+    results, sections = [], []
+    peer_version = None
+
+    def body():
+        nonlocal peer_version
         for model in a.models:
             rounds = []
             for rnd in range(1, a.rounds + 1):
@@ -307,26 +336,19 @@ def main(argv=None):
             results.append(result)
             sections.append(text)
             print(text, flush=True)
-    except RunFailed as e:
-        print(f"\nBENCHMARK FAILED: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        return 130
+
+    failed = guarded(body)
+    if failed is not None:
+        return failed
 
     if len(results) > 1:
         sections.append(summary_table(results))
         print(sections[-1], flush=True)
 
     if a.save:
-        os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
-        name = f"cpu-{'-'.join(a.models)}-{started.strftime('%Y%m%d-%H%M')}.md"
-        path = os.path.join(ROOT, "bench", "results", name)
-        with open(path, "w") as f:
-            f.write(f"# CPU benchmark: Flowbench vs peer ({', '.join(a.models)})\n\n")
-            f.write(machine_info(a, started, peer_version) + "\n")
-            f.write("\n".join(sections))
-        log(f"saved {os.path.relpath(path, ROOT)}")
+        save_results("cpu", a.models, started,
+                     f"CPU benchmark: Flowbench vs peer ({', '.join(a.models)})",
+                     machine_info(a, started, peer_version), sections)
 
     if a.strict and any(r["verdict"] != "PASS" for r in results):
         return 3

@@ -30,8 +30,8 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cpu_vs_peer import (ROOT, MODELS, RunFailed, add_runner_args, cpu_model, fmt_sps,  # noqa: E402
-                         git_revision, log, number, resolve_runner_args, run_json,
-                         runner_settings)
+                         git_revision, guarded, log, number, resolve_runner_args, run_json,
+                         runner_settings, save_results)
 
 
 def parse_args(argv):
@@ -148,8 +148,11 @@ def report(a, model, rounds):
 def main(argv=None):
     a = parse_args(argv)
     started = datetime.datetime.now()
-    sections, verdicts, version = [], [], None
-    try:
+    sections, verdicts = [], []
+    version = None
+
+    def body():
+        nonlocal version
         for model in a.models:
             rounds = []
             for rnd in range(1, a.rounds + 1):
@@ -166,29 +169,23 @@ def main(argv=None):
             verdicts.append(verdict)
             sections.append(text)
             print(text, flush=True)
-    except RunFailed as e:
-        print(f"\nBENCHMARK FAILED: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        return 130
+
+    failed = guarded(body)
+    if failed is not None:
+        return failed
     if a.save:
-        os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
-        name = f"ddp-{'-'.join(a.models)}-{started.strftime('%Y%m%d-%H%M')}.md"
-        path = os.path.join(ROOT, "bench", "results", name)
         mpi = subprocess.run([a.mpirun, "--version"], capture_output=True, text=True).stdout
-        with open(path, "w") as f:
-            f.write(f"# Data-parallel benchmark: Flowbench (MPI) vs PyTorch DDP (gloo)\n\n")
-            f.write("\n".join([
-                f"- date: {started.strftime('%Y-%m-%d %H:%M')} (local time)",
-                f"- CPU: {cpu_model()} ({os.cpu_count()} logical CPUs visible)",
-                f"- ours: {os.path.relpath(a.cli, ROOT)} at git {git_revision()}, "
-                f"{(mpi.splitlines() or ['mpirun'])[0]}",
-                f"- peer: {version or 'unknown'} via {a.peer_python} {os.path.relpath(a.peer_ddp, ROOT)}",
-                f"- host: {platform.node()}, {platform.platform()}",
-                f"- command: {' '.join(shlex.quote(x) for x in sys.argv)}", "", ""]))
-            f.write("\n".join(sections))
-        log(f"saved {os.path.relpath(path, ROOT)}")
+        header = "\n".join([
+            f"- date: {started.strftime('%Y-%m-%d %H:%M')} (local time)",
+            f"- CPU: {cpu_model()} ({os.cpu_count()} logical CPUs visible)",
+            f"- ours: {os.path.relpath(a.cli, ROOT)} at git {git_revision()}, "
+            f"{(mpi.splitlines() or ['mpirun'])[0]}",
+            f"- peer: {version or 'unknown'} via {a.peer_python} {os.path.relpath(a.peer_ddp, ROOT)}",
+            f"- host: {platform.node()}, {platform.platform()}",
+            f"- command: {' '.join(shlex.quote(x) for x in sys.argv)}", "", ""])
+        save_results("ddp", a.models, started,
+                     "Data-parallel benchmark: Flowbench (MPI) vs PyTorch DDP (gloo)", header,
+                     sections)
     return 3 if a.strict and "FAIL" in verdicts else 0
 
 

@@ -149,18 +149,19 @@ private slots:
             QVERIFY(p.contains("comm_share"));
             const double comm = p["comm_share"].toDouble();
             QVERIFY(comm >= 0 && comm <= 1);
-            // Split into waiting for slower ranks and the sums themselves.
-            QVERIFY(std::abs(p["rank_wait_share"].toDouble() + p["allreduce_share"].toDouble() -
-                             comm) < 2e-4);
+            QVERIFY(p["rank_wait_share"].toDouble() >= 0 && p["allreduce_share"].toDouble() >= 0);
             // Each rank's own compute rate, and its share in collectives.
             QCOMPARE(p["rank_samples_per_s"].toArray().size(), 2);
             QCOMPARE(p["rank_comm_share"].toArray().size(), 2);
             for (const QJsonValue &v : p["rank_comm_share"].toArray())
                 QVERIFY(v.toDouble() >= 0 && v.toDouble() <= 1);
         }
-        // By the end, both ranks have trained and report a rate.
+        // By the end, both ranks have trained and report a rate; rank 0's slot of the exchanged
+        // times (a step old) says what rank 0's own clocks say.
         for (const QJsonValue &v : progress.last()["rank_samples_per_s"].toArray())
             QVERIFY(v.toDouble() > 0);
+        QVERIFY(std::abs(progress.last()["rank_comm_share"].toArray()[0].toDouble() -
+                         progress.last()["comm_share"].toDouble()) < 0.05);
         // The summary says what bounded the steps, and which rank was the slowest.
         QVERIFY2(QStringList({"compute", "all-reduce", "other ranks"})
                      .contains(two.summary["bottleneck_cause"].toString()),

@@ -268,9 +268,6 @@ private slots:
         QVERIFY2(cause == "compute" || cause == "all-reduce" || cause == "other ranks",
                  cause.c_str());
         QVERIFY(s["slowest_rank"] == 0 || s["slowest_rank"] == 1);
-        // The two parts of the time in collectives add up to it.
-        QVERIFY(std::abs(s["rank_wait_share"].get<double>() + s["allreduce_share"].get<double>() -
-                         s["comm_share"].get<double>()) < 2e-4);
         LivePlots plots;
         for (const json &e : w.events)
             plots.addEvent(e);
@@ -279,9 +276,15 @@ private slots:
         for (const char *series :
              {"rank_samples_per_s:0", "rank_samples_per_s:1", "allreduce_share", "rank_wait_share"})
             QVERIFY2(plots.pointCount(series) == progress, series);
-        const json &last = w.events[std::size_t(w.find(Watcher::ofType("summary")) - 1)];
+        json last; // the last progress event
+        for (const json &e : w.events)
+            if (e.value("type", "") == "progress") last = e;
+        QCOMPARE(last["rank_samples_per_s"].size(), std::size_t(2));
         for (const json &v : last.value("rank_samples_per_s", json::array()))
             QVERIFY(v.get<double>() > 0);
+        // Rank 0's slot of the exchanged times (a step old) says what its own clocks say.
+        QVERIFY(std::abs(last["rank_comm_share"][0].get<double>() -
+                         last["comm_share"].get<double>()) < 0.05);
 
         // kill(): mpirun and both ranks end (no rank left training on its own).
         Watcher w2(session);

@@ -85,17 +85,17 @@ public:
 
     void broadcast(void *data, size_t bytes, int root) override
     {
-        const auto start = std::chrono::steady_clock::now();
-        // MPI counts are ints: large buffers go in pieces of at most 1 GiB.
-        char *p = static_cast<char *>(data);
-        for (size_t done = 0; done < bytes;) {
-            const int n = int(std::min<size_t>(bytes - done, size_t(1) << 30));
-            MPI_Request request;
-            MPI_Ibcast(p + done, n, MPI_BYTE, root, MPI_COMM_WORLD, &request);
-            waitFor(request);
-            done += size_t(n);
-        }
-        m_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        timed([&] {
+            // MPI counts are ints: large buffers go in pieces of at most 1 GiB.
+            char *p = static_cast<char *>(data);
+            for (size_t done = 0; done < bytes;) {
+                const int n = int(std::min<size_t>(bytes - done, size_t(1) << 30));
+                MPI_Request request;
+                MPI_Ibcast(p + done, n, MPI_BYTE, root, MPI_COMM_WORLD, &request);
+                waitFor(request);
+                done += size_t(n);
+            }
+        });
     }
 
     struct MpiPending final : Pending {
@@ -103,51 +103,58 @@ public:
     };
     std::unique_ptr<Pending> startAllReduceSum(float *data, size_t count) override
     {
-        const auto start = std::chrono::steady_clock::now();
-        auto pending = std::make_unique<MpiPending>();
-        for (size_t done = 0; done < count;) {
-            const int n = int(std::min<size_t>(count - done, size_t(1) << 28));
-            pending->requests.emplace_back();
-            MPI_Iallreduce(MPI_IN_PLACE, data + done, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
-                           &pending->requests.back());
-            done += size_t(n);
-        }
-        m_seconds +=
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        std::unique_ptr<MpiPending> pending;
+        timed([&] { pending = start(data, count, MPI_FLOAT); });
         return pending;
     }
     bool test(Pending &p) override
     {
-        const auto start = std::chrono::steady_clock::now();
-        auto &requests = static_cast<MpiPending &>(p).requests;
         int done = 1;
-        if (!requests.empty())
-            MPI_Testall(int(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
-        m_seconds +=
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        timed([&] {
+            auto &requests = static_cast<MpiPending &>(p).requests;
+            if (!requests.empty())
+                MPI_Testall(int(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
+        });
         return done != 0;
     }
     void wait(Pending &p) override
     {
-        const auto start = std::chrono::steady_clock::now();
-        for (MPI_Request &r : static_cast<MpiPending &>(p).requests)
-            waitFor(r);
-        m_seconds +=
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        timed([&] {
+            for (MPI_Request &r : static_cast<MpiPending &>(p).requests)
+                waitFor(r);
+        });
     }
 
 private:
-    template <typename T> void reduce(T *data, size_t count, MPI_Datatype type)
+    // Runs `call` and counts its time as time in collectives.
+    template <typename F> void timed(F &&call)
     {
-        const auto start = std::chrono::steady_clock::now();
+        const auto begin = std::chrono::steady_clock::now();
+        call();
+        m_seconds +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    }
+    // Starts the sum in pieces of at most 2^28 values (MPI counts are ints).
+    template <typename T>
+    std::unique_ptr<MpiPending> start(T *data, size_t count, MPI_Datatype type)
+    {
+        auto pending = std::make_unique<MpiPending>();
         for (size_t done = 0; done < count;) {
             const int n = int(std::min<size_t>(count - done, size_t(1) << 28));
-            MPI_Request request;
-            MPI_Iallreduce(MPI_IN_PLACE, data + done, n, type, MPI_SUM, MPI_COMM_WORLD, &request);
-            waitFor(request);
+            pending->requests.emplace_back();
+            MPI_Iallreduce(MPI_IN_PLACE, data + done, n, type, MPI_SUM, MPI_COMM_WORLD,
+                           &pending->requests.back());
             done += size_t(n);
         }
-        m_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return pending;
+    }
+    template <typename T> void reduce(T *data, size_t count, MPI_Datatype type)
+    {
+        timed([&] {
+            const auto pending = start(data, count, type);
+            for (MPI_Request &r : pending->requests)
+                waitFor(r);
+        });
     }
 
     int m_rank = 0, m_size = 1, m_localSize = 1, m_localRank = 0;

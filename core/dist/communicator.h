@@ -60,8 +60,6 @@ public:
     // Seconds the GPU spent in the groups (and lone calls) that have finished by now, measured
     // with CUDA events on the stream.
     virtual double seconds() = 0;
-    // The library's version ("NCCL 2.28.9").
-    virtual std::string version() const = 0;
 };
 
 // NCCL between the ranks of `comm`, this rank's GPU being CUDA device `cudaDevice` and its

@@ -90,13 +90,6 @@ public:
         }
         return m_seconds;
     }
-    std::string version() const override
-    {
-        int v = 0;
-        ncclGetVersion(&v);
-        return "NCCL " + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
-               std::to_string(v % 100);
-    }
 
 private:
     template <typename F> void timed(F &&call)

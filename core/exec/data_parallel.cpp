@@ -33,24 +33,22 @@ DataParallel::DataParallel(dist::Communicator &comm, nn::Model &model, Backend &
         m_backwardOrder.push_back(p.param);
     for (auto &[name, b] : model.buffers())
         m_buffers.push_back(b);
-    if (m_device) return;
-    // The CPU's buckets, filled in backward order; a bucket closes once it holds its capacity
-    // (DDP's rule), so a large gradient closes the bucket it lands in. "conv1.weight" belongs to
-    // node "conv1".
-    size_t bytes = 0; // in the open bucket
+    // The buckets, filled in backward order; a bucket closes once it holds its capacity (DDP's
+    // rule), so a large gradient closes the bucket it lands in. "conv1.weight" belongs to node
+    // "conv1". On a GPU the sums run in place: no copy in host memory.
     for (const nn::NamedParameter &p : params) {
-        if (m_buckets.empty() ||
-            bytes >= (m_buckets.size() == 1 ? kFirstBucketBytes : kBucketBytes)) {
+        if (m_buckets.empty() || m_buckets.back().count * sizeof(float) >=
+                                     (m_buckets.size() == 1 ? kFirstBucketBytes : kBucketBytes))
             m_buckets.emplace_back();
-            bytes = 0;
-        }
         Bucket &b = m_buckets.back();
         // The gradient is made by the training plan, later, in the value's shape.
-        b.grads.emplace_back(&p.param->grad, b.data.size());
-        b.data.resize(b.data.size() + size_t(p.param->value.numel()));
+        b.grads.emplace_back(&p.param->grad, b.count);
+        b.count += size_t(p.param->value.numel());
         b.lastNode = p.name.substr(0, p.name.rfind('.'));
-        bytes += size_t(p.param->value.numel()) * sizeof(float);
     }
+    if (!m_device)
+        for (Bucket &b : m_buckets)
+            b.data.resize(b.count);
 }
 
 template <typename F> void DataParallel::onDevice(F &&call)
@@ -129,23 +127,16 @@ void DataParallel::finishOnDevice()
 {
     // In place on the GPU, after the whole backward pass (on one stream the sums could not run
     // beside the backward kernels anyway): each gradient scaled by this rank's share, then one
-    // NCCL group per bucket of about kBucketBytes, in backward order.
-    const float w = m_weight;
+    // NCCL group per bucket, in backward order.
     onDevice([&] {
-        size_t inGroup = 0;
-        for (nn::Parameter *p : m_backwardOrder) {
-            Tensor &g = p->grad;
-            const size_t bytes = size_t(g.bytes());
-            if (inGroup > 0 && inGroup + bytes > kBucketBytes) {
-                m_device->groupEnd();
-                inGroup = 0;
+        for (Bucket &b : m_buckets) {
+            m_device->groupStart();
+            for (auto &[grad, offset] : b.grads) {
+                m_backend.axpby(grad->f32(), grad->f32(), grad->numel(), m_weight, 0.0f);
+                m_device->allReduceSum(grad->f32(), size_t(grad->numel()));
             }
-            m_backend.axpby(g.f32(), g.f32(), g.numel(), w, 0.0f);
-            if (inGroup == 0) m_device->groupStart();
-            m_device->allReduceSum(g.f32(), size_t(g.numel()));
-            inGroup += bytes;
+            m_device->groupEnd();
         }
-        if (inGroup > 0) m_device->groupEnd();
     });
 }
 

@@ -94,12 +94,13 @@ private:
     // first), taken once: the model's list is made anew on every call.
     std::vector<nn::Parameter *> m_backwardOrder;
     std::vector<Tensor> m_buffers; // the model's buffers (handles to their memory)
-    // The CPU's buckets, in backward order: the first holds about kFirstBucketBytes, so that it
-    // is ready early in the backward pass, the others about kBucketBytes (PyTorch DDP's choice).
+    // The buckets, in backward order: the first holds about kFirstBucketBytes, so that it is
+    // ready early in the backward pass, the others about kBucketBytes (PyTorch DDP's choice).
     // A bucket is ready once the node of its last gradient is done.
     struct Bucket {
-        std::vector<std::pair<Tensor *, size_t>> grads; // (gradient, its offset in data)
-        std::vector<float> data;
+        std::vector<std::pair<Tensor *, size_t>> grads; // (gradient, its offset in the bucket)
+        size_t count = 0;                               // floats in all
+        std::vector<float> data; // the CPU's copy, summed by MPI (empty on a GPU)
         std::string lastNode;
         std::unique_ptr<dist::Communicator::Pending> pending;
     };

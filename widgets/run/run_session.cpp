@@ -115,10 +115,7 @@ RunSession::~RunSession()
     if (m_process) {
         m_process->disconnect(this);
         if (m_process->state() != QProcess::NotRunning) {
-            if (m_request.dataParallel() && m_process->processId() > 0)
-                ::kill(-pid_t(m_process->processId()), SIGKILL);
-            else
-                m_process->kill();
+            killProcess();
             m_process->waitForFinished(3000);
         }
     }
@@ -297,6 +294,11 @@ void RunSession::kill()
 {
     if (!m_process || m_process->state() == QProcess::NotRunning) return;
     m_killRequested = true;
+    killProcess();
+}
+
+void RunSession::killProcess()
+{
     if (m_request.dataParallel() && m_process->processId() > 0)
         ::kill(-pid_t(m_process->processId()), SIGKILL); // the whole job's group
     else

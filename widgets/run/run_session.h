@@ -118,6 +118,7 @@ private:
     void onError(QProcess::ProcessError error);
     void finish(RunOutcome outcome);
     void setPaused(bool paused);
+    void killProcess(); // SIGKILL to the child, or to mpirun's whole process group
 
     struct PendingLine {
         QString level, text;
