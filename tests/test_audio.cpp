@@ -305,6 +305,66 @@ private slots:
         const std::multiset<int> mixed = load("validation", false);
         QCOMPARE(mixed.size(), size_t(3 * 2)); // round(0.2 * 12) per digit
         QVERIFY(std::set<int>(mixed.begin(), mixed.end()).size() > 1);
+
+        // Chosen speakers held out by name (a whole speech engine, say): exactly those.
+        auto chosen = [&](const char *subset, const char *which) {
+            AudioFilesOptions o = byPattern(subset);
+            o.validationSpeakers = which;
+            auto ds = loadAudioFolder(dir.path().toStdString(), o);
+            if (!ds.ok()) qFatal("%s", ds.error().str().c_str());
+            const std::multiset<int> who = speakersIn(ds.value());
+            return std::set<int>(who.begin(), who.end());
+        };
+        QCOMPARE(chosen("validation", "^(bob|eve)$"), (std::set<int>{1, 4}));
+        QCOMPARE(chosen("train", "^(bob|eve)$"), (std::set<int>{0, 2, 3, 5}));
+        QCOMPARE(chosen("validation", "a"), (std::set<int>{0, 3, 5})); // ann, dan, fay
+    }
+
+    // Per-recording normalization: each row's mean over time removed (a microphone's colouring
+    // is a constant added to a row of a log spectrogram), then the recording's spread; the same
+    // features through two "microphones" (a row offset and a gain) come out the same.
+    void featureNormRemovesTheChannel()
+    {
+        const Shape shape{1, 4, 50};
+        std::vector<float> x(size_t(shape.numel()));
+        for (int64_t r = 0; r < 4; ++r)
+            for (int64_t t = 0; t < 50; ++t)
+                x[size_t(r * 50 + t)] = float(std::sin(0.3 * double(t) * double(r + 1)) * 10.0);
+        std::vector<float> coloured = x;
+        for (int64_t r = 0; r < 4; ++r)
+            for (int64_t t = 0; t < 50; ++t)
+                coloured[size_t(r * 50 + t)] = 2.5f * x[size_t(r * 50 + t)] + 7.0f * float(r) - 30;
+        auto run = [&shape](const Transform &t, const std::vector<float> &in) {
+            std::vector<float> y(in.size());
+            const uint64_t seed = 0;
+            t.apply(in.data(), y.data(), 1, shape, &seed);
+            return y;
+        };
+        const FeatureNorm norm(FeatureNorm::Mean::PerRow, true, 1.0f);
+        const std::vector<float> a = run(norm, x), b = run(norm, coloured);
+        double rowMean = 0, squares = 0;
+        for (size_t i = 0; i < a.size(); ++i) {
+            QVERIFY2(std::abs(a[i] - b[i]) < 1e-4, qPrintable(QString::number(i)));
+            squares += double(a[i]) * a[i];
+        }
+        for (int64_t t = 0; t < 50; ++t)
+            rowMean += a[size_t(2 * 50 + t)] / 50.0;
+        QVERIFY(std::abs(rowMean) < 1e-5);
+        QVERIFY(std::abs(std::sqrt(squares / double(a.size())) - 1.0) < 1e-4);
+        // Near silence (a spread under min_std) is not blown up.
+        std::vector<float> quiet(size_t(shape.numel()), -80.0f);
+        quiet[7] = -79.5f;
+        const std::vector<float> q = run(norm, quiet);
+        for (float v : q)
+            QVERIFY(std::abs(v) <= 0.5f);
+        // The sample's mean only, without the spread.
+        const FeatureNorm centre(FeatureNorm::Mean::PerSample, false, 1.0f);
+        const std::vector<float> c = run(centre, coloured);
+        double total = 0;
+        for (float v : c)
+            total += v;
+        QVERIFY(std::abs(total / double(c.size())) < 1e-4);
+        QCOMPARE(c[60] - c[10], coloured[60] - coloured[10]);
     }
 
     void damagedRecordingsAreSkippedAndNamed()

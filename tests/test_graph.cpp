@@ -208,6 +208,7 @@ void TestGraph::builtinTypes()
                                             "stft",
                                             "mel_spectrogram",
                                             "mfcc",
+                                            "feature_norm",
                                             "add_noise",
                                             "time_shift",
                                             "spec_augment",

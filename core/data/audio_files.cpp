@@ -84,9 +84,8 @@ bool matchPattern(const std::string &pattern, const std::string &stem, std::stri
     return FilePattern(pattern).match(stem, label, speaker);
 }
 
-Result<std::vector<float>> prepareAudio(const std::vector<float> &interleaved, int channels,
-                                        int64_t rate, const std::string &name,
-                                        const AudioFilesOptions &o)
+Result<std::vector<float>> monoAt(const std::vector<float> &interleaved, int channels, int64_t rate,
+                                  const std::string &name, int64_t sampleRate)
 {
     if (channels < 1 || interleaved.size() < size_t(channels))
         return fileError(name, "holds no audio");
@@ -107,8 +106,8 @@ Result<std::vector<float>> prepareAudio(const std::vector<float> &interleaved, i
         }
         mono[i] = float(sum / channels);
     }
-    if (rate != o.sampleRate) {
-        const double ratio = double(o.sampleRate) / double(rate);
+    if (rate != sampleRate) {
+        const double ratio = double(sampleRate) / double(rate);
         std::vector<float> out(size_t(std::ceil(double(frames) * ratio)) + 16);
         SRC_DATA d{};
         d.data_in = mono.data();
@@ -121,6 +120,16 @@ Result<std::vector<float>> prepareAudio(const std::vector<float> &interleaved, i
         out.resize(size_t(d.output_frames_gen));
         mono = std::move(out);
     }
+    return mono;
+}
+
+Result<std::vector<float>> prepareAudio(const std::vector<float> &interleaved, int channels,
+                                        int64_t rate, const std::string &name,
+                                        const AudioFilesOptions &o)
+{
+    auto converted = monoAt(interleaved, channels, rate, name, o.sampleRate);
+    if (!converted.ok()) return converted.error();
+    std::vector<float> mono = std::move(converted).value();
     if (o.trimDb > 0) {
         const auto [first, last] = audibleRange(mono, o.trimDb);
         mono = std::vector<float>(mono.begin() + std::ptrdiff_t(first),
@@ -137,7 +146,16 @@ Result<std::vector<float>> prepareAudio(const std::vector<float> &interleaved, i
     return out;
 }
 
-Result<std::vector<float>> decodeAudioFile(const std::string &path, const AudioFilesOptions &o)
+namespace {
+
+struct Interleaved {
+    std::vector<float> samples;
+    int channels = 0;
+    int64_t rate = 0;
+};
+
+// Every frame of a file, as libsndfile gives them, after the checks that tell a damaged file.
+Result<Interleaved> readInterleaved(const std::string &path)
 {
     std::error_code ec;
     // A symbolic-link loop or a dangling link says why (ELOOP, ENOENT) rather than "no such file".
@@ -189,7 +207,23 @@ Result<std::vector<float>> decodeAudioFile(const std::string &path, const AudioF
     if (got < info.frames)
         return fileError(path, "truncated: " + std::to_string(got) + " of " +
                                    std::to_string(info.frames) + " frames could be read");
-    return prepareAudio(interleaved, info.channels, info.samplerate, path, o);
+    return Interleaved{std::move(interleaved), info.channels, info.samplerate};
+}
+
+} // namespace
+
+Result<std::vector<float>> decodeAudioFile(const std::string &path, const AudioFilesOptions &o)
+{
+    auto r = readInterleaved(path);
+    if (!r.ok()) return r.error();
+    return prepareAudio(r.value().samples, r.value().channels, r.value().rate, path, o);
+}
+
+Result<std::vector<float>> readRecording(const std::string &path, int64_t sampleRate)
+{
+    auto r = readInterleaved(path);
+    if (!r.ok()) return r.error();
+    return monoAt(r.value().samples, r.value().channels, r.value().rate, path, sampleRate);
 }
 
 Result<ImageDataset> loadAudioFolder(const std::string &dir, const AudioFilesOptions &o)
@@ -249,9 +283,10 @@ Result<ImageDataset> loadAudioFolder(const std::string &dir, const AudioFilesOpt
     for (const Named &n : named)
         files.push_back({n.path, classes.index.at(n.label), n.speaker});
     const bool hasSpeakers = byPattern && o.pattern.find("{speaker}") != std::string::npos;
-    files = selectFiles(std::move(files), int32_t(classes.names.size()),
-                        SplitOptions{o.subset, o.validationFraction, o.splitSeed,
-                                     o.splitBySpeaker && hasSpeakers, o.limit});
+    files =
+        selectFiles(std::move(files), int32_t(classes.names.size()),
+                    SplitOptions{o.subset, o.validationFraction, o.splitSeed,
+                                 o.splitBySpeaker && hasSpeakers, o.limit, o.validationSpeakers});
     if (files.empty()) return fileError(dir, "has no files for subset " + o.subset);
 
     ImageDataset ds;

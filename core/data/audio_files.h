@@ -31,6 +31,7 @@ struct AudioFilesOptions {
     double validationFraction = 0.2;
     uint64_t splitSeed = 0;
     bool splitBySpeaker = true; // with a pattern that has {speaker}: hold out whole speakers
+    std::string validationSpeakers; // SplitOptions::validationSpeakers
     int64_t limit = 0;
     // The length of every sample, in samples.
     int64_t samples() const { return int64_t(std::llround(seconds * double(sampleRate))); }
@@ -43,6 +44,13 @@ Result<std::vector<float>> decodeAudioFile(const std::string &path, const AudioF
 Result<std::vector<float>> prepareAudio(const std::vector<float> &interleaved, int channels,
                                         int64_t sampleRate, const std::string &name,
                                         const AudioFilesOptions &o);
+
+// A whole recording, mixed to mono and resampled to sampleRate, neither trimmed nor cut (what
+// `flowbench-cli listen` slides its windows over).
+Result<std::vector<float>> readRecording(const std::string &path, int64_t sampleRate);
+// Interleaved samples mixed to mono and resampled; `name` for messages.
+Result<std::vector<float>> monoAt(const std::vector<float> &interleaved, int channels, int64_t rate,
+                                  const std::string &name, int64_t sampleRate);
 
 // A folder of recordings, labelled by class subfolders or by the file-name pattern (files in
 // any subfolder). Classes are sorted names, or class numbers when every label is a whole number.

@@ -344,4 +344,99 @@ void SpecAugment::apply(const float *in, float *out, int64_t n, const Shape &s,
     }
 }
 
+FeatureNorm::FeatureNorm(Mean mean, bool variance, float minStd)
+    : m_mean(mean)
+    , m_variance(variance)
+    , m_minStd(minStd)
+{}
+
+void FeatureNorm::apply(const float *in, float *out, int64_t n, const Shape &s,
+                        const uint64_t *) const
+{
+    const int64_t rows = s[0] * s[1], frames = s[2], len = s.numel();
+    for (int64_t i = 0; i < n; ++i) {
+        const float *x = in + i * len;
+        float *y = out + i * len;
+        if (m_mean == Mean::PerRow) {
+            for (int64_t r = 0; r < rows; ++r) {
+                double sum = 0;
+                for (int64_t t = 0; t < frames; ++t)
+                    sum += x[r * frames + t];
+                const float mean = float(sum / double(std::max<int64_t>(frames, 1)));
+                for (int64_t t = 0; t < frames; ++t)
+                    y[r * frames + t] = x[r * frames + t] - mean;
+            }
+        } else if (m_mean == Mean::PerSample) {
+            double sum = 0;
+            for (int64_t k = 0; k < len; ++k)
+                sum += x[k];
+            const float mean = float(sum / double(std::max<int64_t>(len, 1)));
+            for (int64_t k = 0; k < len; ++k)
+                y[k] = x[k] - mean;
+        } else if (y != x) {
+            std::copy_n(x, len, y);
+        }
+        if (!m_variance) continue;
+        double squares = 0;
+        for (int64_t k = 0; k < len; ++k)
+            squares += double(y[k]) * double(y[k]);
+        const float sd =
+            std::max(float(std::sqrt(squares / double(std::max<int64_t>(len, 1)))), m_minStd);
+        for (int64_t k = 0; k < len; ++k)
+            y[k] /= sd;
+    }
+}
+
+Status FeatureNorm::exportTo(ExportGraph &g, const std::string &input, const std::string &output,
+                             const Shape &s) const
+{
+    const int64_t channels = s[0], rows = s[1], frames = s[2];
+    // The mean along one axis, at every cell: a depthwise Conv whose kernel of 2 * size - 1
+    // cells of 1 / size, padded by size - 1 on both sides, covers the whole axis from anywhere.
+    auto meanAlong = [&](const std::string &in, bool overFrames, const std::string &hint) {
+        const int64_t size = overFrames ? frames : rows, k = 2 * size - 1;
+        const std::vector<int64_t> dims = overFrames ? std::vector<int64_t>{channels, 1, 1, k}
+                                                     : std::vector<int64_t>{channels, 1, k, 1};
+        const std::string w = g.constant(
+            hint + ".w", dims, std::vector<float>(size_t(channels * k), 1.0f / float(size)));
+        const std::string out = g.name(hint);
+        const std::vector<int64_t> kernel =
+            overFrames ? std::vector<int64_t>{1, k} : std::vector<int64_t>{k, 1};
+        const std::vector<int64_t> pads = overFrames
+                                              ? std::vector<int64_t>{0, size - 1, 0, size - 1}
+                                              : std::vector<int64_t>{size - 1, 0, size - 1, 0};
+        g.node("Conv", {in, w}, {out},
+               {ExportAttribute::integer("group", channels),
+                ExportAttribute::integers("kernel_shape", kernel),
+                ExportAttribute::integers("pads", pads)});
+        return out;
+    };
+    std::string centred = input;
+    if (m_mean != Mean::None) {
+        std::string mean = meanAlong(input, true, output + ".row_mean");
+        if (m_mean == Mean::PerSample) mean = meanAlong(mean, false, output + ".mean");
+        centred = m_variance ? g.name(output + ".centred") : output;
+        g.node("Sub", {input, mean}, {centred});
+    }
+    if (!m_variance) {
+        if (centred == input) g.node("Identity", {input}, {output});
+        return {};
+    }
+    const std::string squares = g.name(output + ".squares");
+    g.node("Mul", {centred, centred}, {squares});
+    const std::string variance =
+        meanAlong(meanAlong(squares, true, output + ".row_var"), false, output + ".var");
+    // max(sd, min_std) as min_std + relu(sd - min_std): OpenCV 4.6's dnn runs no Max with a
+    // constant.
+    const std::string sd = g.name(output + ".sd"), over = g.name(output + ".sd_over"),
+                      kept = g.name(output + ".sd_kept"), floored = g.name(output + ".sd_floor");
+    const std::string minStd = g.constant(output + ".min_std", {}, {m_minStd});
+    g.node("Sqrt", {variance}, {sd});
+    g.node("Sub", {sd, minStd}, {over});
+    g.node("Relu", {over}, {kept});
+    g.node("Add", {kept, minStd}, {floored});
+    g.node("Div", {centred, floored}, {output});
+    return {};
+}
+
 } // namespace fb::data

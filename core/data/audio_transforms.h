@@ -95,4 +95,29 @@ private:
     int64_t m_freqMasks, m_freqWidth, m_timeMasks, m_timeWidth;
 };
 
+// Per-recording normalization of [c, rows, frames] features, the same for training and for
+// every recording tried later: what makes a model heard through one microphone work through
+// another. Each sample on its own:
+// - `Mean::PerRow`: each row's mean over time is subtracted (cepstral mean normalization: a
+//   microphone's or a room's frequency response is a constant added to each row of a log
+//   spectrogram); `PerSample`: the sample's mean; `None`: nothing;
+// - with `variance`: then divided by the sample's standard deviation (over all its cells), at
+//   least `minStd`, so that near silence is not blown up into loud noise.
+class FeatureNorm : public Transform {
+public:
+    enum class Mean { None, PerRow, PerSample };
+    FeatureNorm(Mean mean, bool variance, float minStd);
+    void apply(const float *in, float *out, int64_t n, const Shape &inShape,
+               const uint64_t *seeds) const override;
+    // Means as ONNX Convs whose one-row (or one-column) kernels of 1 / count span the whole
+    // axis from any cell (OpenCV 4.6's dnn cannot broadcast a reduced [N, c, rows, 1] back).
+    Status exportTo(ExportGraph &g, const std::string &input, const std::string &output,
+                    const Shape &inShape) const override;
+
+private:
+    Mean m_mean;
+    bool m_variance;
+    float m_minStd;
+};
+
 } // namespace fb::data

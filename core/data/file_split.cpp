@@ -6,6 +6,7 @@
 #include <cmath>
 #include <atomic>
 #include <filesystem>
+#include <regex>
 #include <set>
 #include <thread>
 
@@ -47,12 +48,19 @@ std::vector<LabelledFile> selectFiles(std::vector<LabelledFile> files, int32_t c
         for (const auto &f : files)
             speakerSet.insert(f.speaker);
         const std::vector<std::string> speakers(speakerSet.begin(), speakerSet.end());
-        const std::set<size_t> held =
-            drawn(speakers.size(), validationCount(speakers.size(), o.validationFraction),
-                  mix64(o.splitSeed ^ 0x5eaced));
         std::set<std::string> validation;
-        for (size_t i : held)
-            validation.insert(speakers[i]);
+        if (!o.validationSpeakers.empty()) {
+            // Checked by the node before (validSpeakerPattern).
+            const std::regex chosen(o.validationSpeakers);
+            for (const std::string &s : speakers)
+                if (std::regex_search(s, chosen)) validation.insert(s);
+        } else {
+            const std::set<size_t> held =
+                drawn(speakers.size(), validationCount(speakers.size(), o.validationFraction),
+                      mix64(o.splitSeed ^ 0x5eaced));
+            for (size_t i : held)
+                validation.insert(speakers[i]);
+        }
         for (auto &f : files)
             if (validation.count(f.speaker) == (o.subset == "validation" ? 1u : 0u))
                 byClass[size_t(f.label)].push_back(std::move(f));

@@ -29,6 +29,10 @@ struct SplitOptions {
     // voices the model never heard; otherwise each class's files are split.
     bool bySpeaker = false;
     int64_t limit = 0; // > 0: at most this many files, classes interleaved
+    // With bySpeaker: when not empty, the speakers in whose names this regular expression
+    // (ECMAScript) is found are the validation side, the others the training side, instead of
+    // a seeded draw of validationFraction of them: "^flite-" holds out a whole speech engine.
+    std::string validationSpeakers;
 };
 
 // The files of the subset, classes interleaved (so that a limit keeps them balanced), each

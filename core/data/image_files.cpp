@@ -272,8 +272,9 @@ std::vector<LabelledFile> selectByClass(const std::vector<std::vector<std::strin
     for (size_t c = 0; c < byClass.size(); ++c)
         for (const std::string &path : byClass[c])
             files.push_back({path, int32_t(c), {}});
-    return selectFiles(std::move(files), int32_t(byClass.size()),
-                       SplitOptions{o.subset, o.validationFraction, o.splitSeed, false, o.limit});
+    return selectFiles(
+        std::move(files), int32_t(byClass.size()),
+        SplitOptions{o.subset, o.validationFraction, o.splitSeed, false, o.limit, {}});
 }
 
 // Decodes the files on all cores (decoding dominates loading a folder of photos) and keeps the

@@ -61,7 +61,12 @@ Result<DataSpec> readData(const PipelineDocument &doc, const std::string &consum
                              "a '" + n->type + "' node cannot feed samples to '" + consumer + "'");
         spec.sourceNode = id;
         spec.sourceType = n->type;
-        FB_TRY(type->readSource(paramsOf(doc, *type, id), spec));
+        if (Status read = type->readSource(paramsOf(doc, *type, id), spec); !read.ok()) {
+            // A source names the parameter at fault; the error names the node too.
+            Error e = std::move(read.error());
+            e.node = e.node.empty() ? id : id + "." + e.node;
+            return e;
+        }
         return spec;
     }
 }

@@ -85,6 +85,28 @@ void addAudioFeatures(NodeCatalog &c)
                            melParams,
                            {intParam("n_mfcc", 13, closed(1, 512), "Coefficients kept."), topDb}})),
         Kind::Mfcc));
+    NodeTypeSpec norm = preprocessing(
+        "feature_norm", "Per-recording normalization",
+        "Normalizes each recording's features on its own: subtracts their mean (or each "
+        "row's mean over time, which also removes the microphone's and the room's "
+        "colouring) and divides by their standard deviation (removes the loudness). The "
+        "same at training and for every recording tried later.",
+        {enumParam("mean", {"per_sample", "per_row", "none"}, "per_sample",
+                   "per_sample: the recording's mean; per_row: each row's mean over time "
+                   "(cepstral mean normalization, for whole utterances); none: keep it."),
+         boolParam("variance", true, "Divide by the recording's standard deviation."),
+         floatParam("min_std", 1.0, closed(1e-6, 1e6),
+                    "Never divide by less (in the features' units: dB for a log-mel "
+                    "spectrogram), so that silence stays quiet.")});
+    norm.category = "Audio"; // in the palette beside the features it takes
+    c.add(transformNode(std::move(norm), [](const NodeParams &p) {
+        const std::string m = p.s("mean");
+        using M = data::FeatureNorm::Mean;
+        return std::make_shared<data::FeatureNorm>(m == "per_row"      ? M::PerRow
+                                                   : m == "per_sample" ? M::PerSample
+                                                                       : M::None,
+                                                   p.b("variance"), p.f("min_std"));
+    }));
 }
 
 void addAudioAugmentation(NodeCatalog &c)

@@ -9,6 +9,8 @@
 #include "core/exec/nodes/catalog.h"
 #include "core/exec/nodes/describe.h"
 
+#include <regex>
+
 namespace fb::exec::nodes {
 
 namespace {
@@ -193,6 +195,10 @@ void addDataSources(NodeCatalog &c)
                 boolParam("split_by_speaker", true,
                           "With {speaker} in the pattern: every recording of a speaker on one "
                           "side, so validation measures voices the model never heard."),
+                stringParam("validation_speakers", "",
+                            "With split_by_speaker: the speakers whose names this regular "
+                            "expression finds (\"^flite-\") are the validation side, instead of "
+                            "a random validation_fraction of them; empty = random."),
                 limitParam("Read at most N files of the subset (classes interleaved); 0 = all."),
             });
         t.readSource = [](const NodeParams &p, DataSpec &spec) -> Status {
@@ -210,6 +216,18 @@ void addDataSources(NodeCatalog &c)
             o.validationFraction = p.f("validation_fraction");
             o.splitSeed = uint64_t(p.i("split_seed"));
             o.splitBySpeaker = p.b("split_by_speaker");
+            o.validationSpeakers = p.s("validation_speakers");
+            if (!o.validationSpeakers.empty()) {
+                try {
+                    std::regex check(o.validationSpeakers);
+                } catch (const std::regex_error &e) {
+                    return Error{"validation_speakers is not a regular expression: " +
+                                     o.validationSpeakers + " (" + e.what() + ")",
+                                 "validation_speakers",
+                                 {},
+                                 0};
+                }
+            }
             o.limit = spec.limit;
             return {};
         };
