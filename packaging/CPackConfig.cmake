@@ -216,10 +216,12 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # Our own libraries, should any become shared, live in the build tree, not in a package.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS "${CMAKE_LIBRARY_OUTPUT_DIRECTORY}")
 # Not linked, so invisible to dpkg-shlibdeps, but what the examples need: the Fashion-MNIST
-# examples read Debian's data set package, and the spoken-digits data set is made with
-# espeak-ng and sox (share/flowbench/make_spoken_digits.sh). Recommends, not Depends: the
-# workbench is useful with one's own data and none of these.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dataset-fashion-mnist, espeak-ng, sox")
+# examples read Debian's data set package, the spoken-digits data set is made with espeak-ng,
+# flite, festival and its voices and sox (share/flowbench/make_spoken_digits.sh), and
+# `flowbench-cli listen --mic` loads PulseAudio's simple API (libpulse0) when asked. Recommends,
+# not Depends: the workbench is useful with one's own data and none of these.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
+    "dataset-fashion-mnist, espeak-ng, flite, festival, festvox-kallpc16k, festvox-kdlpc16k, festvox-us-slt-hts, sox, libpulse0")
 
 # --- Source package --------------------------------------------------------------------------
 # cpack --config CPackSourceConfig.cmake: the tree without build output.

@@ -268,7 +268,9 @@ run_tests() {
     local root="$1" status=0
     begin "test.sh (build + every test)"
     set +e
-    in_root "$root" 'bash scripts/test.sh 2>&1' | tee -a "$log" |
+    # test_spoken_digits reads the recordings start.sh made (or makes them there): the same
+    # files, made once, saving CI two minutes.
+    in_root "$root" 'FLOWBENCH_TEST_SPOKEN_DIGITS=$HOME/.local/share/flowbench/spoken_digits bash scripts/test.sh 2>&1' | tee -a "$log" |
         grep --line-buffered -v '^\(Get\|Selecting\|Preparing\|Unpacking\|Setting up\|Processing\)'
     status=${PIPESTATUS[0]}
     set -e

@@ -1,79 +1,154 @@
 #!/usr/bin/env bash
-# Makes the spoken-digits demo data set on this machine (nothing is downloaded): espeak-ng
-# speaks "zero" to "nine" in many voices (accents x voice variants = speakers), each digit in
-# three takes at different speeds and pitches, mixed with a little white noise by sox, as
-# 16 kHz mono WAV files named {digit}_{speaker}_{take}.wav, the pattern that
-# resources/examples/spoken_digits.json reads (and whose speaker split holds out whole voices).
+# Makes the spoken-digits demo data set on this machine (nothing is downloaded): three speech
+# engines say "zero" to "nine" and other words in 79 voices, each recording passed through a
+# different imitation of a real microphone and room (sox: tempo and pitch, reverberation,
+# telephone band and 8 kHz, cheap-microphone filters, level, white/pink/brown noise), plus
+# 1-second clips of background noise. 16 kHz mono WAV files named {label}_{speaker}_{take}.wav,
+# the pattern resources/examples/spoken_digits.json reads (its speaker split holds out whole
+# voices); labels are the digits 0-9, "unknown" (other words) and "background" (no speech).
+#
+#   speakers  espeak-ng: 6 English accents x 12 voice variants (72), 3 takes of each digit and
+#             4 other words each; flite: kal16, awb, rms, slt; festival: kal, ked and the HTS
+#             voice slt (7), 12 takes of each digit and 12 other words each. flite's and
+#             festival's voices are built from recordings of real people (diphones, clustergen,
+#             HTS), espeak-ng's are formant synthesis: the mix is what teaches real speech.
+#   names     speakers are ENGINE-VOICE (espeak-en-gb-m1, flite-slt, festival-ked), so a
+#             source's validation_speakers can hold out a whole engine ("^flite-").
 #
 #   scripts/make_spoken_digits.sh            into ~/.local/share/flowbench/spoken_digits
 #   scripts/make_spoken_digits.sh DIR        into DIR
 #
 # Installed as <prefix>/share/flowbench/make_spoken_digits.sh, where
 # `flowbench-cli make-data spoken-digits` (and the window's File > Make Spoken-Digits Data Set)
-# runs it. Progress goes to stderr: "spoken digits: made N of 2160" at the start and every
-# 2 seconds while the count grows. SIGTERM, SIGINT or SIGHUP stop it: the recordings being made
-# are finished, the ones made are kept, and running it again makes only the rest.
+# runs it. Progress goes to stderr: "spoken digits: making N recordings in DIR" first, then
+# "spoken digits: made N of TOTAL" every 2 seconds while the count grows. SIGTERM, SIGINT or
+# SIGHUP stop it: the recordings being made are finished, the ones made are kept, and running it
+# again makes only the rest.
 #
-# Deterministic (the takes' speeds, pitches and noise follow from the names), and quick to run
-# again: a complete folder is left as it is. Needs espeak-ng and sox (scripts/deps.sh).
+# Deterministic (every take's effects follow from its name), and quick to run again: a complete
+# folder is left as it is. Needs espeak-ng, flite, festival with its voices
+# (festvox-kallpc16k, festvox-kdlpc16k, festvox-us-slt-hts) and sox (scripts/deps.sh).
 #
 # For tests and quick tries (not for training):
-#   FLOWBENCH_SPOKEN_DIGITS_VOICES=N   only the first N of the 72 voices (N x 30 recordings)
+#   FLOWBENCH_SPOKEN_DIGITS_VOICES=N   only the first N of the 79 voices (espeak-ng's first),
+#                                      and N x 4 background clips
 #   FLOWBENCH_PROGRESS_SECONDS=S       progress every S seconds instead of 2 (e.g. 0.2)
 set -euo pipefail
 
 # The folder the example reads (its path is "~/.local/share/flowbench/spoken_digits").
 out="${1:-$HOME/.local/share/flowbench/spoken_digits}"
-words=(zero one two three four five six seven eight nine)
+digits=(zero one two three four five six seven eight nine)
+# Other words, for the "unknown" class: common commands, other numbers and everyday words, a
+# different run of them for each voice. (Rhymes of the digits, "tone" or "heaven", taught it to
+# doubt the digits themselves more than they helped.)
+others=(yes no up down left right on off stop go hello house cat dog bird bed tree happy wow
+        learn follow forward backward visual ten eleven twelve twenty hundred okay water open
+        people school money doctor little about after again always animal answer around baby ball
+        bank basket beach because before behind better bicycle black blue book bottle bread
+        brother brown building business butter camera candle car carpet castle chair cheese
+        chicken children chocolate church city clean clock close cloud coat cold computer cook
+        corner country cousin cream cup dance dark daughter desk dinner door dragon dream dress
+        drink early earth easy egg elephant empty engine evening family farmer father field
+        finger fire fish flower forest friend frog fruit funny game girl glass gold grass green
+        hammer hand heart heavy holiday horse hospital hotel hungry island jacket jungle kettle
+        king ladder lamp language laugh lemon letter library light lion machine market metal
+        middle milk minute mirror moment monday mother mountain mouse nature never night noise
+        north ocean office paint pepper piano picture pillow planet plastic pocket potato
+        question radio rain rocket salad sister sleep small snake snow soft soup spider spring
+        square street sugar summer sunday super tiger tomato tonight turtle umbrella under
+        village violin wagon walk wall warm weather wednesday whale white wood zebra)
 accents=(en-gb en-us en-gb-scotland en-gb-x-rp en-gb-x-gbclan en-029)
 variants=(m1 m2 m3 m4 m5 m6 m7 f1 f2 f3 f4 f5)
-takes=3
 every="${FLOWBENCH_PROGRESS_SECONDS:-2}"
+version=2 # of the layout and effects: a folder made by another version is made again
 
-voices=()
+# engine voice takes other_words
+speakers=()
 for a in "${accents[@]}"; do
     for v in "${variants[@]}"; do
-        voices+=("$a $v")
+        speakers+=("espeak $a+$v 3 6")
     done
 done
+for v in kal16 awb rms slt; do speakers+=("flite $v 12 16"); done
+for v in kal ked slt; do speakers+=("festival $v 12 16"); done
+background_per_speaker=4 # 1-second noise clips per voice made (316 for all 79)
+
 if [[ -n "${FLOWBENCH_SPOKEN_DIGITS_VOICES:-}" ]]; then
     n="$FLOWBENCH_SPOKEN_DIGITS_VOICES"
-    if ! [[ "$n" =~ ^[0-9]+$ ]] || (( n < 1 || n > ${#voices[@]} )); then
-        echo "make_spoken_digits: FLOWBENCH_SPOKEN_DIGITS_VOICES must be 1 to ${#voices[@]}, not '$n'" >&2
+    if ! [[ "$n" =~ ^[0-9]+$ ]] || (( n < 1 || n > ${#speakers[@]} )); then
+        echo "make_spoken_digits: FLOWBENCH_SPOKEN_DIGITS_VOICES must be 1 to ${#speakers[@]}, not '$n'" >&2
         exit 2
     fi
-    voices=("${voices[@]:0:n}")
+    speakers=("${speakers[@]:0:n}")
 fi
-want=$(( ${#voices[@]} * ${#words[@]} * takes ))
 
-for tool in espeak-ng sox soxi; do
+needs=(espeak-ng sox soxi)
+for s in "${speakers[@]}"; do
+    case $s in flite*) needs+=(flite) ;; festival*) needs+=(text2wave) ;; esac
+done
+# festival's voices are packages of their own.
+if [[ " ${needs[*]} " == *" text2wave "* ]]; then
+    for v in english/kal_diphone:festvox-kallpc16k english/ked_diphone:festvox-kdlpc16k \
+             us/cmu_us_slt_arctic_hts:festvox-us-slt-hts; do
+        [[ -d /usr/share/festival/voices/${v%%:*} ]] || {
+            echo "make_spoken_digits: festival's voice ${v%%:*} is missing; install it: sudo apt install ${v#*:}" >&2
+            exit 1
+        }
+    done
+fi
+for tool in $(printf '%s\n' "${needs[@]}" | sort -u); do
     command -v "$tool" >/dev/null || {
-        echo "make_spoken_digits: $tool is missing; install espeak-ng and sox: sudo apt install espeak-ng sox" >&2
+        echo "make_spoken_digits: $tool is missing; install espeak-ng, flite, festival, festvox-kallpc16k, festvox-kdlpc16k, festvox-us-slt-hts and sox: sudo apt install espeak-ng flite festival festvox-kallpc16k festvox-kdlpc16k festvox-us-slt-hts sox" >&2
         exit 1
     }
 done
-# A complete folder of at least these voices (the first N of the same list) is left as it is.
-done_before=$(cat "$out/.complete" 2>/dev/null || true)
-if [[ "$done_before" =~ ^[0-9]+$ ]] && (( done_before >= want )); then
-    echo "spoken digits: $want recordings already in $out" >&2
-    exit 0
-fi
-mkdir -p "$out"
-rm -f "$out/.complete"
 
-# Every recording to make, one line each: out digit word accent variant take. (No command
+# Every recording to make, one line each: kind name engine voice word. (No command
 # substitutions in these loops: a fork each would cost seconds on some machines.)
 jobs_list=()
 names=()
-for voice in "${voices[@]}"; do
-    a=${voice% *} v=${voice#* }
-    for d in "${!words[@]}"; do
+raw_list=() # flite's and festival's words, synthesized once and varied by sox per take
+k=0
+for s in "${speakers[@]}"; do
+    read -r engine voice takes n_other <<<"$s"
+    speaker="$engine-${voice/+/-}"
+    for d in "${!digits[@]}"; do
         for ((t = 1; t <= takes; t++)); do
-            jobs_list+=("$out $d ${words[$d]} $a $v $t")
-            names+=("${d}_$a-${v}_$t")
+            jobs_list+=("speech ${d}_${speaker}_$t $engine $voice ${digits[$d]}")
+            names+=("${d}_${speaker}_$t")
         done
+        [[ $engine != espeak ]] && raw_list+=("raw - $engine $voice ${digits[$d]}")
     done
+    for ((t = 0; t < n_other; t++)); do
+        # A different run of the list for each voice.
+        w=${others[$(( (k * 37 + t * 23) % ${#others[@]} ))]}
+        jobs_list+=("speech unknown_${speaker}_$((t + 1)) $engine $voice $w")
+        names+=("unknown_${speaker}_$((t + 1))")
+        [[ $engine != espeak ]] && raw_list+=("raw - $engine $voice $w")
+    done
+    k=$((k + 1))
 done
+n_background=$(( ${#speakers[@]} * background_per_speaker ))
+for ((i = 0; i < n_background; i++)); do
+    # 20 clips per noise "speaker", so that the speaker split holds out some of each kind.
+    name="background_noise-$(( i / 20 ))_$(( i % 20 + 1 ))"
+    jobs_list+=("noise $name - - -")
+    names+=("$name")
+done
+want=${#names[@]}
+stamp="$version $want"
+
+# A complete folder of the same version and at least these recordings is left as it is.
+done_before=$(cat "$out/.complete" 2>/dev/null || true)
+if [[ "$done_before" =~ ^$version\ ([0-9]+)$ ]] && (( BASH_REMATCH[1] >= want )); then
+    echo "spoken digits: $want recordings already in $out" >&2
+    exit 0
+fi
+mkdir -p "$out/.raw"
+rm -f "$out/.complete"
+# The first version's recordings (espeak-ng only, speakers named ACCENT-VARIANT): the same
+# digits in the older effects would be read as 72 more speakers.
+rm -f "$out"/[0-9]_en-*_[0-9].wav "$out"/[0-9]_en-*_[0-9].tmp.wav
 
 # How many of the wanted recordings are there (finished: a recording appears by a rename).
 count_made() {
@@ -84,23 +159,85 @@ count_made() {
     echo "$n"
 }
 
-# One recording: speaker = accent-variant; speed and pitch and noise level from a hash of the
-# name, so every run makes the same files.
+# One line of the list. Every random choice comes from a hash of the name (cksum), so every run
+# makes the same files.
 make_one() {
-    local out=$1 digit=$2 word=$3 accent=$4 variant=$5 take=$6
-    local speaker="$accent-$variant" name h speed pitch noise tmp
-    name="${digit}_${speaker}_${take}"
+    local out=$1 kind=$2 name=$3 engine=$4 voice=$5 word=$6
+    local raw="$out/.raw/$engine-${voice/+/-}-$word.wav"
+    if [[ $kind == raw ]]; then
+        [[ -s "$raw" ]] && return 0
+        if [[ $engine == flite ]]; then
+            flite -voice "$voice" -t "$word" -o "$raw.tmp.wav"
+        else
+            local v
+            case $voice in
+                kal) v=voice_kal_diphone ;;
+                ked) v=voice_ked_diphone ;;
+                slt) v=voice_cmu_us_slt_arctic_hts ;;
+            esac
+            echo "$word" | text2wave -eval "($v)" -F 16000 -o "$raw.tmp.wav" 2>/dev/null
+        fi
+        mv "$raw.tmp.wav" "$raw"
+        return 0
+    fi
     [[ -s "$out/$name.wav" ]] && return 0
+    local h g tmp noises levels
     h=$(printf '%s' "$name" | cksum | cut -d' ' -f1)
-    speed=$(( 120 + h % 80 ))            # words per minute
-    pitch=$(( 25 + (h / 80) % 50 ))      # espeak's 0..99
-    noise=$(( 2 + (h / 4000) % 8 ))      # white noise at 0.002 .. 0.009 amplitude
+    g=$(printf 'x%s' "$name" | cksum | cut -d' ' -f1)
+    noises=(whitenoise pinknoise brownnoise)
+    levels=(0.0005 0.001 0.002 0.003 0.005 0.007 0.01 0.015 0.02 0.03)
     tmp=$(mktemp -d)
-    espeak-ng -v "$accent+$variant" -s "$speed" -p "$pitch" -w "$tmp/voice.wav" "$word"
-    sox -q "$tmp/voice.wav" -r 16000 -c 1 -b 16 "$tmp/speech.wav"
-    sox -q -n -r 16000 -c 1 -b 16 "$tmp/noise.wav" synth "$(soxi -D "$tmp/speech.wav")" \
-        whitenoise vol "0.00$noise"
-    sox -q -V1 -m -v 1 "$tmp/speech.wav" -v 1 "$tmp/noise.wav" "$out/$name.tmp.wav"
+    if [[ $kind == noise ]]; then
+        # Background: stationary noise of a colour and a level, sometimes mains hum, sometimes
+        # band-limited like a fan or traffic, 1 to 1.5 s.
+        local len=$(( 100 + h % 50 )) effects=()
+        case $(( g % 5 )) in
+            1) effects=(lowpass $(( 300 + (g / 5) % 2000 ))) ;;
+            2) effects=(highpass $(( 200 + (g / 5) % 1500 ))) ;;
+            3) effects=(sinc $(( 100 + (g / 5) % 400 ))-$(( 1000 + (g / 3000) % 3000 ))) ;;
+        esac
+        if (( (h / 50) % 4 == 0 )); then
+            sox -q -n -r 16000 -c 1 -b 16 "$tmp/n.wav" synth "${len:0:1}.${len:1}" \
+                "${noises[$(( (h / 200) % 3 ))]}" synth sine mix $(( (h / 600) % 2 ? 50 : 60 )) \
+                vol "${levels[$(( (h / 1200) % 10 ))]}"
+        else
+            sox -q -n -r 16000 -c 1 -b 16 "$tmp/n.wav" synth "${len:0:1}.${len:1}" \
+                "${noises[$(( (h / 200) % 3 ))]}" vol "${levels[$(( (h / 1200) % 10 ))]}" \
+                "${effects[@]}"
+        fi
+        mv "$tmp/n.wav" "$out/$name.tmp.wav"
+    else
+        # Speech: the engine's voice (espeak-ng's at a speed and pitch of its own), then tempo
+        # and pitch, a room or a channel, a level and a noise floor.
+        local src="$raw" pitch_span=900
+        if [[ $engine == espeak ]]; then
+            espeak-ng -v "$voice" -s $(( 120 + h % 80 )) -p $(( 25 + (h / 80) % 50 )) \
+                -w "$tmp/voice.wav" "$word"
+            src="$tmp/voice.wav"
+            pitch_span=300
+        fi
+        local tempo=$(( 85 + (h / 4000) % 36 ))
+        local cents=$(( (h / 144000) % (pitch_span / 75 + 1) * 75 - pitch_span / 2 ))
+        local chain=(tempo -s "0.$tempo")
+        (( tempo >= 100 )) && chain=(tempo -s "1.${tempo:1}")
+        (( cents != 0 )) && chain+=(pitch "$cents" rate 16000)
+        case $(( g % 20 )) in
+            8 | 9 | 10 | 11) # a room
+                chain+=(reverb $(( 20 + (g / 20) % 60 )) 50 $(( 20 + (g / 1200) % 80 )) 100 \
+                    $(( (g / 96000) % 20 ))) ;;
+            12 | 13 | 14) # a telephone: 300-3400 Hz at 8 kHz
+                chain+=(sinc 300-3400 rate 8000) ;;
+            15 | 16 | 17) # a dull microphone
+                chain+=(lowpass $(( 3000 + (g / 20) % 4000 ))) ;;
+            18 | 19) # a cheap one: thin and a little distorted
+                chain+=(highpass $(( 200 + (g / 20) % 300 )) lowpass 4500 overdrive $(( 2 + (g / 6000) % 10 ))) ;;
+        esac
+        chain+=(rate 16000 norm -$(( 1 + (g / 200000) % 20 )))
+        sox -q -V1 "$src" -r 16000 -c 1 -b 16 "$tmp/speech.wav" "${chain[@]}"
+        sox -q -n -r 16000 -c 1 -b 16 "$tmp/noise.wav" synth "$(soxi -D "$tmp/speech.wav")" \
+            "${noises[$(( (h / 7) % 3 ))]}" vol "${levels[$(( (g / 11) % 10 ))]}"
+        sox -q -V1 -m -v 1 "$tmp/speech.wav" -v 1 "$tmp/noise.wav" "$out/$name.tmp.wav"
+    fi
     mv "$out/$name.tmp.wav" "$out/$name.wav"
     rm -rf "$tmp"
 }
@@ -137,7 +274,11 @@ trap 'stop 130' INT
 trap 'stop 143' TERM
 report_progress &
 progress_pid=$!
-printf '%s\n' "${jobs_list[@]}" | xargs -P "$jobs" -n 6 bash -c 'make_one "$@"' _ &
+# flite's and festival's words first (each once), then every recording.
+{
+    (( ${#raw_list[@]} )) && printf "$out %s\n" "${raw_list[@]}" | sort -u
+    printf "$out %s\n" "${jobs_list[@]}"
+} | xargs -P "$jobs" -n 6 bash -c 'make_one "$@"' _ &
 make_pid=$!
 
 status=0
@@ -151,5 +292,5 @@ if (( status != 0 || have != want )); then
     echo "make_spoken_digits: made $have of $want recordings" >&2
     exit 1
 fi
-echo "$want" > "$out/.complete"
+echo "$stamp" > "$out/.complete"
 echo "spoken digits: $want recordings in $out" >&2

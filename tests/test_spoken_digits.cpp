@@ -1,15 +1,22 @@
 // The spoken-digits demo end to end, as a person meets it: scripts/make_spoken_digits.sh speaks
-// the digits in 72 espeak-ng voices, resources/examples/spoken_digits.json trains on the
-// voices of the training part, and the model must recognise at least 95% of the digits spoken
-// by the voices held out. Then `flowbench-cli infer` on recordings gives exactly the
-// evaluation's predictions: the preprocessing saved with the model (decoding, resampling,
-// trimming, the log-mel spectrogram, normalize) is the one the run applied.
+// the digits and other words in 79 voices of three speech engines and makes background noise,
+// resources/examples/spoken_digits.json trains on the voices of the training part, and the
+// model must recognise the recordings of the voices held out. A whole engine held out (flite:
+// trained on espeak-ng and festival only) is the stand-in for real people's voices. The model
+// then listens to a long recording of voices it never heard (`flowbench-cli listen`) and must
+// find the digits where they are spoken, and nothing in the noise and the other words. And
+// `flowbench-cli infer` on recordings gives exactly the evaluation's predictions: the
+// preprocessing saved with the model (decoding, resampling, trimming, the log-mel spectrogram,
+// the per-recording normalization) is the one the run applied.
 //
-// The recordings are made once per build folder (about a minute) and kept there.
+// The recordings are made once per build folder (about two minutes) and kept there, or read
+// from FLOWBENCH_TEST_SPOKEN_DIGITS when it names a complete folder (scripts/fresh_check.sh
+// points it at the one scripts/start.sh made a moment before).
 
 #include <QtTest>
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -23,7 +30,18 @@
 namespace {
 
 const QString kSource = FLOWBENCH_SOURCE_DIR;
-const QString kData = FLOWBENCH_BINARY_DIR "/spoken_digits";
+const QString kData = qEnvironmentVariableIsEmpty("FLOWBENCH_TEST_SPOKEN_DIGITS")
+                          ? QString(FLOWBENCH_BINARY_DIR "/spoken_digits")
+                          : qEnvironmentVariable("FLOWBENCH_TEST_SPOKEN_DIGITS");
+
+// A recording's class index from its name: the digits, then "background" and "unknown" (the
+// example's classes are the labels in sorted order).
+int classOf(const QString &fileName)
+{
+    if (fileName.startsWith("background_")) return 10;
+    if (fileName.startsWith("unknown_")) return 11;
+    return fileName.left(1).toInt();
+}
 
 struct Run {
     int exitCode = -1;
@@ -47,15 +65,75 @@ QJsonObject lastLine(const QString &out)
     return QJsonDocument::fromJson(out.trimmed().split('\n').last().toUtf8()).object();
 }
 
+// A word of tests/make_listen_recording.sh's truth file: where it is spoken, and what.
+struct Word {
+    double start, end;
+    QString label; // "0" .. "9", or "other"
+    bool found = false;
+};
+
+QList<Word> readTruth(const QString &file)
+{
+    QList<Word> truth;
+    QFile f(file);
+    if (!f.open(QIODevice::ReadOnly)) return truth;
+    for (const QByteArray &line : f.readAll().trimmed().split('\n')) {
+        const QList<QByteArray> parts = line.split('\t');
+        if (parts.size() == 3)
+            truth.append({parts[0].toDouble(), parts[1].toDouble(), QString::fromUtf8(parts[2])});
+    }
+    return truth;
+}
+
+// `listen`'s detections against the truth. A detection is right when it names a digit spoken
+// within half a second of its time (each digit counts once); one anywhere else is a false
+// alarm (in silence, noise, or on another word). `offset` is added to the detections' times.
+struct Heard {
+    int digits = 0, right = 0, wrongLabel = 0, falseAlarms = 0;
+    QStringList labels; // the detections' classes, in order
+};
+
+Heard score(const QStringList &lines, QList<Word> truth, double offset = 0)
+{
+    Heard h;
+    for (const Word &w : truth)
+        h.digits += w.label != "other";
+    for (const QString &text : lines) {
+        const QJsonObject d = QJsonDocument::fromJson(text.toUtf8()).object();
+        if (d["kind"].toString() != "detection") continue;
+        h.labels << d["class"].toString();
+        const double t = d["time"].toDouble() + offset;
+        Word *at = nullptr;
+        for (Word &w : truth)
+            if (w.label != "other" && t >= w.start - 0.5 && t <= w.end + 0.5) at = &w;
+        if (!at)
+            ++h.falseAlarms;
+        else if (at->label == d["class"].toString() && !at->found)
+            at->found = true, ++h.right;
+        else
+            ++h.wrongLabel;
+    }
+    return h;
+}
+
+// Floors a little under what was measured when they were set (docs/audio.md has the figures):
+// they catch a fall back, and leave room for the run-to-run spread of other machines.
+constexpr double kHeldOutVoices = 0.82;  // 87.1% measured
+constexpr double kHeldOutEngine = 0.50;  // 57.0% measured (10 epochs)
+constexpr double kListenDetected = 0.75; // 89.6% (60 of 67) measured
+constexpr int kListenFalseAlarms = 5;    // 2 measured
+
 } // namespace
 
 class TestSpokenDigits : public QObject {
     Q_OBJECT
 
+    QTemporaryDir m_trained; // the example trained by heldOutVoicesAreRecognised
+
 private slots:
     void initTestCase()
     {
-        for (const char *tool : {"espeak-ng", "sox"})
+        for (const char *tool : {"espeak-ng", "flite", "text2wave", "sox"})
             if (QStandardPaths::findExecutable(tool).isEmpty())
                 QSKIP(qPrintable(
                     QString("%1 is not installed (scripts/deps.sh installs it)").arg(tool)));
@@ -65,7 +143,7 @@ private slots:
 
     void heldOutVoicesAreRecognised()
     {
-        QTemporaryDir dir;
+        QTemporaryDir &dir = m_trained;
         const Run r =
             run(FLOWBENCH_CLI, {"run", kSource + "/resources/examples/spoken_digits.json",
                                 "--device", "cpu", "--set", "train_data.path=" + kData, "--set",
@@ -73,9 +151,10 @@ private slots:
         QVERIFY2(r.exitCode == 0, qPrintable(r.err.right(3000)));
         const QJsonObject summary = lastLine(r.out);
         const double accuracy = summary["test_accuracy"].toDouble();
-        qInfo("held-out voices: %.2f%% of their digits recognised", 100 * accuracy);
-        QVERIFY2(accuracy >= 0.95, qPrintable(QString::number(accuracy)));
-        // 14 of the 72 voices are held out: 420 recordings.
+        qInfo("held-out voices: %.2f%% of their recordings recognised", 100 * accuracy);
+        QVERIFY2(accuracy >= kHeldOutVoices, qPrintable(QString::number(accuracy)));
+        // 16 of the 79 voices are held out (their 600 digits and 112 other words) and 2 of the
+        // 16 kinds of background noise (40 clips).
         const QJsonObject eval = QJsonDocument::fromJson([&] {
                                      QFile f(dir.filePath("run/evaluation.json"));
                                      f.open(QIODevice::ReadOnly);
@@ -84,15 +163,15 @@ private slots:
                                      .object()["evaluations"]
                                      .toArray()[0]
                                      .toObject();
-        QCOMPARE(eval["samples"].toInt(), 420);
+        QCOMPARE(eval["samples"].toInt(), 752);
 
         // What mattered (occlusion saliency): the frames where the word is spoken, not the
         // silence around it. Per frame, the saliency summed over the mel bands must be far larger
         // where the waveform is loud than where it is silent.
         QStringList some;
         for (const char *name :
-             {"0_en-us-f2_1", "3_en-gb-m4_2", "5_en-029-m1_3", "7_en-gb-x-rp-f4_1",
-              "8_en-gb-scotland-m6_2", "9_en-gb-x-gbclan-f1_3"})
+             {"0_espeak-en-us-f2_1", "3_espeak-en-gb-m4_2", "5_flite-slt_3", "7_festival-ked_1",
+              "8_espeak-en-gb-scotland-m6_2", "9_flite-awb_7"})
             some << kData + "/" + name + ".wav";
         const Run inf =
             run(FLOWBENCH_CLI,
@@ -130,8 +209,170 @@ private slots:
         }
     }
 
+    // The model of heldOutVoicesAreRecognised listens to a long recording of voices no
+    // recording of the data set has (tests/make_listen_recording.sh: two other accents, digits
+    // and other words among silence, background noise and noise bursts): the digits must be
+    // detected where they are spoken, and nothing where none is.
+    void listensForDigitsInALongRecording()
+    {
+        QVERIFY2(QFileInfo::exists(m_trained.filePath("run/model.safetensors")),
+                 "heldOutVoicesAreRecognised did not train a model");
+        QTemporaryDir dir;
+        const QString rec = dir.filePath("rec.wav"), truthFile = dir.filePath("rec.tsv");
+        const Run make =
+            run("bash", {kSource + "/tests/make_listen_recording.sh", rec, truthFile, "120", "7"});
+        QVERIFY2(make.exitCode == 0, qPrintable(make.err));
+        const QList<Word> truth = readTruth(truthFile);
+        QVERIFY(truth.size() == 120);
+        const Run l = run(FLOWBENCH_CLI, {"listen", m_trained.filePath("run"), rec});
+        QVERIFY2(l.exitCode == 0, qPrintable(l.err.right(2000)));
+        const QStringList lines = l.out.trimmed().split('\n');
+        const QJsonObject summary = QJsonDocument::fromJson(lines.last().toUtf8()).object();
+        QCOMPARE(summary["status"].toString(), QString("ok"));
+        const Heard h = score(lines, truth);
+        double otherSeconds = summary["seconds"].toDouble();
+        for (const Word &w : truth)
+            if (w.label != "other") otherSeconds -= w.end - w.start + 1.0;
+        qInfo("listen: %d of %d digits detected at their time (%.1f%%), %d with another digit's "
+              "name, %d false alarms in %.0f s of noise, silence and other words; p99 %.2f ms a "
+              "window",
+              h.right, h.digits, 100.0 * h.right / h.digits, h.wrongLabel, h.falseAlarms,
+              otherSeconds, summary["latency_ms"].toObject()["p99"].toDouble());
+        QVERIFY2(h.right >= kListenDetected * h.digits, qPrintable(QString::number(h.right)));
+        QVERIFY2(h.falseAlarms <= kListenFalseAlarms, qPrintable(QString::number(h.falseAlarms)));
+
+        // A recording that cannot be heard is named, with exit 1 and an error summary.
+        QFile cut(dir.filePath("cut.wav"));
+        QVERIFY(cut.open(QIODevice::WriteOnly));
+        QFile whole(rec);
+        QVERIFY(whole.open(QIODevice::ReadOnly));
+        cut.write(whole.read(20000)); // a header promising far more than is there
+        cut.close();
+        for (const QString &bad : {dir.filePath("cut.wav"), dir.filePath("missing.wav")}) {
+            const Run r = run(FLOWBENCH_CLI, {"listen", m_trained.filePath("run"), bad});
+            QCOMPARE(r.exitCode, 1);
+            const QJsonObject last = lastLine(r.out);
+            QCOMPARE(last["status"].toString(), QString("error"));
+            QVERIFY2(last["error"].toObject()["message"].toString().contains(bad),
+                     qPrintable(r.out));
+        }
+    }
+
+    // `listen --mic` through the real audio path: a PulseAudio server of the test's own (no
+    // sound card: a null sink, whose monitor is the default source, so what is played into the
+    // sink is what the "microphone" hears, at the pace of a real one) hears a recording played
+    // by paplay. It must find the digits the file path finds, at the same places.
+    void listensThroughAVirtualMicrophone()
+    {
+        for (const char *tool : {"pulseaudio", "paplay", "pactl"})
+            if (QStandardPaths::findExecutable(tool).isEmpty())
+                QSKIP(qPrintable(QString("%1 is not installed (scripts/deps.sh installs "
+                                         "pulseaudio and pulseaudio-utils)")
+                                     .arg(tool)));
+        QVERIFY(QFileInfo::exists(m_trained.filePath("run/model.safetensors")));
+        QTemporaryDir dir;
+        const QString rec = dir.filePath("rec.wav"), truthFile = dir.filePath("rec.tsv");
+        QCOMPARE(
+            run("bash", {kSource + "/tests/make_listen_recording.sh", rec, truthFile, "16", "11"})
+                .exitCode,
+            0);
+        const QList<Word> truth = readTruth(truthFile);
+
+        // The server, on a socket in the test's folder, gone with the test.
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("XDG_RUNTIME_DIR", dir.path());
+        env.insert("PULSE_SERVER", "unix:" + dir.filePath("native"));
+        env.insert("HOME", dir.path()); // its cookie and state
+        QProcess server;
+        server.setProcessEnvironment(env);
+        server.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        server.start(
+            "pulseaudio",
+            {"-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit", "--use-pid-file=no",
+             "--system=no",
+             "--load=module-native-protocol-unix auth-anonymous=1 socket=" + dir.filePath("native"),
+             "--load=module-null-sink sink_name=speaker rate=16000 channels=1",
+             "--load=module-always-sink"});
+        QVERIFY(server.waitForStarted());
+        auto pactl = [&](const QStringList &args) {
+            QProcess p;
+            p.setProcessEnvironment(env);
+            p.start("pactl", args);
+            p.waitForFinished(10000);
+            return p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(pactl({"info"}), 10000);
+        QVERIFY(pactl({"set-default-source", "speaker.monitor"}));
+
+        // The microphone listens a little longer than the recording plays.
+        const double seconds = truth.last().end + 3.0;
+        QProcess listen;
+        listen.setProcessEnvironment(env);
+        listen.start(FLOWBENCH_CLI, {"listen", m_trained.filePath("run"), "--mic", "--seconds",
+                                     QString::number(seconds + 2.0)});
+        QVERIFY(listen.waitForStarted());
+        QString err;
+        QElapsedTimer t;
+        t.start();
+        while (!err.contains("listening to") && t.elapsed() < 20000 &&
+               listen.state() == QProcess::Running) {
+            listen.waitForReadyRead(200);
+            err += QString::fromUtf8(listen.readAllStandardError());
+        }
+        QVERIFY2(err.contains("listening to the default microphone"), qPrintable(err));
+        QProcess play;
+        play.setProcessEnvironment(env);
+        play.start("paplay", {"--device=speaker", rec});
+        QVERIFY(play.waitForFinished(int(seconds * 1000) + 20000));
+        QCOMPARE(play.exitCode(), 0);
+        QVERIFY(listen.waitForFinished(30000));
+        server.terminate();
+        server.waitForFinished(5000);
+        QCOMPARE(listen.exitCode(), 0);
+        const QStringList micLines =
+            QString::fromUtf8(listen.readAllStandardOutput()).trimmed().split('\n');
+        const QJsonObject summary = QJsonDocument::fromJson(micLines.last().toUtf8()).object();
+        QCOMPARE(summary["input"].toString(), QString("microphone"));
+        QVERIFY2(summary["seconds"].toDouble() > truth.last().end, qPrintable(micLines.last()));
+
+        // The recording starts playing a moment after the microphone opens: the detections'
+        // times are the recording's plus that delay, found as the one that lines them up best.
+        const Run file = run(FLOWBENCH_CLI, {"listen", m_trained.filePath("run"), rec});
+        const Heard fromFile = score(file.out.trimmed().split('\n'), truth);
+        Heard best;
+        for (double delay = -0.5; delay <= 3.0; delay += 0.05) {
+            const Heard h = score(micLines, truth, -delay);
+            if (h.right > best.right) best = h;
+        }
+        qInfo("virtual microphone: %d of %d digits at their time (the file: %d), detections %s "
+              "(the file: %s)",
+              best.right, best.digits, fromFile.right, qPrintable(best.labels.join(' ')),
+              qPrintable(fromFile.labels.join(' ')));
+        QVERIFY2(best.right >= fromFile.right - 1 && best.right > 0,
+                 qPrintable(QString::number(best.right)));
+    }
+
+    // The stand-in for real people: a whole speech engine the model never heard. Trained on
+    // espeak-ng's and festival's voices, it must recognise flite's four (their digits, other
+    // words and no background: validation_speakers "^flite-"). 10 epochs rather than the
+    // example's 20, to keep the test to minutes; docs/audio.md has the 20 epochs' figure.
+    void aHeldOutSpeechEngineIsRecognised()
+    {
+        QTemporaryDir dir;
+        const Run r = run(FLOWBENCH_CLI, {"run", kSource + "/resources/examples/spoken_digits.json",
+                                          "--device", "cpu", "--set", "train_data.path=" + kData,
+                                          "--set", "test_data.path=" + kData, "--set",
+                                          "train_data.validation_speakers=^flite-", "--set",
+                                          "test_data.validation_speakers=^flite-", "--set",
+                                          "train.epochs=10", "--out", dir.filePath("run")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err.right(3000)));
+        const double accuracy = lastLine(r.out)["test_accuracy"].toDouble();
+        qInfo("held-out engine (flite): %.2f%% of its recordings recognised", 100 * accuracy);
+        QVERIFY2(accuracy >= kHeldOutEngine, qPrintable(QString::number(accuracy)));
+    }
+
     // One epoch evaluated on every recording, then `infer` on every recording: the same
-    // confusion matrix.
+    // confusion matrix (the digits, background and unknown).
     void inferReproducesTheEvaluation()
     {
         QTemporaryDir dir;
@@ -151,21 +392,21 @@ private slots:
         QStringList files = QDir(kData).entryList({"*.wav"}, QDir::Files, QDir::Name);
         for (QString &name : files)
             name = kData + "/" + name;
-        QCOMPARE(files.size(), 2160);
+        QCOMPARE(files.size(), 3860);
         const Run inf =
             run(FLOWBENCH_CLI, QStringList{"infer", dir.filePath("run"), "--top", "1"} + files);
         QVERIFY2(inf.exitCode == 0, qPrintable(inf.err.right(2000)));
-        int inferred[10][10] = {};
+        int inferred[12][12] = {};
         const QStringList lines = inf.out.trimmed().split('\n');
         QCOMPARE(lines.size(), files.size());
         for (int i = 0; i < lines.size(); ++i) {
             const QJsonObject line = QJsonDocument::fromJson(lines[i].toUtf8()).object();
-            const int truth = QFileInfo(files[i]).fileName().left(1).toInt();
+            const int truth = classOf(QFileInfo(files[i]).fileName());
             ++inferred[truth][line["top"].toArray()[0].toObject()["index"].toInt()];
         }
         int wrong = 0;
-        for (int t = 0; t < 10; ++t)
-            for (int p = 0; p < 10; ++p) {
+        for (int t = 0; t < 12; ++t)
+            for (int p = 0; p < 12; ++p) {
                 QVERIFY2(inferred[t][p] == rows[t].toArray()[p].toInt(),
                          qPrintable(QString("true %1 predicted %2: infer %3, evaluation %4")
                                         .arg(t)
@@ -174,8 +415,8 @@ private slots:
                                         .arg(rows[t].toArray()[p].toInt())));
                 wrong += t != p ? inferred[t][p] : 0;
             }
-        qInfo("after one epoch: %d of 2160 recordings misrecognised, the same through infer",
-              wrong);
+        qInfo("after one epoch: %d of %lld recordings misrecognised, the same through infer", wrong,
+              static_cast<long long>(files.size()));
     }
 };
 

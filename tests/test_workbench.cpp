@@ -88,7 +88,7 @@ QString spokenDigitsExampleReading(const QString &folder, const QTemporaryDir &d
 
 QString missingSpeechTools()
 {
-    for (const char *tool : {"espeak-ng", "sox"})
+    for (const char *tool : {"espeak-ng", "flite", "text2wave", "sox"})
         if (QStandardPaths::findExecutable(tool).isEmpty())
             return QString("%1 is not installed (scripts/deps.sh installs it)").arg(tool);
     return {};
@@ -552,7 +552,8 @@ private slots:
 
     // File > Make Spoken-Digits Data Set runs `flowbench-cli make-data spoken-digits` and shows
     // its count in a progress dialog, then where the recordings went; the example opened then
-    // has nothing to point at. Two voices (60 recordings) keep it quick.
+    // has nothing to point at. Two voices (80 recordings with their background noise) keep it
+    // quick.
     void makesTheSpokenDigitsWithProgress()
     {
         if (const QString why = missingSpeechTools(); !why.isEmpty()) QSKIP(qPrintable(why));
@@ -576,19 +577,19 @@ private slots:
         QVERIFY(why.contains("already"));
         bool sawCount = false;
         connect(dialog, &app::DataSetDialog::progressed, this, [&](int made, int total) {
-            if (made > 0 && made < total && total == 60 &&
-                dialog->text().contains(QString("Made %1 of 60 recordings").arg(made)) &&
-                dialog->progressBar()->value() == made && dialog->progressBar()->maximum() == 60)
+            if (made > 0 && made < total && total == 80 &&
+                dialog->text().contains(QString("Made %1 of 80 recordings").arg(made)) &&
+                dialog->progressBar()->value() == made && dialog->progressBar()->maximum() == 80)
                 sawCount = true;
         });
         QTRY_VERIFY_WITH_TIMEOUT(!dialog->isWorking(), 120000);
         qunsetenv("FLOWBENCH_PROGRESS_SECONDS");
         QCOMPARE(dialog->state(), app::DataSetDialog::State::Done);
         QVERIFY(sawCount);
-        QVERIFY2(dialog->text().contains("Done: 60 recordings in " + digits),
+        QVERIFY2(dialog->text().contains("Done: 80 recordings in " + digits),
                  qPrintable(dialog->text()));
-        QVERIFY(win.w.log()->text().contains("Done: 60 recordings in " + digits));
-        QCOMPARE(recordingsIn(digits), 60);
+        QVERIFY(win.w.log()->text().contains("Done: 80 recordings in " + digits));
+        QCOMPARE(recordingsIn(digits), 80);
         QPushButton *close = dialog->buttons()->button(QDialogButtonBox::Close);
         QVERIFY(close);
         close->click();
@@ -612,7 +613,7 @@ private slots:
         app::DataSetDialog *dialog = win.w.dataSetDialog();
         QTRY_VERIFY_WITH_TIMEOUT(dialog->made() > 0, 60000);
         qunsetenv("FLOWBENCH_PROGRESS_SECONDS");
-        QCOMPARE(dialog->total(), 2160);
+        QCOMPARE(dialog->total(), 3860);
         dialog->buttons()->button(QDialogButtonBox::Cancel)->click();
         QTRY_VERIFY_WITH_TIMEOUT(!dialog->isWorking(), 10000);
         QCOMPARE(dialog->state(), app::DataSetDialog::State::Cancelled);
@@ -620,13 +621,13 @@ private slots:
         QVERIFY(win.w.log()->text().contains("Cancelled with"));
         QTest::qWait(1500); // the recordings being made at the cancel are finished
         const int kept = recordingsIn(digits);
-        QVERIFY2(kept > 0 && kept < 2160, qPrintable(QString::number(kept)));
+        QVERIFY2(kept > 0 && kept < 3860, qPrintable(QString::number(kept)));
         QTest::qWait(2000);
         QCOMPARE(recordingsIn(digits), kept);
         QCOMPARE(QDir(digits).entryList({"*.tmp.wav"}, QDir::Files), QStringList());
     }
 
-    // Without espeak-ng and sox the dialog says what to install.
+    // Without espeak-ng, flite, festival and sox the dialog says what to install.
     void missingSpeechToolsAreNamed()
     {
         const QByteArray path = qgetenv("PATH");
@@ -640,9 +641,9 @@ private slots:
         qputenv("PATH", path);
         QVERIFY(started);
         QCOMPARE(dialog->state(), app::DataSetDialog::State::Failed);
-        QVERIFY2(dialog->text().contains("sudo apt install espeak-ng sox"),
+        QVERIFY2(dialog->text().contains("sudo apt install espeak-ng flite festival"),
                  qPrintable(dialog->text()));
-        QVERIFY(win.w.log()->text().contains("sudo apt install espeak-ng sox"));
+        QVERIFY(win.w.log()->text().contains("sudo apt install espeak-ng flite festival"));
     }
 
     void themesSwitch()

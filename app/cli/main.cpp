@@ -5,6 +5,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/install_paths.h"
 #include "app/cli/progress.h"
+#include "app/cli/listen.h"
 #include "app/cli/lr_find.h"
 #include "app/cli/reproduce.h"
 #include "app/cli/sweep.h"
@@ -98,6 +99,12 @@ commands:
       --saliency              also "saliency": how much each cell of the input moved the
                               prediction (occlusion; base64 float32, the input's h x w)
       --device cpu|cuda[:N]   (default cpu)
+  listen MODEL (FILE | --mic)
+                          keyword spotting over a recording or the microphone with a model
+                          trained on recordings, loaded once: JSON lines {"kind": "detection",
+                          "time", "class", "probability", ...}, then a summary with the
+                          per-window latency (docs/audio.md); see listen --help
+      --hop-ms MS, --average K, --threshold P, --suppress-ms S, --windows, --seconds S
   export MODEL -o FILE.onnx
                           the trained model as ONNX (opset 17) with its preprocessing
                           (docs/onnx.md); MODEL as for infer. Checked before it is written: the
@@ -134,8 +141,9 @@ commands:
                           --markdown: the node table of README.md, a row per category
   make-data spoken-digits
                           make the spoken_digits example's recordings on this machine with
-                          espeak-ng and sox (a few minutes): progress on stderr ("made N of
-                          2160"), last stdout line {"status", "path", "recordings"}; run
+                          espeak-ng, flite, festival and sox (a few minutes): progress on
+                          stderr ("made N of 3860"), last stdout line {"status", "path",
+                          "recordings"}; run
                           again, it makes only what is missing
       --out DIR               where (default ~/.local/share/flowbench/spoken_digits, the
                               folder the example reads)
@@ -601,7 +609,7 @@ int cmdNodes(int argc, char **argv)
 }
 
 // `make-data spoken-digits [--out DIR] [--voices N]`. --voices (not in the usage: the example
-// needs all 72) makes only the first N voices, for tests and quick tries.
+// needs all 79) makes only the first N voices, for tests and quick tries.
 int cmdMakeData(int argc, char **argv)
 {
     auto fail = [](int code, const std::string &message) {
@@ -631,8 +639,8 @@ int cmdMakeData(int argc, char **argv)
         }
         char *end = nullptr;
         const long n = std::strtol(v.c_str(), &end, 10);
-        if (v.empty() || *end || n < 1 || n > 72)
-            return fail(kExitBadInput, "--voices needs a whole number from 1 to 72");
+        if (v.empty() || *end || n < 1 || n > 79)
+            return fail(kExitBadInput, "--voices needs a whole number from 1 to 79");
         request.voices = int(n);
     }
     const cli::SpokenDigitsOutcome outcome = cli::makeSpokenDigits(request);
@@ -929,6 +937,7 @@ int main(int argc, char **argv)
         if (cmd == "plan") return cmdPlan(argc - 2, argv + 2);
         if (cmd == "export") return cmdExport(argc - 2, argv + 2);
         if (cmd == "infer") return cmdInfer(argc - 2, argv + 2);
+        if (cmd == "listen") return cli::listen(argc - 2, argv + 2);
         if (cmd == "nodes") return cmdNodes(argc - 2, argv + 2);
         if (cmd == "devices") return cmdDevices(argc - 2, argv + 2);
         if (cmd == "make-data") return cmdMakeData(argc - 2, argv + 2);

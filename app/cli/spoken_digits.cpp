@@ -83,11 +83,15 @@ std::string findSpokenDigitsScript(std::vector<std::string> *looked)
     return findShippedFile(kScript, std::string("scripts/") + kScript, looked);
 }
 
-std::vector<std::string> missingSpokenDigitsTools()
+std::vector<std::string> missingSpokenDigitsTools(int voices)
 {
     std::vector<std::string> missing;
-    for (const char *tool : {"espeak-ng", "sox"})
-        if (!onPath(tool)) missing.push_back(tool);
+    if (!onPath("espeak-ng")) missing.push_back("espeak-ng");
+    if (voices == 0 || voices > 72) {
+        if (!onPath("flite")) missing.push_back("flite");
+        if (!onPath("text2wave")) missing.push_back("festival");
+    }
+    if (!onPath("sox")) missing.push_back("sox");
     // soxi comes with sox; named on its own only when sox is there without it.
     if (missing.empty() && !onPath("soxi")) missing.push_back("soxi (part of sox)");
     return missing;
@@ -104,10 +108,11 @@ SpokenDigitsOutcome makeSpokenDigits(const SpokenDigitsRequest &request)
     outcome.path = fs::absolute(out).lexically_normal().string();
     if (outcome.path.size() > 1 && outcome.path.ends_with('/')) outcome.path.pop_back();
 
-    if (const auto missing = missingSpokenDigitsTools(); !missing.empty()) {
+    if (const auto missing = missingSpokenDigitsTools(request.voices); !missing.empty()) {
         outcome.message = joinedWithAnd(missing) + (missing.size() == 1 ? " is" : " are") +
-                          " missing: the recordings are spoken by espeak-ng and mixed by sox; "
-                          "install them with: sudo apt install espeak-ng sox";
+                          " missing: the recordings are spoken by espeak-ng, flite and festival "
+                          "and mixed by sox; install them with: sudo apt install " +
+                          std::string(kSpokenDigitsPackages);
         return outcome;
     }
     std::vector<std::string> looked;

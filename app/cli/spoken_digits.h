@@ -6,12 +6,12 @@
 namespace fb::cli {
 
 // The spoken-digits data set that resources/examples/spoken_digits.json trains on, made on this
-// machine by make_spoken_digits.sh (espeak-ng and sox; nothing is downloaded) for
+// machine by make_spoken_digits.sh (espeak-ng, flite, festival and sox; nothing is downloaded) for
 // `flowbench-cli make-data spoken-digits`.
 
 struct SpokenDigitsRequest {
     std::string outDir; // empty: spokenDigitsDefaultDir()
-    int voices = 0;     // only the first N of the 72 voices (tests, quick tries); 0 = all
+    int voices = 0;     // only the first N of the 79 voices (tests, quick tries); 0 = all
 };
 
 struct SpokenDigitsOutcome {
@@ -31,10 +31,14 @@ std::string spokenDigitsDefaultDir();
 // no path is compiled in). Empty when neither is there; `looked` gets the places tried.
 std::string findSpokenDigitsScript(std::vector<std::string> *looked = nullptr);
 
-// The tools the script needs that are not on the PATH ("espeak-ng", "sox").
-std::vector<std::string> missingSpokenDigitsTools();
+// The tools the script needs for that many voices (0 = all) that are not on the PATH
+// ("espeak-ng", "sox"; flite and festival's text2wave past espeak-ng's 72 voices).
+std::vector<std::string> missingSpokenDigitsTools(int voices = 0);
+// The Debian packages that give every tool and voice the script uses.
+inline constexpr const char *kSpokenDigitsPackages =
+    "espeak-ng flite festival festvox-kallpc16k festvox-kdlpc16k festvox-us-slt-hts sox";
 
-// Runs the script: its progress ("spoken digits: made N of 2160") goes to stderr as it comes.
+// Runs the script: its progress ("spoken digits: made N of 3860") goes to stderr as it comes.
 // SIGINT, SIGTERM or SIGHUP stop it; the recordings made are kept and a later call makes only
 // the rest.
 SpokenDigitsOutcome makeSpokenDigits(const SpokenDigitsRequest &request);

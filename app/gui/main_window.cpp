@@ -329,8 +329,8 @@ void MainWindow::buildActions()
             "preprocessing, checked against Flowbench's own results"),
          QKeySequence(), [this] { exportModelDialog(); });
     make("make_spoken_digits", tr("Make Spoken-&Digits Data Set…"),
-         tr("Make the recordings the spoken_digits example trains on (espeak-ng and sox on this "
-            "machine; a few minutes)"),
+         tr("Make the recordings the spoken_digits example trains on (espeak-ng, flite, festival "
+            "and sox on this machine; a few minutes)"),
          QKeySequence(), [this] {
              QString why;
              if (!makeSpokenDigits(&why)) statusBar()->showMessage(why, 8000);

@@ -1,0 +1,335 @@
+#include "app/cli/listen.h"
+
+#include "app/cli/cli_common.h"
+#include "core/base/safe_text.h"
+#include "core/data/audio_files.h"
+#include "core/exec/inference.h"
+#include "core/exec/listen.h"
+
+#include <dlfcn.h>
+#include <pulse/error.h>
+#include <pulse/simple.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <memory>
+
+namespace fb::cli {
+
+using nlohmann::json;
+
+namespace {
+
+const char *kUsage = R"(Usage: flowbench-cli listen MODEL (FILE | --mic) [options]
+
+Keyword spotting: windows of the model's length slide over a recording (WAV, FLAC, OGG, ...) or
+the microphone; one model, loaded once, hears every window. The class probabilities are
+averaged over the last few windows, and a class other than background noise and unknown words
+is detected when its average reaches the threshold (docs/audio.md, "Listen").
+
+MODEL is a run folder, its model.safetensors or a checkpoint of a model trained on recordings.
+
+Options:
+  --window-ms MS     the window (default and only value: the length the model was trained on)
+  --hop-ms MS        from one window to the next (default 100)
+  --average K        windows averaged (default 3)
+  --threshold P      averaged probability of a detection (default 0.7)
+  --suppress-ms S    no detection this soon after another (default 500)
+  --ignore A,B,...   classes never detected (default background,unknown,silence,noise)
+  --windows          also one line per window: its top classes and time
+  --seconds S        with --mic: stop after S seconds (default: at Ctrl-C)
+  --device cpu|cuda[:N]  (default cpu)
+
+Output (stdout, JSON lines):
+  {"kind": "detection", "time", "start", "end", "class", "index", "probability", "window"}
+  {"kind": "window", "window", "start", "end", "top": [{"class", "probability"}, ...], "ms"}
+  {"kind": "summary", "status": "ok", "input", "seconds", "windows", "detections",
+   "latency_ms": {"p50", "p99", "max"}}           (last line; "status": "error" on failure)
+Exit codes: 0 ok, 1 the recording or microphone could not be read, 2 bad usage or model.
+)";
+
+std::atomic<bool> g_stop{false};
+
+void onSignal(int)
+{
+    g_stop = true;
+}
+
+double rounded(double v, double scale)
+{
+    return std::round(v * scale) / scale;
+}
+
+json detectionJson(const exec::Detection &d)
+{
+    return {{"kind", "detection"},
+            {"time", rounded(d.time, 1000)},
+            {"start", rounded(d.start, 1000)},
+            {"end", rounded(d.end, 1000)},
+            {"class", d.label},
+            {"index", d.index},
+            {"probability", rounded(d.probability, 1e4)},
+            {"window", d.window}};
+}
+
+json windowJson(const exec::ListenWindow &w, const std::vector<std::string> &names)
+{
+    std::vector<int32_t> order(w.averaged.size());
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = int32_t(i);
+    std::sort(order.begin(), order.end(),
+              [&](int32_t a, int32_t b) { return w.averaged[size_t(a)] > w.averaged[size_t(b)]; });
+    json top = json::array();
+    for (size_t i = 0; i < std::min<size_t>(3, order.size()); ++i) {
+        const int32_t c = order[i];
+        top.push_back({{"class", size_t(c) < names.size() ? names[size_t(c)] : std::to_string(c)},
+                       {"probability", rounded(w.averaged[size_t(c)], 1e4)},
+                       {"window_probability", rounded(w.probabilities[size_t(c)], 1e4)}});
+    }
+    return {{"kind", "window"},
+            {"window", w.index},
+            {"start", rounded(w.start, 1000)},
+            {"end", rounded(w.end, 1000)},
+            {"top", top},
+            {"ms", rounded(w.milliseconds, 1000)}};
+}
+
+double percentile(std::vector<double> v, double q)
+{
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const size_t i = size_t(std::ceil(q * double(v.size()))) - (q > 0 ? 1 : 0);
+    return v[std::min(i, v.size() - 1)];
+}
+
+int fail(int code, const std::string &message, const std::string &input)
+{
+    std::fprintf(stderr, "error: %s\n", safeText(message).c_str());
+    std::cout << jsonLine(json{{"kind", "summary"},
+                               {"status", "error"},
+                               {"input", input},
+                               {"error", {{"message", message}}}})
+              << std::endl;
+    return code;
+}
+
+// The default microphone through PulseAudio's simple API (PipeWire serves it too), loaded when
+// --mic asks for it: the CLI runs on servers and in the GPU machine's bundle, where no sound
+// server is, and Qt Multimedia (what the window records with) would bring Qt and ICU along.
+// Mono float samples at `rate`, 50 ms at a time, to `take`, until g_stop or `seconds`.
+int fromMicrophone(int64_t rate, double seconds,
+                   const std::function<void(const std::vector<float> &)> &take, std::string &error)
+{
+    void *lib = dlopen("libpulse-simple.so.0", RTLD_NOW);
+    if (!lib) {
+        error = "no microphone: libpulse-simple.so.0 is not installed (sudo apt install "
+                "libpulse0)";
+        return kExitFailed;
+    }
+    using New = pa_simple *(*)(const char *, const char *, pa_stream_direction_t, const char *,
+                               const char *, const pa_sample_spec *, const pa_channel_map *,
+                               const pa_buffer_attr *, int *);
+    using Read = int (*)(pa_simple *, void *, size_t, int *);
+    using Free = void (*)(pa_simple *);
+    using Strerror = const char *(*)(int);
+    auto paNew = reinterpret_cast<New>(dlsym(lib, "pa_simple_new"));
+    auto paRead = reinterpret_cast<Read>(dlsym(lib, "pa_simple_read"));
+    auto paFree = reinterpret_cast<Free>(dlsym(lib, "pa_simple_free"));
+    void *pulse = dlopen("libpulse.so.0", RTLD_NOW);
+    auto paStrerror =
+        pulse ? reinterpret_cast<Strerror>(dlsym(pulse, "pa_strerror")) : Strerror(nullptr);
+    if (!paNew || !paRead || !paFree) {
+        error = "no microphone: libpulse-simple.so.0 lacks pa_simple_new";
+        return kExitFailed;
+    }
+    pa_sample_spec spec{};
+    spec.format = PA_SAMPLE_FLOAT32LE;
+    spec.rate = uint32_t(rate);
+    spec.channels = 1;
+    // Small fragments: a window is heard as soon as its last 50 ms arrive.
+    pa_buffer_attr attr{};
+    attr.maxlength = uint32_t(-1);
+    attr.fragsize = uint32_t(rate / 20 * int64_t(sizeof(float)));
+    int code = 0;
+    pa_simple *s = paNew(nullptr, "flowbench-cli", PA_STREAM_RECORD, nullptr, "listen", &spec,
+                         nullptr, &attr, &code);
+    if (!s) {
+        error = std::string("no microphone: PulseAudio says ") +
+                (paStrerror ? paStrerror(code) : "it cannot record") +
+                " (is PulseAudio or PipeWire running?)";
+        return kExitFailed;
+    }
+    std::fprintf(stderr,
+                 "listening to the default microphone (PulseAudio, %lld Hz); Ctrl-C "
+                 "stops\n",
+                 static_cast<long long>(rate));
+    std::vector<float> chunk(size_t(rate / 20));
+    const int64_t limit = seconds > 0 ? int64_t(std::llround(seconds * double(rate))) : -1;
+    int64_t got = 0;
+    int status = kExitOk;
+    while (!g_stop && (limit < 0 || got < limit)) {
+        if (paRead(s, chunk.data(), chunk.size() * sizeof(float), &code) < 0) {
+            error = std::string("the microphone stopped: ") +
+                    (paStrerror ? paStrerror(code) : "a read failed");
+            status = kExitFailed;
+            break;
+        }
+        got += int64_t(chunk.size());
+        take(chunk);
+    }
+    paFree(s);
+    return status;
+}
+
+} // namespace
+
+int listen(int argc, char **argv)
+{
+    std::string model, input, device = "cpu";
+    bool mic = false, windows = false;
+    double windowMs = 0, seconds = 0;
+    exec::ListenOptions o;
+    auto number = [](const std::string &text, double &out) {
+        char *end = nullptr;
+        out = std::strtod(text.c_str(), &end);
+        return !text.empty() && *end == '\0' && std::isfinite(out);
+    };
+    auto usage = [](const std::string &message) {
+        std::fprintf(stderr, "flowbench-cli listen: %s\n\n%s", safeText(message).c_str(), kUsage);
+        return kExitBadInput;
+    };
+    for (int i = 0; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--help" || a == "-h") {
+            std::printf("%s", kUsage);
+            return kExitOk;
+        }
+        if (a == "--mic") {
+            mic = true;
+        } else if (a == "--windows") {
+            windows = true;
+        } else if (a == "--window-ms" || a == "--hop-ms" || a == "--average" ||
+                   a == "--threshold" || a == "--suppress-ms" || a == "--seconds" ||
+                   a == "--device" || a == "--ignore") {
+            if (i + 1 >= argc) return usage(a + " needs a value");
+            const std::string v = argv[++i];
+            if (a == "--device") {
+                device = v;
+                continue;
+            }
+            if (a == "--ignore") {
+                o.ignore.clear();
+                for (size_t s = 0; s <= v.size();) {
+                    const size_t e = std::min(v.find(',', s), v.size());
+                    if (e > s) o.ignore.push_back(v.substr(s, e - s));
+                    s = e + 1;
+                }
+                continue;
+            }
+            double x = 0;
+            if (!number(v, x)) return usage(a + " needs a number, not '" + v + "'");
+            if (a == "--window-ms") windowMs = x;
+            if (a == "--hop-ms") o.hopMs = x;
+            if (a == "--threshold") o.threshold = x;
+            if (a == "--suppress-ms") o.suppressMs = x;
+            if (a == "--seconds") seconds = x;
+            if (a == "--average") {
+                if (x != std::floor(x)) return usage("--average needs a whole number");
+                o.average = int(std::clamp(x, -1.0, 1000.0));
+            }
+        } else if (a.starts_with("--")) {
+            return usage("unknown option " + a);
+        } else if (model.empty()) {
+            model = a;
+        } else if (input.empty()) {
+            input = a;
+        } else {
+            return usage("listen takes one recording (or --mic), not '" + a + "' as well");
+        }
+    }
+    if (model.empty()) return usage("listen needs a model (a run folder or .safetensors)");
+    if (mic == !input.empty())
+        return usage(mic ? "listen takes a recording or --mic, not both"
+                         : "listen needs a recording or --mic");
+    if (seconds < 0) return usage("--seconds must not be negative");
+
+    auto predictor = exec::Predictor::open(model, device);
+    if (!predictor.ok()) return fail(kExitBadInput, predictor.error().str(), input);
+    exec::Predictor &p = *predictor.value();
+    auto made = exec::Listener::make(p, o);
+    if (!made.ok()) {
+        const Error &e = made.error();
+        return e.file.empty() ? usage(e.message) : fail(kExitBadInput, e.str(), input);
+    }
+    exec::Listener listener = std::move(made).value();
+    const double modelMs =
+        1000.0 * double(listener.windowSamples()) / double(listener.sampleRate());
+    if (windowMs > 0 && std::abs(windowMs - modelMs) > 0.5)
+        return usage("--window-ms: the model hears windows of " +
+                     std::to_string(int64_t(std::llround(modelMs))) +
+                     " ms, the length of the recordings it was trained on");
+    std::fprintf(stderr, "model: %s (%zu classes; %.0f ms windows every %.0f ms)\n",
+                 safeText(p.modelFile()).c_str(), p.classNames().size(), modelMs,
+                 1000.0 * double(listener.hopSamples()) / double(listener.sampleRate()));
+
+    std::vector<double> latencies;
+    int64_t detections = 0;
+    const auto names = p.classNames();
+    auto onWindow = [&](const exec::ListenWindow &w) {
+        latencies.push_back(w.milliseconds);
+        if (windows) std::cout << jsonLine(windowJson(w, names)) << "\n";
+    };
+    auto onDetection = [&](const exec::Detection &d) {
+        ++detections;
+        std::cout << jsonLine(detectionJson(d)) << std::endl;
+        std::fprintf(stderr, "%8.2f s  %s (%.0f%%)\n", d.time, safeText(d.label).c_str(),
+                     100.0 * d.probability);
+    };
+
+    double heard = 0;
+    if (mic) {
+        std::signal(SIGINT, onSignal);
+        std::signal(SIGTERM, onSignal);
+        std::string error;
+        const int code = fromMicrophone(
+            listener.sampleRate(), seconds,
+            [&](const std::vector<float> &samples) {
+                heard += double(samples.size()) / double(listener.sampleRate());
+                listener.push(samples.data(), samples.size(), onWindow, onDetection);
+                std::cout.flush();
+            },
+            error);
+        if (code != kExitOk) return fail(code, error, "microphone");
+        input = "microphone";
+    } else {
+        auto recording = data::readRecording(input, listener.sampleRate());
+        if (!recording.ok()) return fail(kExitFailed, recording.error().str(), input);
+        const std::vector<float> &x = recording.value();
+        heard = double(x.size()) / double(listener.sampleRate());
+        listener.push(x.data(), x.size(), onWindow, onDetection);
+    }
+    listener.finish(onWindow, onDetection);
+    json summary{{"kind", "summary"},
+                 {"status", "ok"},
+                 {"input", input},
+                 {"seconds", rounded(heard, 1000)},
+                 {"windows", int64_t(latencies.size())},
+                 {"detections", detections},
+                 {"latency_ms",
+                  {{"p50", rounded(percentile(latencies, 0.5), 1000)},
+                   {"p99", rounded(percentile(latencies, 0.99), 1000)},
+                   {"max", rounded(percentile(latencies, 1.0), 1000)}}}};
+    std::cout << jsonLine(summary) << std::endl;
+    std::fprintf(stderr,
+                 "%lld detections in %.1f s (%zu windows, %.2f ms each at p50, %.2f at p99)\n",
+                 static_cast<long long>(detections), heard, latencies.size(),
+                 percentile(latencies, 0.5), percentile(latencies, 0.99));
+    return kExitOk;
+}
+
+} // namespace fb::cli

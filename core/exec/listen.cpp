@@ -1,0 +1,176 @@
+#include "core/exec/listen.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cctype>
+
+namespace fb::exec {
+
+namespace {
+
+// "_Background_Noise_" -> "background_noise".
+std::string plainName(const std::string &name)
+{
+    std::string s;
+    for (char c : name)
+        s += char(std::tolower(static_cast<unsigned char>(c)));
+    const size_t a = s.find_first_not_of('_'), b = s.find_last_not_of('_');
+    return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+}
+
+} // namespace
+
+Result<Listener> Listener::make(Predictor &p, const ListenOptions &o)
+{
+    if (!p.audio())
+        return Error{"listen needs a model trained on recordings (an audio_folder source); this "
+                     "one reads images",
+                     {},
+                     p.modelFile(),
+                     0};
+    const nlohmann::json &pre = p.preprocessing();
+    const int64_t rate = pre.value("sample_rate", int64_t(0));
+    const int64_t window = int64_t(std::llround(pre.value("seconds", 0.0) * double(rate)));
+    if (rate <= 0 || window <= 0)
+        return Error{
+            "the model's saved preprocessing has no sample rate or length", {}, p.modelFile(), 0};
+    Predictor *predictor = &p;
+    return make([predictor](const std::vector<float> &w) { return predictor->scores(w, 1); },
+                p.classNames(), rate, window, o);
+}
+
+Result<Listener> Listener::make(Scorer scorer, std::vector<std::string> names, int64_t rate,
+                                int64_t window, const ListenOptions &o)
+{
+    const double windowMs = 1000.0 * double(window) / double(rate);
+    if (!(o.hopMs >= 1 && o.hopMs <= windowMs))
+        return Error{"--hop-ms must be from 1 to the window's length (" +
+                         std::to_string(int64_t(std::llround(windowMs))) + " ms)",
+                     {},
+                     {},
+                     0};
+    if (o.average < 1 || o.average > 100)
+        return Error{"--average must be from 1 to 100 windows", {}, {}, 0};
+    if (!(o.threshold > 0 && o.threshold <= 1))
+        return Error{"--threshold must be above 0 and at most 1", {}, {}, 0};
+    if (!(o.suppressMs >= 0 && o.suppressMs <= 3.6e6))
+        return Error{"--suppress-ms must be from 0 to an hour", {}, {}, 0};
+    const int64_t hop = std::max<int64_t>(1, std::llround(o.hopMs * double(rate) / 1000.0));
+    return Listener(std::move(scorer), std::move(names), o, rate, window, hop);
+}
+
+Listener::Listener(Scorer scorer, std::vector<std::string> names, const ListenOptions &o,
+                   int64_t rate, int64_t window, int64_t hop)
+    : m_score(std::move(scorer))
+    , m_names(std::move(names))
+    , m_o(o)
+    , m_rate(rate)
+    , m_window(window)
+    , m_hop(hop)
+{
+    for (const std::string &name : m_names) {
+        const std::string plain = plainName(name);
+        bool skip = false;
+        for (const std::string &i : o.ignore)
+            skip = skip || plain == plainName(i);
+        m_ignored.push_back(skip);
+    }
+}
+
+bool Listener::ignored(int32_t index) const
+{
+    return index >= 0 && size_t(index) < m_ignored.size() && m_ignored[size_t(index)];
+}
+
+void Listener::push(const float *samples, size_t n,
+                    const std::function<void(const ListenWindow &)> &onWindow,
+                    const std::function<void(const Detection &)> &onDetection)
+{
+    m_buffer.insert(m_buffer.end(), samples, samples + n);
+    m_received += int64_t(n);
+    while (m_next * m_hop + m_window <= m_received)
+        runWindow(onWindow, onDetection);
+}
+
+void Listener::finish(const std::function<void(const ListenWindow &)> &onWindow,
+                      const std::function<void(const Detection &)> &onDetection)
+{
+    // Windows still to come start before the end of what was received.
+    const int64_t end = m_received;
+    if (m_next * m_hop >= end) return;
+    const int64_t last = (end - 1) / m_hop; // the last window starting inside the stream
+    const int64_t need = last * m_hop + m_window - m_received;
+    if (need > 0) {
+        const std::vector<float> silence(size_t(need), 0.0f);
+        push(silence.data(), silence.size(), onWindow, onDetection);
+    }
+}
+
+void Listener::runWindow(const std::function<void(const ListenWindow &)> &onWindow,
+                         const std::function<void(const Detection &)> &onDetection)
+{
+    const int64_t start = m_next * m_hop;
+    // Drop what no window needs any more.
+    while (m_bufferStart < start && !m_buffer.empty()) {
+        m_buffer.pop_front();
+        ++m_bufferStart;
+    }
+    const auto from = m_buffer.begin() + std::ptrdiff_t(start - m_bufferStart);
+    const std::vector<float> samples(from, from + std::ptrdiff_t(m_window));
+
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::vector<float> scores = m_score(samples);
+    ListenWindow w;
+    w.index = m_next++;
+    w.start = double(start) / double(m_rate);
+    w.end = double(start + m_window) / double(m_rate);
+    // Softmax in double, as the other predictions are reported.
+    const float top = *std::max_element(scores.begin(), scores.end());
+    double sum = 0;
+    std::vector<double> e(scores.size());
+    for (size_t c = 0; c < scores.size(); ++c)
+        sum += e[c] = std::exp(double(scores[c]) - double(top));
+    w.probabilities.resize(scores.size());
+    for (size_t c = 0; c < scores.size(); ++c)
+        w.probabilities[c] = float(e[c] / sum);
+    w.milliseconds =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+
+    m_recent.push_back(w.probabilities);
+    while (m_recent.size() > size_t(m_o.average))
+        m_recent.pop_front();
+    w.averaged.assign(scores.size(), 0.0f);
+    for (const auto &r : m_recent)
+        for (size_t c = 0; c < r.size(); ++c)
+            w.averaged[c] += r[c] / float(m_recent.size());
+    w.top = int32_t(std::max_element(w.averaged.begin(), w.averaged.end()) - w.averaged.begin());
+    if (onWindow) onWindow(w);
+
+    if (ignored(w.top) || w.averaged[size_t(w.top)] < float(m_o.threshold) ||
+        w.top != m_lastClass) {
+        m_armed = true; // the word is over (or another began): it may be detected again
+        if (ignored(w.top) || w.averaged[size_t(w.top)] < float(m_o.threshold)) return;
+    }
+    if (!m_armed) return;
+    Detection d;
+    d.start = double(start - int64_t(m_recent.size() - 1) * m_hop) / double(m_rate);
+    d.end = w.end;
+    d.time = (d.start + d.end) / 2;
+    if (d.time - m_lastDetection < m_o.suppressMs / 1000.0) {
+        // Suppressed: this word is spent, rather than detected late when the time is up.
+        m_lastClass = w.top;
+        m_armed = false;
+        return;
+    }
+    m_lastDetection = d.time;
+    m_lastClass = w.top;
+    m_armed = false;
+    d.index = w.top;
+    d.label = size_t(w.top) < m_names.size() ? m_names[size_t(w.top)] : std::to_string(w.top);
+    d.probability = w.averaged[size_t(w.top)];
+    d.window = w.index;
+    if (onDetection) onDetection(d);
+}
+
+} // namespace fb::exec

@@ -1,0 +1,101 @@
+#pragma once
+
+#include "core/exec/inference.h"
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace fb::exec {
+
+// Keyword spotting with a model trained on fixed-length recordings (docs/audio.md, "Listen"):
+// windows of the model's length slide over a stream every hop, each goes through the model's
+// saved preprocessing and the model (one forward per window, as a live microphone gives them),
+// the class probabilities are averaged over the last few windows, and a class other than the
+// ignored ones (background noise, other words) is detected when its average reaches the
+// threshold, unless another detection came less than `suppress` before, or the same class was
+// detected and its average has not dropped below the threshold since (one word, one detection). The
+// scheme of TensorFlow's RecognizeCommands (speech_commands' streaming recognizer), which people
+// who have trained a keyword spotter know.
+struct ListenOptions {
+    double hopMs = 100;
+    int average = 3;         // windows averaged (1 = no averaging)
+    double threshold = 0.7;  // averaged probability that makes a detection
+    double suppressMs = 500; // no detection this soon after the previous one
+    // Classes that are never detected: by name, case-insensitive, with or without underscores
+    // around them ("_background_noise_", Speech Commands' own spelling, too).
+    std::vector<std::string> ignore = {"background", "background_noise", "unknown", "silence",
+                                       "noise"};
+};
+
+struct ListenWindow {
+    int64_t index = 0;                // 0, 1, 2, ... in the stream
+    double start = 0, end = 0;        // seconds from the stream's start
+    std::vector<float> probabilities; // this window's softmax
+    std::vector<float> averaged;      // the mean of the last `average` windows' probabilities
+    int32_t top = 0;                  // the class of averaged's largest value
+    double milliseconds = 0;          // this window's preprocessing and forward pass
+};
+
+struct Detection {
+    double time = 0;           // the centre of the stretch the average covers (seconds)
+    double start = 0, end = 0; // that stretch: the first averaged window's start, the last's end
+    int32_t index = 0;
+    std::string label;
+    float probability = 0; // averaged
+    int64_t window = 0;    // the window that made it
+};
+
+class Listener {
+public:
+    // A model's scores (logits) for one window of samples.
+    using Scorer = std::function<std::vector<float>(const std::vector<float> &window)>;
+
+    // The predictor must hold an audio model (Predictor::audio()); the error says why not, or
+    // which option is out of range. The predictor must outlive the listener.
+    static Result<Listener> make(Predictor &predictor, const ListenOptions &options);
+    // Any scorer of windows of `windowSamples` at `sampleRate` with these classes (tests).
+    static Result<Listener> make(Scorer scorer, std::vector<std::string> classNames,
+                                 int64_t sampleRate, int64_t windowSamples,
+                                 const ListenOptions &options);
+
+    int64_t sampleRate() const { return m_rate; }
+    int64_t windowSamples() const { return m_window; }
+    int64_t hopSamples() const { return m_hop; }
+    // Whether a class is one the options ignore.
+    bool ignored(int32_t index) const;
+
+    // Appends mono samples at sampleRate() and runs every window they complete, in order,
+    // calling onWindow for each and onDetection for each detection (either may be empty).
+    void push(const float *samples, size_t n,
+              const std::function<void(const ListenWindow &)> &onWindow,
+              const std::function<void(const Detection &)> &onDetection);
+    // The end of the stream: silence up to the last window that reaches past it, so a word at
+    // the very end is heard whole.
+    void finish(const std::function<void(const ListenWindow &)> &onWindow,
+                const std::function<void(const Detection &)> &onDetection);
+
+private:
+    Listener(Scorer scorer, std::vector<std::string> names, const ListenOptions &o, int64_t rate,
+             int64_t window, int64_t hop);
+    void runWindow(const std::function<void(const ListenWindow &)> &onWindow,
+                   const std::function<void(const Detection &)> &onDetection);
+
+    Scorer m_score;
+    std::vector<std::string> m_names;
+    ListenOptions m_o;
+    int64_t m_rate, m_window, m_hop;
+    std::vector<bool> m_ignored;
+    std::deque<float> m_buffer;              // samples from m_bufferStart on
+    int64_t m_bufferStart = 0;               // the stream position of m_buffer.front()
+    int64_t m_received = 0;                  // samples pushed so far
+    int64_t m_next = 0;                      // the next window's index
+    std::deque<std::vector<float>> m_recent; // the last `average` windows' probabilities
+    double m_lastDetection = -1e300;         // seconds
+    int32_t m_lastClass = -1;                // the last detection's class
+    bool m_armed = true; // false from a detection until its class's average drops or changes
+};
+
+} // namespace fb::exec

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# A long recording for keyword spotting with the words' true positions (test_spoken_digits and
+# bench/listen_latency.py): digits and other words spoken by voices the spoken-digits data set
+# never has (espeak-ng's West Midlands and New York accents), with silence, background noise and
+# noise bursts between them, all over a quiet noise floor, 16 kHz mono.
+#
+#   tests/make_listen_recording.sh OUT.wav TRUTH.tsv [WORDS] [SEED]
+#
+# TRUTH.tsv: one line per spoken word, "start<TAB>end<TAB>label" in seconds, where label is the
+# digit ("0".."9") or "other"; noise bursts are not listed. WORDS (default 120) words in all,
+# about 60% of them digits. Needs espeak-ng and sox.
+set -euo pipefail
+out=$1 truth=$2 n=${3:-120} seed=${4:-1}
+digits=(zero one two three four five six seven eight nine)
+others=(apple window garden music yellow button coffee morning travel rabbit paper pencil
+        orange purple kitchen monkey river silver table winter)
+voices=(en-gb-x-gbcwmd+m1 en-gb-x-gbcwmd+f2 en-gb-x-gbcwmd+m4 en-us-nyc+f1 en-us-nyc+m3
+        en-us-nyc+f4 en-gb-x-gbcwmd+klatt3 en-us-nyc+klatt)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+RANDOM=$seed
+t=0 # the running length in samples at 16 kHz
+parts=()
+: > "$truth"
+seconds() { awk -v s="$1" 'BEGIN { printf "%.4f", s / 16000 }'; }
+for ((i = 0; i < n; i++)); do
+    # A gap: 0.4 to 1.6 s of near silence, sometimes background noise or a noise burst.
+    gap=$(( 6400 + RANDOM % 19200 ))
+    case $(( RANDOM % 6 )) in
+        0) sox -q -n -r 16000 -c 1 -b 16 "$tmp/g$i.wav" synth "$(seconds $gap)" pinknoise vol 0.05 ;;
+        1) sox -q -n -r 16000 -c 1 -b 16 "$tmp/g$i.wav" synth "$(seconds $gap)" brownnoise vol 0.1 ;;
+        *) sox -q -n -r 16000 -c 1 -b 16 "$tmp/g$i.wav" trim 0 "$(seconds $gap)" ;;
+    esac
+    parts+=("$tmp/g$i.wav")
+    t=$(( t + $(soxi -s "$tmp/g$i.wav") ))
+    if (( RANDOM % 10 < 6 )); then
+        d=$(( RANDOM % 10 )) word=${digits[$d]} label=$d
+    else
+        word=${others[$(( RANDOM % ${#others[@]} ))]} label=other
+    fi
+    voice=${voices[$(( RANDOM % ${#voices[@]} ))]}
+    espeak-ng -v "$voice" -s $(( 130 + RANDOM % 50 )) -p $(( 30 + RANDOM % 40 )) \
+        -w "$tmp/raw$i.wav" "$word"
+    # Trimmed of espeak-ng's own silence, so that the truth is where the word is.
+    sox -q "$tmp/raw$i.wav" -r 16000 -c 1 -b 16 "$tmp/w$i.wav" \
+        silence 1 0.01 0.5% reverse silence 1 0.01 0.5% reverse norm -$(( 3 + RANDOM % 10 ))
+    len=$(soxi -s "$tmp/w$i.wav")
+    printf '%s\t%s\t%s\n' "$(seconds $t)" "$(seconds $(( t + len )))" "$label" >> "$truth"
+    parts+=("$tmp/w$i.wav")
+    t=$(( t + len ))
+done
+sox -q -n -r 16000 -c 1 -b 16 "$tmp/tail.wav" trim 0 1
+parts+=("$tmp/tail.wav")
+sox -q "${parts[@]}" "$tmp/speech.wav"
+sox -q -n -r 16000 -c 1 -b 16 "$tmp/floor.wav" synth "$(soxi -D "$tmp/speech.wav")" pinknoise vol 0.003
+sox -q -m "$tmp/speech.wav" "$tmp/floor.wav" -b 16 "$out"

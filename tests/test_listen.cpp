@@ -1,0 +1,173 @@
+// Keyword spotting's windows and decisions (core/exec/listen.h) with a stand-in model whose
+// scores follow from the window's samples: where the windows fall, how the probabilities are
+// averaged, when a detection fires, that one word gives one detection, that background and
+// unknown are never detected, and that the end of a stream is heard. The real model's part is
+// in test_spoken_digits.
+
+#include "core/exec/listen.h"
+
+#include <QtTest>
+
+#include <cmath>
+
+using namespace fb;
+using namespace fb::exec;
+
+namespace {
+
+// 100 samples a second, windows of 100 samples (1 s). A "word" of class k is a stretch of
+// samples of value k + 1; silence is 0. The stand-in model scores a window by the class of the
+// sample at its middle: logit 8 for that class (background for silence), 0 elsewhere.
+const std::vector<std::string> kNames = {"0", "1", "2", "background", "unknown"};
+
+std::vector<float> scoreWindow(const std::vector<float> &w)
+{
+    std::vector<float> logits(kNames.size(), 0.0f);
+    const int k = int(std::lround(w[50])) - 1;
+    logits[k < 0 ? 3 : size_t(k)] = 8.0f;
+    return logits;
+}
+
+// Silence with words of class `label` over [start, end) seconds.
+std::vector<float> stream(double seconds, std::vector<std::tuple<double, double, int>> words)
+{
+    std::vector<float> x(size_t(seconds * 100), 0.0f);
+    for (auto [a, b, label] : words)
+        for (size_t i = size_t(a * 100); i < size_t(b * 100) && i < x.size(); ++i)
+            x[i] = float(label + 1);
+    return x;
+}
+
+struct Heard {
+    std::vector<ListenWindow> windows;
+    std::vector<Detection> detections;
+};
+
+Heard listen(const std::vector<float> &x, ListenOptions o, size_t chunk = 7)
+{
+    auto made = Listener::make(scoreWindow, kNames, 100, 100, o);
+    if (!made.ok()) qFatal("%s", made.error().str().c_str());
+    Listener l = std::move(made).value();
+    Heard h;
+    auto onWindow = [&](const ListenWindow &w) { h.windows.push_back(w); };
+    auto onDetection = [&](const Detection &d) { h.detections.push_back(d); };
+    // In small pieces, as a microphone hands them over.
+    for (size_t i = 0; i < x.size(); i += chunk)
+        l.push(x.data() + i, std::min(chunk, x.size() - i), onWindow, onDetection);
+    l.finish(onWindow, onDetection);
+    return h;
+}
+
+} // namespace
+
+class TestListen : public QObject {
+    Q_OBJECT
+
+private slots:
+    void windowsSlideByTheHop()
+    {
+        ListenOptions o;
+        o.hopMs = 250;
+        const Heard h = listen(stream(3.0, {}), o);
+        // Starts 0, 0.25, ..., 2.75: every start inside the stream, the last ones padded.
+        QCOMPARE(h.windows.size(), size_t(12));
+        for (size_t i = 0; i < h.windows.size(); ++i) {
+            QCOMPARE(h.windows[i].index, int64_t(i));
+            QCOMPARE(h.windows[i].start, 0.25 * double(i));
+            QCOMPARE(h.windows[i].end, 0.25 * double(i) + 1.0);
+            QCOMPARE(h.windows[i].top, 3); // background
+        }
+        QVERIFY(h.detections.empty()); // silence is never a detection
+    }
+
+    void oneWordOneDetectionAtItsTime()
+    {
+        ListenOptions o;
+        o.hopMs = 100;
+        o.average = 3;
+        o.threshold = 0.7;
+        o.suppressMs = 0; // one detection per word even without suppression
+        // "2" from 3.0 to 3.6 s, "1" from 6.0 to 6.5 s.
+        const Heard h = listen(stream(9.0, {{3.0, 3.6, 2}, {6.0, 6.5, 1}}), o);
+        QCOMPARE(h.detections.size(), size_t(2));
+        QCOMPARE(h.detections[0].label, std::string("2"));
+        QCOMPARE(h.detections[1].label, std::string("1"));
+        // The average of three windows reaches 0.7 once all three hear the word: the third
+        // window whose middle is on it (starts 2.5, 2.6, 2.7: middles 3.0, 3.1, 3.2).
+        QCOMPARE(h.detections[0].window, int64_t(27));
+        QVERIFY(std::abs(h.detections[0].start - 2.5) < 1e-9);
+        QVERIFY(std::abs(h.detections[0].end - 3.7) < 1e-9);
+        QVERIFY(std::abs(h.detections[0].time - 3.1) < 1e-9);
+        QVERIFY(h.detections[0].probability > 0.99f);
+        QVERIFY(std::abs(h.detections[1].time - 6.1) < 1e-9);
+    }
+
+    void averagingNeedsTheWordToLast()
+    {
+        ListenOptions o;
+        o.hopMs = 100;
+        o.average = 5;
+        o.threshold = 0.9;
+        // A blip of 0.2 s is in the middle of two windows only: 2 of 5 is not enough.
+        QVERIFY(listen(stream(5.0, {{2.0, 2.2, 0}}), o).detections.empty());
+        // Without averaging it is heard.
+        o.average = 1;
+        QCOMPARE(listen(stream(5.0, {{2.0, 2.2, 0}}), o).detections.size(), size_t(1));
+    }
+
+    void suppressionAndTheSameWordAgain()
+    {
+        ListenOptions o;
+        o.hopMs = 100;
+        o.average = 1;
+        o.threshold = 0.5;
+        // "1" twice with 0.3 s of silence between: heard twice without suppression...
+        const auto x = stream(6.0, {{2.0, 2.5, 1}, {2.8, 3.3, 1}});
+        o.suppressMs = 0;
+        QCOMPARE(listen(x, o).detections.size(), size_t(2));
+        // ... once when detections less than a second apart are suppressed.
+        o.suppressMs = 1000;
+        QCOMPARE(listen(x, o).detections.size(), size_t(1));
+        // Unknown words are heard but never detected; nor is what --ignore names.
+        o.suppressMs = 0;
+        QVERIFY(listen(stream(4.0, {{1.0, 2.0, 4}}), o).detections.empty());
+        o.ignore = {"2", "_Background_", "unknown"}; // names match without case and underscores
+        QVERIFY(listen(stream(4.0, {{1.0, 2.0, 2}}), o).detections.empty());
+    }
+
+    void aWordAtTheVeryEndIsHeard()
+    {
+        ListenOptions o;
+        o.hopMs = 250;
+        o.average = 1;
+        // The stream ends 0.3 s after the word begins: only padded windows hold it centred.
+        const Heard h = listen(stream(4.3, {{4.0, 4.3, 0}}), o, 1000);
+        QCOMPARE(h.detections.size(), size_t(1));
+        QCOMPARE(h.detections[0].label, std::string("0"));
+        QVERIFY(h.windows.back().start < 4.3);
+    }
+
+    void optionsOutOfRangeAreRefused()
+    {
+        auto refused = [](ListenOptions o, const char *words) {
+            auto made = Listener::make(scoreWindow, kNames, 100, 100, o);
+            return !made.ok() && made.error().message.find(words) != std::string::npos;
+        };
+        ListenOptions o;
+        o.hopMs = 0;
+        QVERIFY(refused(o, "--hop-ms"));
+        o.hopMs = 1500; // longer than the window
+        QVERIFY(refused(o, "--hop-ms"));
+        o = {};
+        o.average = 0;
+        QVERIFY(refused(o, "--average"));
+        o = {};
+        o.threshold = 1.5;
+        QVERIFY(refused(o, "--threshold"));
+        o.threshold = std::nan("");
+        QVERIFY(refused(o, "--threshold"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestListen)
+#include "test_listen.moc"
