@@ -147,6 +147,24 @@ private slots:
         QVERIFY(h.windows.back().start < 4.3);
     }
 
+    // A damaged model (NaN scores) is heard as nothing: no detection, no crash.
+    void nanScoresAreNeverHeard()
+    {
+        auto nan = [](const std::vector<float> &) {
+            return std::vector<float>(kNames.size(), std::nanf(""));
+        };
+        auto made = Listener::make(nan, kNames, 100, 100, ListenOptions{});
+        QVERIFY(made.ok());
+        Listener l = std::move(made).value();
+        int windows = 0, detections = 0;
+        const std::vector<float> x = stream(3.0, {{1.0, 2.0, 1}});
+        l.push(
+            x.data(), x.size(), [&](const ListenWindow &) { ++windows; },
+            [&](const Detection &) { ++detections; });
+        QVERIFY(windows > 0);
+        QCOMPARE(detections, 0);
+    }
+
     void optionsOutOfRangeAreRefused()
     {
         auto refused = [](ListenOptions o, const char *words) {

@@ -147,12 +147,11 @@ void Listener::runWindow(const std::function<void(const ListenWindow &)> &onWind
     w.top = int32_t(std::max_element(w.averaged.begin(), w.averaged.end()) - w.averaged.begin());
     if (onWindow) onWindow(w);
 
-    if (ignored(w.top) || w.averaged[size_t(w.top)] < float(m_o.threshold) ||
-        w.top != m_lastClass) {
+    // (A NaN from a damaged model is never heard.)
+    const bool heard = !ignored(w.top) && w.averaged[size_t(w.top)] >= float(m_o.threshold);
+    if (!heard || w.top != m_lastClass)
         m_armed = true; // the word is over (or another began): it may be detected again
-        if (ignored(w.top) || w.averaged[size_t(w.top)] < float(m_o.threshold)) return;
-    }
-    if (!m_armed) return;
+    if (!heard || !m_armed) return;
     Detection d;
     d.start = double(start - int64_t(m_recent.size() - 1) * m_hop) / double(m_rate);
     d.end = w.end;
