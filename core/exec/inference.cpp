@@ -124,19 +124,6 @@ Status checkSavedPreprocessing(const json &pre, const std::string &file)
     return {};
 }
 
-// Softmax of one row of scores, in double.
-std::vector<double> probabilities(const float *row, int64_t classes)
-{
-    const float top = *std::max_element(row, row + classes);
-    std::vector<double> p(static_cast<size_t>(classes));
-    double sum = 0;
-    for (int64_t c = 0; c < classes; ++c)
-        sum += p[size_t(c)] = std::exp(double(row[c]) - double(top));
-    for (double &v : p)
-        v /= sum;
-    return p;
-}
-
 // The log-odds of class k from one row of scores: s_k - log sum_{j != k} exp(s_j). Unlike the
 // probability it does not saturate, so covering a patch of an input the model is sure about
 // still shows.
@@ -195,6 +182,18 @@ std::map<std::string, std::string> inferenceMetadata(const graph::PipelineDocume
             {"preprocessing", savedPreprocessing(job, sourceSample)
                                   .dump(-1, ' ', false, json::error_handler_t::replace)},
             {"class_names", json(classNames).dump(-1, ' ', false, json::error_handler_t::replace)}};
+}
+
+std::vector<double> softmax(const float *row, int64_t classes)
+{
+    const float top = *std::max_element(row, row + classes);
+    std::vector<double> p(static_cast<size_t>(classes));
+    double sum = 0;
+    for (int64_t c = 0; c < classes; ++c)
+        sum += p[size_t(c)] = std::exp(double(row[c]) - double(top));
+    for (double &v : p)
+        v /= sum;
+    return p;
 }
 
 struct Predictor::State {
@@ -463,7 +462,7 @@ std::vector<Result<Prediction>> Predictor::predictFiles(const std::vector<std::s
                                   "its weights overflow on this input; is the model damaged?");
                     continue;
                 }
-                const std::vector<double> p = probabilities(row, classes);
+                const std::vector<double> p = softmax(row, classes);
                 std::vector<int32_t> order(static_cast<size_t>(classes));
                 for (int32_t c = 0; c < int32_t(classes); ++c)
                     order[size_t(c)] = c;

@@ -28,6 +28,9 @@ std::map<std::string, std::string> inferenceMetadata(const graph::PipelineDocume
                                                      const Shape &sampleShape,
                                                      const std::vector<std::string> &classNames);
 
+// Softmax of one row of scores (logits), in double: the probabilities every prediction reports.
+std::vector<double> softmax(const float *row, int64_t classes);
+
 struct ClassScore {
     int32_t index = 0;
     std::string name;

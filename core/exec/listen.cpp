@@ -88,8 +88,7 @@ void Listener::push(const float *samples, size_t n,
                     const std::function<void(const Detection &)> &onDetection)
 {
     m_buffer.insert(m_buffer.end(), samples, samples + n);
-    m_received += int64_t(n);
-    while (m_next * m_hop + m_window <= m_received)
+    while (m_next * m_hop + m_window <= received())
         runWindow(onWindow, onDetection);
 }
 
@@ -97,10 +96,10 @@ void Listener::finish(const std::function<void(const ListenWindow &)> &onWindow,
                       const std::function<void(const Detection &)> &onDetection)
 {
     // Windows still to come start before the end of what was received.
-    const int64_t end = m_received;
+    const int64_t end = received();
     if (m_next * m_hop >= end) return;
     const int64_t last = (end - 1) / m_hop; // the last window starting inside the stream
-    const int64_t need = last * m_hop + m_window - m_received;
+    const int64_t need = last * m_hop + m_window - end;
     if (need > 0) {
         const std::vector<float> silence(size_t(need), 0.0f);
         push(silence.data(), silence.size(), onWindow, onDetection);
@@ -125,15 +124,8 @@ void Listener::runWindow(const std::function<void(const ListenWindow &)> &onWind
     w.index = m_next++;
     w.start = double(start) / double(m_rate);
     w.end = double(start + m_window) / double(m_rate);
-    // Softmax in double, as the other predictions are reported.
-    const float top = *std::max_element(scores.begin(), scores.end());
-    double sum = 0;
-    std::vector<double> e(scores.size());
-    for (size_t c = 0; c < scores.size(); ++c)
-        sum += e[c] = std::exp(double(scores[c]) - double(top));
-    w.probabilities.resize(scores.size());
-    for (size_t c = 0; c < scores.size(); ++c)
-        w.probabilities[c] = float(e[c] / sum);
+    const std::vector<double> p = softmax(scores.data(), int64_t(scores.size()));
+    w.probabilities.assign(p.begin(), p.end());
     w.milliseconds =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 

@@ -78,6 +78,8 @@ public:
                 const std::function<void(const Detection &)> &onDetection);
 
 private:
+    // Samples pushed so far.
+    int64_t received() const { return m_bufferStart + int64_t(m_buffer.size()); }
     Listener(Scorer scorer, std::vector<std::string> names, const ListenOptions &o, int64_t rate,
              int64_t window, int64_t hop);
     void runWindow(const std::function<void(const ListenWindow &)> &onWindow,
@@ -90,7 +92,6 @@ private:
     std::vector<bool> m_ignored;
     std::deque<float> m_buffer;              // samples from m_bufferStart on
     int64_t m_bufferStart = 0;               // the stream position of m_buffer.front()
-    int64_t m_received = 0;                  // samples pushed so far
     int64_t m_next = 0;                      // the next window's index
     std::deque<std::vector<float>> m_recent; // the last `average` windows' probabilities
     double m_lastDetection = -1e300;         // seconds
