@@ -24,6 +24,7 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -116,12 +117,15 @@ Heard score(const QStringList &lines, QList<Word> truth, double offset = 0)
     return h;
 }
 
-// Floors a little under what was measured when they were set (docs/audio.md has the figures):
-// they catch a fall back, and leave room for the run-to-run spread of other machines.
-constexpr double kHeldOutVoices = 0.82;  // 87.1% measured
-constexpr double kHeldOutEngine = 0.50;  // 57.0% measured (10 epochs)
-constexpr double kListenDetected = 0.75; // 89.6% (60 of 67) measured
-constexpr int kListenFalseAlarms = 5;    // 2 measured
+// Floors under what was measured (docs/audio.md has the figures): they catch a fall back, and
+// leave room for the run-to-run spread. Training is not bit-reproducible across thread
+// schedules (oneDNN's parallel reductions), and the spread is wide where the model meets what it
+// never heard: over three runs the held-out engine gave 57.0, 57.2 and 48.7%, the false alarms
+// 2, 3 and 5 (chance is 8% for 12 classes).
+constexpr double kHeldOutVoices = 0.82;  // 87.1, 87.5, 87.9% measured
+constexpr double kHeldOutEngine = 0.40;  // 57.0, 57.2, 48.7% measured (10 epochs)
+constexpr double kListenDetected = 0.75; // 89.6, 88.1% (60 and 59 of 67) measured
+constexpr int kListenFalseAlarms = 8;    // 2, 3, 5 measured
 
 } // namespace
 
@@ -166,8 +170,12 @@ private slots:
         QCOMPARE(eval["samples"].toInt(), 752);
 
         // What mattered (occlusion saliency): the frames where the word is spoken, not the
-        // silence around it. Per frame, the saliency summed over the mel bands must be far larger
-        // where the waveform is loud than where it is silent.
+        // silence around it. Per frame, the saliency summed over the mel bands must be larger
+        // where the waveform is loud than where it is silent: at least twice for every
+        // recording, and five times for the median one. (Training is not bit-reproducible
+        // across thread schedules; one CI run saw 4.1 for 5_flite-slt_3 where others saw more,
+        // so a single recording's ratio is no sharper test than that.)
+        QVector<double> ratios;
         QStringList some;
         for (const char *name :
              {"0_espeak-en-us-f2_1", "3_espeak-en-gb-m4_2", "5_flite-slt_3", "7_festival-ked_1",
@@ -205,8 +213,13 @@ private slots:
             const double ratio = (speech / nSpeech) / std::max(silence / nSilence, 1e-9);
             qInfo("%s: saliency per speech frame %.1fx that per silent frame",
                   qPrintable(QFileInfo(line["input"].toString()).fileName()), ratio);
-            QVERIFY2(ratio > 5, qPrintable(QString::number(ratio)));
+            QVERIFY2(ratio > 2, qPrintable(QString::number(ratio)));
+            ratios << ratio;
         }
+        QCOMPARE(ratios.size(), 6);
+        std::sort(ratios.begin(), ratios.end());
+        const double median = (ratios[2] + ratios[3]) / 2;
+        QVERIFY2(median > 5, qPrintable(QString::number(median)));
     }
 
     // The model of heldOutVoicesAreRecognised listens to a long recording of voices no
