@@ -6,6 +6,7 @@
 
 #include "core/data/audio_files.h"
 #include "core/data/audio_transforms.h"
+#include "core/data/utterances.h"
 #include "wav_fixture.h"
 
 #include <QtTest>
@@ -365,6 +366,74 @@ private slots:
             total += v;
         QVERIFY(std::abs(total / double(c.size())) < 1e-4);
         QCOMPARE(c[60] - c[10], coloured[60] - coloured[10]);
+    }
+
+    // A long take cut into one-word clips (the Record panel and its import): words found where
+    // they are, a pause inside a word kept inside it, a click dropped, the clip centred.
+    void longTakesAreCutIntoWords()
+    {
+        const int64_t rate = 16000;
+        std::vector<float> x(size_t(rate * 4));
+        uint64_t state = 7;
+        for (float &v : x) { // a noise floor near -60 dB
+            state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+            v = 0.001f * (float(state >> 40) / float(1 << 24) - 0.5f) * 2.0f;
+        }
+        auto tone = [&](double from, double to, double amp) {
+            for (int64_t k = int64_t(from * rate); k < int64_t(to * rate); ++k)
+                x[size_t(k)] +=
+                    float(amp * std::sin(2 * std::numbers::pi * 440.0 * double(k) / rate));
+        };
+        tone(0.50, 0.80, 0.3);                        // a word
+        tone(1.50, 1.70, 0.2), tone(1.85, 2.05, 0.2); // a word with a 150 ms pause inside
+        tone(2.80, 2.83, 0.5);                        // a click, 30 ms
+        tone(3.30, 3.60, 0.05);                       // a quiet word (-29 dB)
+        const auto words = data::findUtterances(x, rate);
+        QCOMPARE(int(words.size()), 3);
+        const double expected[3][2] = {{0.50, 0.80}, {1.50, 2.05}, {3.30, 3.60}};
+        for (int i = 0; i < 3; ++i) {
+            QVERIFY2(std::abs(double(words[size_t(i)].start) / rate - expected[i][0]) < 0.03,
+                     qPrintable(QString::number(double(words[size_t(i)].start) / rate)));
+            QVERIFY2(std::abs(double(words[size_t(i)].end) / rate - expected[i][1]) < 0.03,
+                     qPrintable(QString::number(double(words[size_t(i)].end) / rate)));
+        }
+        QVERIFY(words[0].peakDb > -14 && words[0].peakDb < -12); // 0.3 amplitude: -13.5 dB
+
+        const auto clips = data::cutUtterances(x, rate, rate);
+        QCOMPARE(int(clips.size()), 3);
+        for (const auto &c : clips)
+            QCOMPARE(int64_t(c.size()), rate);
+        // The first word (0.5 to 0.8 s) sits in the middle of its clip.
+        const int64_t centre = words[0].centre();
+        QVERIFY(std::abs(double(centre) / rate - 0.65) < 0.02);
+        for (int64_t k : {int64_t(0), rate / 2, rate - 1})
+            QCOMPARE(clips[0][size_t(k)], x[size_t(centre - rate / 2 + k)]);
+        // Near the start, the clip is padded with silence.
+        const auto early = data::clipAround(x, rate / 4, rate);
+        QCOMPARE(early[0], 0.0f);
+        QCOMPARE(early[size_t(rate / 4)], x[0]);
+
+        // Nothing above the floor: no words. Background noise is cut into whole windows.
+        QVERIFY(data::findUtterances(std::vector<float>(size_t(rate * 2), 0.01f), rate).empty());
+        QVERIFY(data::findUtterances(std::vector<float>(10, 0.5f), rate).empty());
+        QCOMPARE(int(data::cutWindows(x, rate).size()), 4);
+        QCOMPARE(int(data::cutWindows(std::vector<float>(size_t(rate * 5 / 2)), rate).size()), 2);
+
+        // A clip written as WAV reads back at 16-bit precision; a folder that is not there is
+        // named in the error.
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("7_me_1.wav").toStdString();
+        QVERIFY(data::writeWav(path, clips[0], rate).ok());
+        QVERIFY(!QFile::exists(QString::fromStdString(path + ".part")));
+        auto back = data::readRecording(path, rate);
+        QVERIFY(back.ok());
+        QCOMPARE(int64_t(back.value().size()), rate);
+        for (size_t k = 0; k < back.value().size(); ++k)
+            QVERIFY(std::abs(back.value()[k] - clips[0][k]) < 1.0f / 32767);
+        const auto bad =
+            data::writeWav(dir.filePath("no/such/folder/a.wav").toStdString(), x, rate);
+        QVERIFY(!bad.ok());
+        QVERIFY(bad.error().str().find("no/such/folder/a.wav") != std::string::npos);
     }
 
     void damagedRecordingsAreSkippedAndNamed()

@@ -254,6 +254,33 @@ private slots:
         QVERIFY2(h.right >= kListenDetected * h.digits, qPrintable(QString::number(h.right)));
         QVERIFY2(h.falseAlarms <= kListenFalseAlarms, qPrintable(QString::number(h.falseAlarms)));
 
+        // The same recording as raw samples on stdin (what the window's Listen mode sends):
+        // the same detections at the same times.
+        const QString raw = dir.filePath("rec.raw");
+        QCOMPARE(run("sox",
+                     {rec, "-t", "raw", "-r", "16000", "-e", "signed", "-b", "16", "-c", "1", raw})
+                     .exitCode,
+                 0);
+        QProcess piped;
+        piped.setStandardInputFile(raw);
+        piped.start(FLOWBENCH_CLI, {"listen", m_trained.filePath("run"), "--stdin"});
+        QVERIFY(piped.waitForFinished(300000));
+        QCOMPARE(piped.exitCode(), 0);
+        auto detections = [](const QStringList &out) {
+            QStringList d;
+            for (const QString &line : out) {
+                const QJsonObject o = QJsonDocument::fromJson(line.toUtf8()).object();
+                if (o["kind"] == "detection")
+                    d << o["class"].toString() + "@" + QString::number(o["time"].toDouble());
+            }
+            return d;
+        };
+        const QStringList fromStdin =
+            QString::fromUtf8(piped.readAllStandardOutput()).trimmed().split('\n');
+        QCOMPARE(detections(fromStdin), detections(lines));
+        QCOMPARE(QJsonDocument::fromJson(fromStdin.last().toUtf8()).object()["input"].toString(),
+                 QString("stdin"));
+
         // A recording that cannot be heard is named, with exit 1 and an error summary.
         QFile cut(dir.filePath("cut.wav"));
         QVERIFY(cut.open(QIODevice::WriteOnly));

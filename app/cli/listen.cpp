@@ -7,6 +7,7 @@
 #include "core/exec/listen.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 #include <pulse/error.h>
 #include <pulse/simple.h>
 
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cerrno>
 #include <cstring>
 #include <iostream>
 #include <memory>
@@ -25,7 +27,7 @@ using nlohmann::json;
 
 namespace {
 
-const char *kUsage = R"(Usage: flowbench-cli listen MODEL (FILE | --mic) [options]
+const char *kUsage = R"(Usage: flowbench-cli listen MODEL (FILE | --mic | --stdin) [options]
 
 Keyword spotting: windows of the model's length slide over a recording (WAV, FLAC, OGG, ...) or
 the microphone; one model, loaded once, hears every window. The class probabilities are
@@ -33,6 +35,8 @@ averaged over the last few windows, and a class other than background noise and 
 is detected when its average reaches the threshold (docs/audio.md, "Listen").
 
 MODEL is a run folder, its model.safetensors or a checkpoint of a model trained on recordings.
+--stdin reads the stream from standard input instead, as raw 16-bit signed little-endian mono
+samples at --rate (what the window's Listen mode sends from its microphone), until it ends.
 
 Options:
   --window-ms MS     the window (default and only value: the length the model was trained on)
@@ -43,6 +47,7 @@ Options:
   --ignore A,B,...   classes never detected (default background,unknown,silence,noise)
   --windows          also one line per window: its top classes and time
   --seconds S        with --mic: stop after S seconds (default: at Ctrl-C)
+  --rate HZ          with --stdin: the samples' rate (default: the model's)
   --device cpu|cuda[:N]  (default cpu)
 
 Output (stdout, JSON lines):
@@ -191,8 +196,8 @@ int fromMicrophone(int64_t rate, double seconds,
 int listen(int argc, char **argv)
 {
     std::string model, input, device = "cpu";
-    bool mic = false, windows = false;
-    double windowMs = 0, seconds = 0;
+    bool mic = false, windows = false, fromStdin = false;
+    double windowMs = 0, seconds = 0, rate = 0;
     exec::ListenOptions o;
     auto number = [](const std::string &text, double &out) {
         char *end = nullptr;
@@ -211,11 +216,13 @@ int listen(int argc, char **argv)
         }
         if (a == "--mic") {
             mic = true;
+        } else if (a == "--stdin") {
+            fromStdin = true;
         } else if (a == "--windows") {
             windows = true;
         } else if (a == "--window-ms" || a == "--hop-ms" || a == "--average" ||
                    a == "--threshold" || a == "--suppress-ms" || a == "--seconds" ||
-                   a == "--device" || a == "--ignore") {
+                   a == "--device" || a == "--ignore" || a == "--rate") {
             if (i + 1 >= argc) return usage(a + " needs a value");
             const std::string v = argv[++i];
             if (a == "--device") {
@@ -238,6 +245,7 @@ int listen(int argc, char **argv)
             if (a == "--threshold") o.threshold = x;
             if (a == "--suppress-ms") o.suppressMs = x;
             if (a == "--seconds") seconds = x;
+            if (a == "--rate") rate = x;
             if (a == "--average") {
                 if (x != std::floor(x)) return usage("--average needs a whole number");
                 o.average = int(std::clamp(x, -1.0, 1000.0));
@@ -249,13 +257,17 @@ int listen(int argc, char **argv)
         } else if (input.empty()) {
             input = a;
         } else {
-            return usage("listen takes one recording (or --mic), not '" + a + "' as well");
+            return usage("listen takes one recording (or --mic or --stdin), not '" + a +
+                         "' as well");
         }
     }
     if (model.empty()) return usage("listen needs a model (a run folder or .safetensors)");
-    if (mic == !input.empty())
-        return usage(mic ? "listen takes a recording or --mic, not both"
-                         : "listen needs a recording or --mic");
+    if (int(mic) + int(fromStdin) + int(!input.empty()) != 1)
+        return usage(mic || fromStdin ? "listen takes one of a recording, --mic and --stdin"
+                                      : "listen needs a recording, --mic or --stdin");
+    if (rate != 0 && (!fromStdin || rate < 1000 || rate > 384000 || rate != std::floor(rate)))
+        return usage(fromStdin ? "--rate must be a whole number of Hz from 1000 to 384000"
+                               : "--rate goes with --stdin");
     if (seconds < 0) return usage("--seconds must not be negative");
 
     auto predictor = exec::Predictor::open(model, device);
@@ -306,6 +318,40 @@ int listen(int argc, char **argv)
             error);
         if (code != kExitOk) return fail(code, error, "microphone");
         input = "microphone";
+    } else if (fromStdin) {
+        // Raw samples as they come: each read hears every window they complete, and the lines
+        // go out at once (the window reads them as they happen).
+        const int64_t from = rate > 0 ? int64_t(rate) : listener.sampleRate();
+        data::StreamResampler resample(from, listener.sampleRate());
+        std::vector<int16_t> raw(size_t(std::max<int64_t>(1, from / 50))); // 20 ms
+        std::vector<float> samples;
+        char odd = 0;
+        bool haveOdd = false;
+        while (true) {
+            // read(2), not fread: it returns what the pipe holds now instead of waiting for
+            // the whole buffer.
+            char *bytes = reinterpret_cast<char *>(raw.data());
+            size_t have = 0;
+            if (haveOdd) bytes[have++] = odd, haveOdd = false;
+            const ssize_t got = ::read(0, bytes + have, raw.size() * 2 - have);
+            if (got < 0 && errno == EINTR) continue;
+            if (got < 0)
+                return fail(kExitFailed, std::string("standard input: ") + std::strerror(errno),
+                            "stdin");
+            have += size_t(got);
+            const bool end = got == 0;
+            if (have % 2) odd = bytes[have - 1], haveOdd = true, --have;
+            samples.resize(have / 2);
+            for (size_t k = 0; k < samples.size(); ++k)
+                samples[k] = float(raw[k]) / 32768.0f;
+            const std::vector<float> x = resample.push(samples.data(), samples.size(), end);
+            if (!resample.error().empty()) return fail(kExitFailed, resample.error(), "stdin");
+            heard += double(x.size()) / double(listener.sampleRate());
+            listener.push(x.data(), x.size(), onWindow, onDetection);
+            std::cout.flush();
+            if (end) break;
+        }
+        input = "stdin";
     } else {
         auto recording = data::readRecording(input, listener.sampleRate());
         if (!recording.ok()) return fail(kExitFailed, recording.error().str(), input);

@@ -58,6 +58,7 @@
 #include "widgets/canvas/graph_view.h"
 #include "widgets/editing/edited_pipeline.h"
 #include "widgets/evaluation/evaluation_view.h"
+#include "widgets/audio/record_panel.h"
 #include "widgets/inference/inference_panel.h"
 #include "widgets/files/atomic_write.h"
 #include "widgets/inspector/inspector.h"
@@ -769,6 +770,16 @@ void MainWindow::buildDocks()
     m_inference->setCliPath(widgets::RunSession::defaultCliPath());
     QDockWidget *inference =
         dock("inference", tr("Try the Model"), m_inference, Qt::BottomDockWidgetArea);
+    m_recordPanel = new widgets::RecordPanel;
+    m_recordPanel->setTemplate(examplesDirectory() + QStringLiteral("/spoken_digits.json"));
+    QDockWidget *record = dock("record", tr("Record"), m_recordPanel, Qt::BottomDockWidgetArea);
+    // "Train on this": the pipeline made for the recorded clips opens and runs.
+    connect(m_recordPanel, &widgets::RecordPanel::trainRequested, this,
+            [this](const QString &path) {
+                if (!maybeSave() || !openPipeline(path)) return;
+                QString why;
+                if (!startRun(&why) && !why.isEmpty()) statusBar()->showMessage(why, 8000);
+            });
     m_summary = new widgets::ModelSummaryView(m_pipeline);
     m_summary->setCliPath(widgets::RunSession::defaultCliPath());
     connect(m_summary, &widgets::ModelSummaryView::nodeActivated, this, &MainWindow::focusNode);
@@ -831,7 +842,8 @@ void MainWindow::buildDocks()
     tabifyDockWidget(log, runs);
     tabifyDockWidget(plots, evaluation);
     tabifyDockWidget(evaluation, inference);
-    tabifyDockWidget(inference, summary);
+    tabifyDockWidget(inference, record);
+    tabifyDockWidget(record, summary);
     tabifyDockWidget(summary, sweep);
     for (const auto &[name, d] : m_docks)
         d->show();

@@ -27,6 +27,7 @@ class QToolButton;
 
 namespace fb::widgets {
 class InferencePanel;
+class RecordPanel;
 class ModelSummaryView;
 class EditedPipeline;
 class EvaluationView;
@@ -161,6 +162,7 @@ public:
     widgets::LogView *log() const { return m_log; }
     widgets::EvaluationView *evaluation() const { return m_evaluation; }
     widgets::InferencePanel *inference() const { return m_inference; }
+    widgets::RecordPanel *recordPanel() const { return m_recordPanel; }
     widgets::ModelSummaryView *modelSummary() const { return m_summary; }
     widgets::RunsPanel *runs() const { return m_runs; }
     widgets::RunSession *session() const { return m_session; }
@@ -242,6 +244,7 @@ private:
     widgets::LogView *m_log = nullptr;
     widgets::EvaluationView *m_evaluation = nullptr;
     widgets::InferencePanel *m_inference = nullptr;
+    widgets::RecordPanel *m_recordPanel = nullptr;
     widgets::ModelSummaryView *m_summary = nullptr;
     widgets::RunsPanel *m_runs = nullptr;
     QPointer<widgets::RunDiffView> m_runDiff; // in its own window while open

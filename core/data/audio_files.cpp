@@ -309,4 +309,47 @@ Result<ImageDataset> loadAudioFolder(const std::string &dir, const AudioFilesOpt
     return ds;
 }
 
+StreamResampler::StreamResampler(int64_t fromRate, int64_t toRate)
+    : m_ratio(double(toRate) / double(std::max<int64_t>(1, fromRate)))
+{
+    int err = 0;
+    if (fromRate != toRate) {
+        m_state = src_new(SRC_SINC_MEDIUM_QUALITY, 1, &err);
+        if (!m_state) m_error = std::string("cannot resample: ") + src_strerror(err);
+    }
+}
+
+StreamResampler::~StreamResampler()
+{
+    if (m_state) src_delete(static_cast<SRC_STATE *>(m_state));
+}
+
+std::vector<float> StreamResampler::push(const float *x, size_t n, bool last)
+{
+    if (!m_error.empty()) return {};
+    if (!m_state) return std::vector<float>(x, x + n); // the same rate
+    std::vector<float> out;
+    std::vector<float> buf(size_t(double(n) * m_ratio) + 256);
+    size_t used = 0;
+    while (true) {
+        SRC_DATA d{};
+        d.data_in = x + used;
+        d.input_frames = long(n - used);
+        d.data_out = buf.data();
+        d.output_frames = long(buf.size());
+        d.src_ratio = m_ratio;
+        d.end_of_input = last ? 1 : 0;
+        if (int err = src_process(static_cast<SRC_STATE *>(m_state), &d)) {
+            m_error = std::string("cannot resample: ") + src_strerror(err);
+            return {};
+        }
+        used += size_t(d.input_frames_used);
+        out.insert(out.end(), buf.begin(), buf.begin() + d.output_frames_gen);
+        // Done when all the input is taken and, at the end, nothing more comes out.
+        if (used >= n && (!last || d.output_frames_gen == 0)) break;
+        if (d.input_frames_used == 0 && d.output_frames_gen == 0) break;
+    }
+    return out;
+}
+
 } // namespace fb::data

@@ -52,6 +52,26 @@ Result<std::vector<float>> readRecording(const std::string &path, int64_t sample
 Result<std::vector<float>> monoAt(const std::vector<float> &interleaved, int channels, int64_t rate,
                                   const std::string &name, int64_t sampleRate);
 
+// Resampling a stream that arrives in pieces (a microphone's, `flowbench-cli listen --stdin`):
+// libsamplerate's state carries across the pieces, so the result is the same as resampling the
+// whole at once, not a click at every boundary. Mono.
+class StreamResampler {
+public:
+    StreamResampler(int64_t fromRate, int64_t toRate);
+    ~StreamResampler();
+    StreamResampler(const StreamResampler &) = delete;
+    StreamResampler &operator=(const StreamResampler &) = delete;
+    // The samples at toRate that these samples complete; `last` at the end of the stream flushes
+    // what the filter still holds. Empty, with error() set, when libsamplerate fails.
+    std::vector<float> push(const float *x, size_t n, bool last = false);
+    const std::string &error() const { return m_error; }
+
+private:
+    void *m_state = nullptr; // SRC_STATE
+    double m_ratio;
+    std::string m_error;
+};
+
 // A folder of recordings, labelled by class subfolders or by the file-name pattern (files in
 // any subfolder). Classes are sorted names, or class numbers when every label is a whole number.
 // Unreadable files, and names that do not match the pattern, are skipped and listed.

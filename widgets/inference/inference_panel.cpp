@@ -1,5 +1,6 @@
 #include "widgets/inference/inference_panel.h"
 
+#include "widgets/audio/spectrogram_image.h"
 #include "widgets/plots/plot_style.h"
 
 #include <nlohmann/json.hpp>
@@ -25,6 +26,7 @@
 #include <QPainter>
 #include <QProcess>
 #include <QPushButton>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -113,6 +115,26 @@ QImage overlayOf(const QVector<float> &map, const std::vector<int64_t> &shape, b
     return audio ? img.mirrored(false, true) : img;
 }
 
+// The complete lines at the front of `pending` (taken out of it), each a JSON object. The
+// answers come from another process: every field is then read without throwing (a missing or
+// mistyped one reads as empty), so nothing reaches the event loop; a line too deeply nested to
+// parse safely, or not an object, is dropped.
+std::vector<nlohmann::json> takeJsonLines(QByteArray &pending)
+{
+    std::vector<nlohmann::json> out;
+    while (true) {
+        const int nl = int(pending.indexOf('\n'));
+        if (nl < 0) break;
+        const QByteArray line = pending.left(nl);
+        pending.remove(0, nl + 1);
+        if (!checkJsonNesting(std::string_view(line.constData(), size_t(line.size())), "").ok())
+            continue;
+        auto j = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
+        if (j.is_object()) out.push_back(std::move(j));
+    }
+    return out;
+}
+
 } // namespace
 
 QByteArray wavFromPcm(const QByteArray &pcm, const QAudioFormat &format)
@@ -152,6 +174,9 @@ InferencePanel::InferencePanel(QWidget *parent)
     , m_open(new QPushButton(tr("Open files…")))
     , m_showSaliency(new QCheckBox(tr("Show what mattered")))
     , m_record(new QPushButton(tr("Hold to record")))
+    , m_listenButton(new QPushButton(tr("Listen")))
+    , m_stripTimer(new QTimer(this))
+    , m_strip(new QLabel)
     , m_status(new QLabel)
     , m_title(new QLabel)
     , m_preview(new QLabel)
@@ -199,6 +224,36 @@ InferencePanel::InferencePanel(QWidget *parent)
     m_record->setToolTip(recordTip());
     connect(m_record, &QPushButton::pressed, this, &InferencePanel::startRecording);
     connect(m_record, &QPushButton::released, this, &InferencePanel::stopRecording);
+    // Listen mode: the microphone heard continuously by one engine process.
+    m_listenButton->setObjectName("inferenceListen");
+    m_listenButton->setCheckable(true);
+    m_listenButton->setEnabled(canRecord());
+    m_listenButton->setToolTip(
+        canRecord() ? tr("Listen continuously: the model hears the microphone a window at a "
+                         "time and marks each word it detects")
+                    : recordTip());
+    connect(m_listenButton, &QPushButton::toggled, this, [this](bool on) {
+        if (on == listening()) return;
+        if (on) {
+            QString why;
+            if (!startListening(&why)) {
+                m_status->setText(why);
+                const QSignalBlocker block(m_listenButton);
+                m_listenButton->setChecked(false);
+            }
+        } else {
+            stopListening();
+        }
+    });
+    m_strip->setObjectName("inferenceListenStrip");
+    m_strip->setMinimumSize(400, 120);
+    m_strip->setAlignment(Qt::AlignCenter);
+    m_strip->setToolTip(tr("The last 5 seconds the microphone heard (log-mel spectrogram, low "
+                           "frequencies at the bottom, now at the right) and the words detected "
+                           "in them"));
+    m_strip->hide();
+    m_stripTimer->setInterval(100);
+    connect(m_stripTimer, &QTimer::timeout, this, &InferencePanel::drawStrip);
     m_history->setObjectName("inferenceHistory");
     m_history->setMaximumWidth(240);
     m_bars->setObjectName("inferenceBars");
@@ -219,6 +274,7 @@ InferencePanel::InferencePanel(QWidget *parent)
     top->addWidget(m_choose);
     top->addWidget(m_open);
     top->addWidget(m_record);
+    top->addWidget(m_listenButton);
     top->addWidget(m_showSaliency);
     auto *right = new QVBoxLayout;
     auto *heading = new QHBoxLayout;
@@ -229,6 +285,7 @@ InferencePanel::InferencePanel(QWidget *parent)
     middle->addWidget(m_preview);
     middle->addWidget(m_bars, 1);
     right->addLayout(middle, 1);
+    right->addWidget(m_strip);
     right->addWidget(m_wave);
     auto *body = new QHBoxLayout;
     body->addWidget(m_history);
@@ -314,7 +371,257 @@ void InferencePanel::stopRecording()
 
 InferencePanel::~InferencePanel()
 {
+    if (m_listenSource) m_listenSource->stop();
+    if (m_listen) {
+        m_listen->disconnect(this);
+        m_listen->kill();
+        m_listen->waitForFinished(3000);
+    }
     delete m_recordings;
+}
+
+namespace {
+constexpr double kStripSeconds = 5.0;
+} // namespace
+
+bool InferencePanel::listening() const
+{
+    return m_listen && m_listen->state() != QProcess::NotRunning;
+}
+
+bool InferencePanel::startListening(QString *why)
+{
+    auto refuse = [why](const QString &text) {
+        if (why) *why = text;
+        return false;
+    };
+    if (listening()) return true;
+    if (!canRecord()) return refuse(recordTip());
+    if (model().isEmpty())
+        return refuse(tr("Choose a trained model first (a run folder of a model trained on "
+                         "recordings)."));
+    if (m_source) return refuse(tr("Recording a clip; listen when it is done."));
+    // The child: it loads the model once, then hears every window of what arrives on stdin.
+    delete m_listen;
+    m_listen = new QProcess(this);
+    m_listenPending.clear();
+    m_heard.clear();
+    m_windowMs.clear();
+    m_ring.clear();
+    m_heardSamples = 0;
+    m_stripTop = -1e30f;
+    connect(m_listen, &QProcess::readyReadStandardOutput, this, &InferencePanel::readListenLines);
+    connect(m_listen, &QProcess::finished, this,
+            [this](int code, QProcess::ExitStatus) { listenEnded(code); });
+    connect(m_listen, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
+        if (e == QProcess::FailedToStart) listenEnded(-1);
+    });
+    // One thread: a window is a small forward pass every hop, and a team of threads woken for
+    // each costs more than it gives (p50 10 ms a window with the default team on 2 cores,
+    // beside the window's own work, against 2 ms with one thread; test_record_panel).
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    if (!env.contains("OMP_NUM_THREADS")) env.insert("OMP_NUM_THREADS", "1");
+    m_listen->setProcessEnvironment(env);
+    m_listen->start(m_cli, {"listen", model(), "--stdin", "--rate",
+                            QString::number(m_format.sampleRate()), "--windows"});
+    if (!m_listen->waitForStarted(10000))
+        return refuse(tr("Could not start %1: %2").arg(m_cli, m_listen->errorString()));
+    m_listenSource = new QAudioSource(m_input, m_format, this);
+    m_listenIo = m_listenSource->start();
+    if (!m_listenIo) {
+        delete m_listenSource;
+        m_listenSource = nullptr;
+        m_listen->closeWriteChannel();
+        return refuse(tr("The microphone could not be opened (%1)").arg(m_input.description()));
+    }
+    connect(m_listenIo, &QIODevice::readyRead, this, &InferencePanel::takeListenAudio);
+    m_history->clear();
+    m_results.clear();
+    m_title->setText(tr("Listening…"));
+    m_status->setText(tr("Listening to %1. Say a word the model knows; press Listen again to "
+                         "stop.")
+                          .arg(m_input.description()));
+    m_record->setEnabled(false);
+    m_preview->hide();
+    m_wave->hide();
+    m_strip->show();
+    m_stripTimer->start();
+    {
+        const QSignalBlocker block(m_listenButton);
+        m_listenButton->setChecked(true);
+    }
+    m_listenButton->setText(tr("Stop listening"));
+    return true;
+}
+
+void InferencePanel::takeListenAudio()
+{
+    if (!m_listenIo || !m_listen) return;
+    const QByteArray bytes = m_listenIo->readAll();
+    const int channels = std::max(1, m_format.channelCount());
+    const int size = std::max(1, m_format.bytesPerSample());
+    const qsizetype frames = bytes.size() / (size * channels);
+    QByteArray pcm(frames * 2, Qt::Uninitialized);
+    for (qsizetype f = 0; f < frames; ++f) {
+        float v = 0;
+        for (int c = 0; c < channels; ++c)
+            v += m_format.normalizedSampleValue(bytes.constData() + (f * channels + c) * size);
+        v /= float(channels);
+        m_ring.push_back(v);
+        const qint16 s = qint16(std::lround(std::clamp(v, -1.0f, 1.0f) * 32767.0f));
+        std::memcpy(pcm.data() + f * 2, &s, 2);
+    }
+    m_heardSamples += frames;
+    const size_t keep = size_t(kStripSeconds * m_format.sampleRate());
+    if (m_ring.size() > keep + keep / 2)
+        m_ring.erase(m_ring.begin(), m_ring.end() - std::ptrdiff_t(keep));
+    m_listen->write(pcm);
+}
+
+void InferencePanel::stopListening()
+{
+    if (m_listenSource) {
+        if (m_listenIo) takeListenAudio();
+        m_listenSource->stop();
+        m_listenSource->deleteLater();
+        m_listenSource = nullptr;
+        m_listenIo = nullptr;
+    }
+    // The end of the stream: the child hears the last windows, prints its summary and ends.
+    if (listening()) m_listen->closeWriteChannel();
+    m_stripTimer->stop();
+    drawStrip();
+}
+
+double InferencePanel::windowMsPercentile(double q) const
+{
+    if (m_windowMs.empty()) return 0;
+    std::vector<double> v = m_windowMs;
+    const size_t k = std::min(v.size() - 1, size_t(std::ceil(q * double(v.size()))) - (q > 0));
+    std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(k), v.end());
+    return v[k];
+}
+
+void InferencePanel::readListenLines()
+{
+    m_listenPending += m_listen->readAllStandardOutput();
+    for (const nlohmann::json &j : takeJsonLines(m_listenPending)) {
+        const std::string kind = eventString(j, "kind");
+        if (kind == "window") {
+            const double ms = eventNumber(j, "ms", qQNaN());
+            if (std::isfinite(ms)) m_windowMs.push_back(ms);
+            m_latency->setText(tr("%1 ms a window (p99 %2 ms, %3 windows)")
+                                   .arg(ms, 0, 'f', 2)
+                                   .arg(windowMsPercentile(0.99), 0, 'f', 2)
+                                   .arg(m_windowMs.size()));
+            QStringList classes;
+            QVector<double> values;
+            if (const auto top = j.find("top"); top != j.end() && top->is_array())
+                for (const auto &c : *top) {
+                    if (!c.is_object()) continue;
+                    const double p = eventNumber(c, "probability", qQNaN());
+                    if (!std::isfinite(p)) continue;
+                    classes << QString::fromStdString(eventString(c, "class"));
+                    values << std::clamp(p, 0.0, 1.0);
+                }
+            drawBars(classes, values);
+        } else if (kind == "detection") {
+            Heard h;
+            h.label = QString::fromStdString(eventString(j, "class"));
+            h.time = eventNumber(j, "time");
+            h.probability = eventNumber(j, "probability");
+            m_heard << h;
+            auto *item = new QListWidgetItem(tr("%1  at %2 s (%3%)")
+                                                 .arg(h.label)
+                                                 .arg(h.time, 0, 'f', 1)
+                                                 .arg(100.0 * h.probability, 0, 'f', 0));
+            m_history->addItem(item);
+            m_history->scrollToBottom();
+            m_title->setText(tr("Heard <b>%1</b> at %2 s (%3%)")
+                                 .arg(h.label.toHtmlEscaped())
+                                 .arg(h.time, 0, 'f', 1)
+                                 .arg(100.0 * h.probability, 0, 'f', 0));
+            emit detected(h.label, h.time);
+        } else if (kind == "summary") {
+            if (eventString(j, "status") == "ok")
+                m_status->setText(
+                    tr("Listened for %1 s: %n word(s) detected; a window took %2 ms at p50 and "
+                       "%3 ms at p99.",
+                       nullptr, int(m_heard.size()))
+                        .arg(eventNumber(j, "seconds"), 0, 'f', 1)
+                        .arg(windowMsPercentile(0.5), 0, 'f', 2)
+                        .arg(windowMsPercentile(0.99), 0, 'f', 2));
+        }
+    }
+}
+
+void InferencePanel::listenEnded(int exitCode)
+{
+    if (m_listen) readListenLines();
+    if (m_listenSource) {
+        m_listenSource->stop();
+        m_listenSource->deleteLater();
+        m_listenSource = nullptr;
+        m_listenIo = nullptr;
+    }
+    m_stripTimer->stop();
+    if (exitCode != 0) {
+        // The model could not be opened, or is not one for recordings: stderr says why.
+        const QString err =
+            m_listen ? QString::fromUtf8(m_listen->readAllStandardError()).trimmed() : QString();
+        const QString last = err.section('\n', -1).trimmed();
+        m_status->setText(
+            exitCode < 0 ? tr("Could not start %1").arg(m_cli)
+                         : tr("Listening stopped: %1")
+                               .arg(last.isEmpty() ? tr("the engine failed (exit %1)").arg(exitCode)
+                                                   : last));
+    }
+    m_record->setEnabled(canRecord());
+    {
+        const QSignalBlocker block(m_listenButton);
+        m_listenButton->setChecked(false);
+    }
+    m_listenButton->setText(tr("Listen"));
+    emit listeningStopped();
+}
+
+void InferencePanel::drawStrip()
+{
+    const int rate = m_format.sampleRate();
+    if (rate <= 0) return;
+    const size_t keep = size_t(kStripSeconds * rate);
+    std::vector<float> last(keep, 0.0f); // silence before the first sound
+    const size_t have = std::min(keep, m_ring.size());
+    std::copy(m_ring.end() - std::ptrdiff_t(have), m_ring.end(), last.end() - std::ptrdiff_t(have));
+    int frames = 0;
+    const std::vector<float> db = logMel(last, rate, &frames);
+    if (db.empty()) return;
+    float top = -1e30f;
+    for (float v : db)
+        if (std::isfinite(v)) top = std::max(top, v);
+    // The brightest level follows the loudest seen, slowly forgetting it: quiet stays dark.
+    m_stripTop = std::max(top, m_stripTop - 0.5f);
+    const QImage levels = levelsImage(db, 40, frames, m_stripTop, 80.0f);
+    QImage shown = levels.scaled(std::max(400, m_strip->width() - 4), 120, Qt::IgnoreAspectRatio,
+                                 Qt::SmoothTransformation);
+    QPainter painter(&shown);
+    const double now = double(m_heardSamples) / rate, from = now - kStripSeconds;
+    QFont font = painter.font();
+    font.setBold(true);
+    painter.setFont(font);
+    for (const Heard &h : m_heard) {
+        if (h.time < from) continue;
+        const int x = int((h.time - from) / kStripSeconds * shown.width());
+        painter.setPen(QPen(QColor(120, 255, 140), 2));
+        painter.drawLine(x, 0, x, shown.height());
+        painter.drawText(x + 4, 16, h.label);
+    }
+    painter.setPen(QColor(230, 230, 230));
+    painter.drawText(4, shown.height() - 4, tr("-%1 s").arg(kStripSeconds, 0, 'f', 0));
+    painter.drawText(shown.width() - 34, shown.height() - 4, tr("now"));
+    painter.end();
+    m_stripImage = shown;
+    m_strip->setPixmap(QPixmap::fromImage(shown));
 }
 
 void InferencePanel::setModel(const QString &path)
@@ -349,6 +656,17 @@ void InferencePanel::predictFiles(const QStringList &files)
         m_status->setText(tr("Still predicting the previous files; drop these again in a moment."));
         return;
     }
+    if (listening()) {
+        m_status->setText(tr("Listening; stop listening to try files."));
+        return;
+    }
+    if (m_strip->isVisible()) {
+        // From Listen mode's detections back to predictions of files.
+        m_strip->hide();
+        m_preview->show();
+        m_history->clear();
+        m_results.clear();
+    }
     m_pending.clear();
     m_batchStart = int(m_results.size());
     m_status->setText(tr("Predicting %n file(s)…", nullptr, int(files.size())));
@@ -359,17 +677,8 @@ void InferencePanel::predictFiles(const QStringList &files)
 void InferencePanel::readLines()
 {
     m_pending += m_process->readAllStandardOutput();
-    while (true) {
-        const int nl = int(m_pending.indexOf('\n'));
-        if (nl < 0) break;
-        const QByteArray line = m_pending.left(nl);
-        m_pending.remove(0, nl + 1);
-        // The answer comes from another process: every field is read without throwing (a
-        // missing or mistyped one reads as empty), so nothing reaches the event loop.
-        if (!checkJsonNesting(std::string_view(line.constData(), size_t(line.size())), "").ok())
-            continue;
-        const auto j = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
-        if (!j.is_object() || !j.contains("input")) continue;
+    for (const nlohmann::json &j : takeJsonLines(m_pending)) {
+        if (!j.contains("input")) continue;
         Result r;
         r.input = QString::fromStdString(eventString(j, "input"));
         r.error = QString::fromStdString(eventString(j, "error"));
@@ -425,6 +734,26 @@ void InferencePanel::finishBatch(int exitCode)
     emit predicted();
 }
 
+void InferencePanel::drawBars(const QStringList &classes, const QVector<double> &values)
+{
+    // The top classes, most probable first.
+    m_bars->clearPlottables();
+    auto *bars = new QCPBars(m_bars->xAxis, m_bars->yAxis);
+    bars->setName(tr("probability"));
+    bars->setBrush(isDarkPalette(palette()) ? QColor(0x5e, 0xaa, 0xf0) : QColor(60, 120, 200));
+    bars->setPen(Qt::NoPen);
+    QVector<double> keys;
+    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+    for (int i = 0; i < classes.size(); ++i) {
+        keys << i + 1;
+        ticker->addTick(i + 1, classes[i]);
+    }
+    bars->setData(keys, values.mid(0, classes.size()));
+    m_bars->xAxis->setTicker(ticker);
+    m_bars->xAxis->setRange(0.4, double(std::max<qsizetype>(1, classes.size())) + 0.6);
+    m_bars->replot();
+}
+
 void InferencePanel::showResult(int index)
 {
     if (index < 0 || index >= m_results.size()) return;
@@ -456,23 +785,7 @@ void InferencePanel::showResult(int index)
         }
         m_preview->setPixmap(QPixmap::fromImage(shown));
     }
-    // The top classes, most probable first.
-    m_bars->clearPlottables();
-    auto *bars = new QCPBars(m_bars->xAxis, m_bars->yAxis);
-    bars->setName(tr("probability"));
-    bars->setBrush(isDarkPalette(palette()) ? QColor(0x5e, 0xaa, 0xf0) : QColor(60, 120, 200));
-    bars->setPen(Qt::NoPen);
-    QVector<double> keys, values;
-    QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
-    for (int i = 0; i < r.classes.size(); ++i) {
-        keys << i + 1;
-        values << r.probabilities[i];
-        ticker->addTick(i + 1, r.classes[i]);
-    }
-    bars->setData(keys, values);
-    m_bars->xAxis->setTicker(ticker);
-    m_bars->xAxis->setRange(0.4, double(r.classes.size()) + 0.6);
-    m_bars->replot();
+    drawBars(r.classes, QVector<double>(r.probabilities.begin(), r.probabilities.end()));
     m_wave->setVisible(r.audio && !r.waveform.isEmpty());
     if (m_wave->isVisible()) {
         QVector<double> t(r.waveform.size()), y(r.waveform.size());

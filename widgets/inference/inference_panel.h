@@ -8,6 +8,9 @@
 #include <QVector>
 #include <QWidget>
 
+#include <cstdint>
+#include <vector>
+
 class QAudioSource;
 class QCheckBox;
 class QTemporaryDir;
@@ -17,6 +20,7 @@ class QLineEdit;
 class QListWidget;
 class QProcess;
 class QPushButton;
+class QTimer;
 
 namespace fb::widgets {
 
@@ -48,6 +52,24 @@ public:
     void predictFiles(const QStringList &files);
     bool busy() const;
 
+    // Listen mode: the microphone streams into one `flowbench-cli listen MODEL --stdin
+    // --windows` child (the model loaded once), and the panel shows a scrolling spectrogram of
+    // the last seconds with the detections marked, the current top classes, the detections as
+    // they happen and each window's latency (docs/audio.md, "Listen in the window").
+    bool startListening(QString *why = nullptr);
+    // Stops the microphone; the child hears the end of the stream, prints its summary and ends.
+    void stopListening();
+    bool listening() const;
+    struct Heard {
+        QString label;
+        double time = 0, probability = 0; // seconds from the start of listening
+    };
+    const QList<Heard> &detections() const { return m_heard; }
+    int windowsHeard() const { return int(m_windowMs.size()); }
+    double windowMsPercentile(double q) const;
+    // The scrolling spectrogram as shown (empty before listening).
+    QImage listenStrip() const { return m_stripImage; }
+
     // What the panel shows, per input, newest last.
     struct Result {
         QString input, error;
@@ -65,6 +87,10 @@ public:
 signals:
     // A batch of files has its answers (or the reason there are none, in status()).
     void predicted();
+    // Listen mode heard a word.
+    void detected(const QString &label, double time);
+    // Listen mode ended (stopped, or the child failed: status() says why).
+    void listeningStopped();
 
 public:
     QString status() const;
@@ -76,6 +102,7 @@ protected:
 
 private:
     void showResult(int index);
+    void drawBars(const QStringList &classes, const QVector<double> &values);
     void finishBatch(int exitCode);
     void readLines();
 
@@ -93,6 +120,24 @@ private:
     int m_takes = 0;
     void startRecording();
     void stopRecording();
+    // Listen mode.
+    QPushButton *m_listenButton;
+    QProcess *m_listen = nullptr;
+    QAudioSource *m_listenSource = nullptr;
+    QIODevice *m_listenIo = nullptr;
+    QTimer *m_stripTimer;
+    QLabel *m_strip;
+    QImage m_stripImage;
+    std::vector<float> m_ring;  // the last seconds heard, mono at the device's rate
+    int64_t m_heardSamples = 0; // since listening started
+    float m_stripTop = -1e30f;  // the loudest level seen (dB), the strip's brightest
+    QByteArray m_listenPending;
+    QList<Heard> m_heard;
+    std::vector<double> m_windowMs;
+    void readListenLines();
+    void takeListenAudio();
+    void drawStrip();
+    void listenEnded(int exitCode);
     QLabel *m_status, *m_title, *m_preview, *m_latency;
     QListWidget *m_history;
     QCustomPlot *m_bars, *m_wave;

@@ -1,0 +1,537 @@
+// The window's Record panel and Try the Model's Listen mode (issue 19), driven as a person would:
+// words spoken by espeak-ng imported as long files and cut into one-word clips, a folder of class
+// subfolders, a damaged file named, clips relabelled and deleted, "Train on this" giving a pipeline
+// that trains, and takes recorded through the real audio path: Qt Multimedia's microphone is a
+// PulseAudio server of the test's own, whose default source is the monitor of a null sink into
+// which paplay plays the words, mirrored as an ordinary source (module-remap-source), which Qt
+// Multimedia lists where it lists no monitors; nothing of the machine's sound is used, and no sound
+// card is needed.
+
+#include "core/data/audio_files.h"
+#include "core/data/utterances.h"
+#include "widgets/audio/record_panel.h"
+#include "widgets/inference/inference_panel.h"
+
+#include <QtTest>
+
+#include <QApplication>
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QListWidget>
+#include <QMediaDevices>
+#include <QProcess>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+
+#include <cmath>
+#include <memory>
+
+using fb::widgets::RecordPanel;
+
+namespace {
+
+const QString kSource = QStringLiteral(FLOWBENCH_SOURCE_DIR);
+
+int runTool(const QString &program, const QStringList &args, QString *err = nullptr)
+{
+    QProcess p;
+    p.start(program, args);
+    if (!p.waitForFinished(120000)) return -1;
+    if (err) *err = QString::fromUtf8(p.readAllStandardError());
+    return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+}
+
+// `words` spoken by espeak-ng (voice `voice`), each followed by `gap` seconds of quiet room
+// noise, as one 16 kHz WAV file.
+bool speak(const QString &out, const QStringList &words, const QString &voice, double gap)
+{
+    QTemporaryDir dir;
+    QStringList parts;
+    for (int i = 0; i < words.size(); ++i) {
+        const QString raw = dir.filePath(QString("w%1.wav").arg(i));
+        const QString part = dir.filePath(QString("p%1.wav").arg(i));
+        if (runTool("espeak-ng", {"-v", voice, "-w", raw, words[i]}) != 0) return false;
+        if (runTool("sox", {raw, "-r", "16000", "-c", "1", "-b", "16", part, "pad", "0.3",
+                            QString::number(gap)}) != 0)
+            return false;
+        parts << part;
+    }
+    const QString clean = dir.filePath("clean.wav");
+    if (runTool("sox", parts + QStringList{clean}) != 0) return false;
+    // A quiet room: pink noise 50 dB down, mixed in.
+    QString seconds;
+    {
+        QProcess p;
+        p.start("soxi", {"-D", clean});
+        p.waitForFinished();
+        seconds = QString::fromUtf8(p.readAllStandardOutput()).trimmed();
+    }
+    const QString noise = dir.filePath("noise.wav");
+    if (runTool("sox", {"-n", "-r", "16000", "-c", "1", "-b", "16", noise, "synth", seconds,
+                        "pinknoise", "vol", "0.003"}) != 0)
+        return false;
+    return runTool("sox", {"-m", clean, noise, out}) == 0;
+}
+
+bool haveTools(QString *missing)
+{
+    for (const char *tool : {"espeak-ng", "sox", "soxi"})
+        if (QStandardPaths::findExecutable(tool).isEmpty()) {
+            *missing = tool;
+            return false;
+        }
+    return true;
+}
+
+// The PulseAudio server the microphone tests record from, started before QApplication so that
+// Qt Multimedia connects to it (PULSE_SERVER).
+struct VirtualMicrophone {
+    QTemporaryDir dir;
+    std::unique_ptr<QProcess> server;
+    QProcessEnvironment env;
+    QString why; // why there is none
+
+    bool start()
+    {
+        for (const char *tool : {"pulseaudio", "paplay", "pactl"})
+            if (QStandardPaths::findExecutable(tool).isEmpty()) {
+                why = QString("%1 is not installed (scripts/deps.sh installs pulseaudio and "
+                              "pulseaudio-utils)")
+                          .arg(tool);
+                return false;
+            }
+        env = QProcessEnvironment::systemEnvironment();
+        env.insert("XDG_RUNTIME_DIR", dir.path());
+        env.insert("PULSE_SERVER", "unix:" + dir.filePath("native"));
+        env.insert("HOME", dir.path());
+        server = std::make_unique<QProcess>();
+        server->setProcessEnvironment(env);
+        server->setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        server->start(
+            "pulseaudio",
+            {"-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit", "--use-pid-file=no",
+             "--system=no", "--log-level=error",
+             "--load=module-native-protocol-unix auth-anonymous=1 socket=" + dir.filePath("native"),
+             "--load=module-null-sink sink_name=speaker rate=16000 channels=1",
+             // Qt Multimedia lists no monitor sources: a plain source that mirrors it.
+             "--load=module-remap-source master=speaker.monitor source_name=mic "
+             "source_properties=device.description=VirtualMicrophone",
+             "--load=module-always-sink"});
+        if (!server->waitForStarted()) {
+            why = "pulseaudio did not start";
+            return false;
+        }
+        bool up = false;
+        for (int i = 0; i < 100 && !up; ++i) {
+            up = pactl({"info"});
+            if (!up) QThread::msleep(100);
+        }
+        if (!up || !pactl({"set-default-source", "mic"})) {
+            why = "the test's PulseAudio server did not answer";
+            return false;
+        }
+        qputenv("PULSE_SERVER", env.value("PULSE_SERVER").toUtf8());
+        return true;
+    }
+    bool pactl(const QStringList &args)
+    {
+        QProcess p;
+        p.setProcessEnvironment(env);
+        p.start("pactl", args);
+        p.waitForFinished(10000);
+        return p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
+    }
+    // Plays a file into the null sink, returning when it has played (the event loop runs
+    // meanwhile, so the panel records).
+    bool play(const QString &file)
+    {
+        QProcess p;
+        p.setProcessEnvironment(env);
+        p.start("paplay", {"--device=speaker", file});
+        if (!p.waitForStarted()) return false;
+        QElapsedTimer t;
+        t.start();
+        while (p.state() == QProcess::Running && t.elapsed() < 60000)
+            QTest::qWait(50);
+        return p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0;
+    }
+    ~VirtualMicrophone()
+    {
+        if (server) {
+            server->terminate();
+            server->waitForFinished(5000);
+        }
+    }
+};
+
+VirtualMicrophone *g_mic = nullptr;
+
+// The loudness of a clip's middle half against its outer quarters: a clip centred on its word
+// is loud in the middle.
+double middleOverEdges(const std::vector<float> &x)
+{
+    double middle = 0, edges = 0;
+    const size_t n = x.size();
+    for (size_t k = 0; k < n; ++k) {
+        const double e = double(x[k]) * double(x[k]);
+        if (k >= n / 4 && k < 3 * n / 4)
+            middle += e;
+        else
+            edges += e;
+    }
+    return middle / std::max(edges, 1e-12);
+}
+
+} // namespace
+
+class TestRecordPanel : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_home; // the trash goes here (XDG_DATA_HOME)
+    QString m_missing;
+
+    static QStringList filesIn(const QString &dir)
+    {
+        return QDir(dir).entryList({"*.wav"}, QDir::Files, QDir::Name);
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QDir(m_home.path()).mkpath("share");
+        qputenv("XDG_DATA_HOME", m_home.filePath("share").toUtf8());
+        haveTools(&m_missing);
+    }
+
+    void namesAreMadeSafeForFileNames()
+    {
+        QCOMPARE(fb::widgets::clipNamePart("  Seven! "), QString("seven"));
+        QCOMPARE(fb::widgets::clipNamePart("turn_left now"), QString("turn-left-now"));
+        QCOMPARE(fb::widgets::clipNamePart("../../etc"), QString("etc"));
+        QCOMPARE(fb::widgets::clipNamePart("!!!"), QString());
+        RecordPanel panel;
+        QTemporaryDir dir;
+        panel.setFolder(dir.path());
+        QString why;
+        QVERIFY(!panel.addClass("?!", &why));
+        QVERIFY(why.contains("no letters"));
+        QVERIFY(panel.addClass("Seven", &why));
+        QCOMPARE(panel.classes(), (QStringList{"seven", "background", "unknown"}));
+        QCOMPARE(panel.currentClass(), QString("seven"));
+    }
+
+    // A long file where one word is said four times becomes four 1-second clips, each centred
+    // on its word; a short file one clip; background noise whole windows; a folder's
+    // subfolders name the classes; a damaged file is named and skipped.
+    void importsAndCutsFiles()
+    {
+        if (!m_missing.isEmpty()) QFAIL(qPrintable(m_missing + " is missing (scripts/deps.sh)"));
+        QTemporaryDir src, dir;
+        const QString takes = src.filePath("sevens.wav");
+        QVERIFY(speak(takes, {"seven", "seven", "seven", "seven"}, "en-us", 0.8));
+        RecordPanel panel;
+        panel.setFolder(dir.filePath("clips"));
+        QVERIFY(panel.addClass("seven"));
+        QCOMPARE(panel.importPaths({takes}), 4);
+        QStringList files = filesIn(dir.filePath("clips"));
+        QCOMPARE(files, (QStringList{"seven_file-sevens_1.wav", "seven_file-sevens_2.wav",
+                                     "seven_file-sevens_3.wav", "seven_file-sevens_4.wav"}));
+        for (const QString &f : files) {
+            auto x = fb::data::readRecording(dir.filePath("clips/" + f).toStdString(), 16000);
+            QVERIFY(x.ok());
+            QCOMPARE(int(x.value().size()), 16000);
+            const double ratio = middleOverEdges(x.value());
+            QVERIFY2(ratio > 5, qPrintable(f + ": " + QString::number(ratio)));
+        }
+        QVERIFY(panel.status().contains("4 clip(s) imported"));
+
+        // A folder: three/ and background/ subfolders, a loose file, and a file that is not audio.
+        QDir(src.path()).mkpath("set/three");
+        QDir(src.path()).mkpath("set/background");
+        QVERIFY(speak(src.filePath("set/three/a.wav"), {"three"}, "en-gb", 0.2));
+        QVERIFY(speak(src.filePath("set/three/b.wav"), {"three", "three"}, "en-us+f3", 0.7));
+        QCOMPARE(
+            runTool("sox", {"-n", "-r", "22050", "-c", "2", src.filePath("set/background/n.flac"),
+                            "synth", "3.5", "brownnoise", "vol", "0.1"}),
+            0);
+        QVERIFY(speak(src.filePath("set/loose.wav"), {"seven"}, "en-us+m3", 0.2));
+        QFile bad(src.filePath("set/three/broken.wav"));
+        QVERIFY(bad.open(QIODevice::WriteOnly));
+        bad.write("RIFF\x10\0\0\0WAVEfmt this is not a recording");
+        bad.close();
+        panel.selectClass("seven");
+        QCOMPARE(panel.importPaths({src.filePath("set")}), 1 + 2 + 3 + 1);
+        QVERIFY2(panel.status().contains("broken.wav"), qPrintable(panel.status()));
+        QCOMPARE(panel.classes(), (QStringList{"seven", "three", "background", "unknown"}));
+        int three = 0, background = 0, seven = 0;
+        for (const auto &c : panel.clips()) {
+            three += c.label == "three";
+            background += c.label == "background";
+            seven += c.label == "seven";
+        }
+        QCOMPARE(three, 3);
+        QCOMPARE(background, 3);
+        QCOMPARE(seven, 5);
+        QCOMPARE(filesIn(dir.filePath("clips")).size(), 11);
+
+        // A second panel on the same folder sees the same clips (they are the files).
+        RecordPanel again;
+        again.setFolder(dir.filePath("clips"));
+        QCOMPARE(again.clips().size(), 11);
+        QCOMPARE(again.classes(), panel.classes());
+    }
+
+    // Relabel renames the file into the other class; delete moves it to the trash; the clip
+    // list shows the current class's clips with their spectrograms.
+    void clipsAreRelabelledAndDeleted()
+    {
+        QTemporaryDir dir;
+        RecordPanel panel;
+        panel.setFolder(dir.path());
+        QVERIFY(panel.addClass("go"));
+        QVERIFY(panel.addClass("stop"));
+        // Three synthetic "words": tone bursts in quiet noise.
+        std::vector<float> take(16000 * 4);
+        for (size_t k = 0; k < take.size(); ++k) {
+            const double t = double(k) / 16000;
+            const bool on = std::fmod(t, 1.3) > 0.4 && std::fmod(t, 1.3) < 0.75;
+            take[k] = float((on ? 0.3 : 0.0) * std::sin(2 * M_PI * 300 * t) +
+                            0.001 * std::sin(2 * M_PI * 4000.5 * t));
+        }
+        QCOMPARE(panel.addTake(take, "go", "ann"), 3);
+        auto *list = panel.findChild<QListWidget *>("recordClips");
+        panel.selectClass("go");
+        QCOMPARE(list->count(), 3);
+        QVERIFY(!list->item(0)->icon().isNull());
+        QVERIFY(panel.relabel(panel.shownClips()[1], "stop"));
+        QVERIFY(QFile::exists(dir.filePath("stop_ann_1.wav")));
+        QVERIFY(!QFile::exists(dir.filePath("go_ann_2.wav")));
+        QString why;
+        QVERIFY(!panel.relabel(0, "nonsense", &why));
+        QVERIFY(why.contains("nonsense"));
+        panel.selectClass("go");
+        QCOMPARE(list->count(), 2);
+        QVERIFY(panel.removeClip(panel.shownClips()[0]));
+        QCOMPARE(filesIn(dir.path()), (QStringList{"go_ann_3.wav", "stop_ann_1.wav"}));
+        // In the trash, not gone.
+        QCOMPARE(QDir(m_home.filePath("share/Trash/files")).entryList({"go_ann_1*"}).size(), 1);
+        QCOMPARE(list->count(), 1);
+    }
+
+    // "Train on this": refused with too few clips, then a pipeline that validates and trains.
+    void trainsOnTheClips()
+    {
+        QTemporaryDir dir;
+        RecordPanel panel;
+        panel.setFolder(dir.path());
+        panel.setTemplate(kSource + "/resources/examples/spoken_digits.json");
+        QString why;
+        QVERIFY(panel.writePipeline(&why).isEmpty());
+        QVERIFY(why.contains("at least one word"));
+        auto burst = [](double hz, double seed) {
+            std::vector<float> x(16000 * 8);
+            for (size_t k = 0; k < x.size(); ++k) {
+                const double t = double(k) / 16000;
+                const bool on = std::fmod(t, 1.0) > 0.3 && std::fmod(t, 1.0) < 0.6;
+                x[k] = float((on ? 0.3 : 0.0) * std::sin(2 * M_PI * (hz + 20 * std::floor(t)) * t) +
+                             0.002 * std::sin(seed * double(k)));
+            }
+            return x;
+        };
+        QCOMPARE(panel.addTake(burst(300, 1.1), "low", "me"), 8);
+        QVERIFY(panel.writePipeline(&why).isEmpty());
+        QVERIFY2(why.contains("at least one other class") || why.contains("one other"),
+                 qPrintable(why));
+        QCOMPARE(panel.addTake(burst(2000, 2.3), "high", "me"), 8);
+        std::vector<float> noise(16000 * 6);
+        for (size_t k = 0; k < noise.size(); ++k)
+            noise[k] = float(0.01 * std::sin(0.37 * double(k) * double(k % 7)));
+        QCOMPARE(panel.addTake(noise, "background", "me"), 6);
+        const QString pipeline = panel.writePipeline(&why);
+        QVERIFY2(!pipeline.isEmpty(), qPrintable(why));
+        QCOMPARE(pipeline, dir.filePath("pipeline.json"));
+        QFile f(pipeline);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject doc = QJsonDocument::fromJson(f.readAll()).object();
+        for (const QJsonValue &n : doc["nodes"].toArray()) {
+            const QJsonObject node = n.toObject();
+            if (node["type"] == "audio_folder")
+                QCOMPARE(node["params"].toObject()["path"].toString(), dir.path());
+            if (node["id"] == "fc2") QCOMPARE(node["params"].toObject()["out_features"].toInt(), 3);
+        }
+        QCOMPARE(runTool(FLOWBENCH_CLI, {"validate", pipeline}), 0);
+        QProcess run;
+        run.start(FLOWBENCH_CLI, {"run", pipeline, "--device", "cpu", "--set", "train.epochs=2",
+                                  "--out", dir.filePath("run")});
+        QVERIFY(run.waitForFinished(300000));
+        const QByteArray out = run.readAllStandardOutput().trimmed();
+        const QJsonObject summary =
+            QJsonDocument::fromJson(out.mid(out.lastIndexOf('\n') + 1)).object();
+        QVERIFY2(summary["status"] == "ok", qPrintable(run.readAllStandardError().right(2000)));
+        QVERIFY(QFile::exists(dir.filePath("run/model.safetensors")));
+    }
+
+    // Through the real audio path: a long take of "four" said three times, played into the
+    // virtual microphone, becomes three clips of four, each centred on its word; background
+    // recorded for 2.5 s becomes two windows.
+    void recordsThroughAVirtualMicrophone()
+    {
+        if (!g_mic) QFAIL("no virtual microphone");
+        if (!g_mic->why.isEmpty()) QFAIL(qPrintable(g_mic->why));
+        if (!m_missing.isEmpty()) QFAIL(qPrintable(m_missing + " is missing (scripts/deps.sh)"));
+        QTemporaryDir dir;
+        const QString fours = dir.filePath("fours.wav");
+        QVERIFY(speak(fours, {"four", "four", "four"}, "en-gb-x-rp", 0.9));
+        RecordPanel panel;
+        QVERIFY2(panel.canRecord(), qPrintable(panel.recordTip()));
+        panel.setFolder(dir.filePath("clips"));
+        panel.setSpeaker("Test Speaker");
+        QVERIFY(panel.addClass("four"));
+        auto *take = panel.findChild<QPushButton *>("recordLong");
+        take->click(); // start the long take
+        QVERIFY2(panel.recording(), qPrintable(panel.status()));
+        // The take belongs to the class it started with: the list waits.
+        QVERIFY(!panel.findChild<QListWidget *>("recordClasses")->isEnabled());
+        QTest::qWait(300);
+        QVERIFY(g_mic->play(fours));
+        QTest::qWait(500);
+        take->click(); // stop: cut and save
+        QVERIFY(!panel.recording());
+        QStringList files = filesIn(dir.filePath("clips"));
+        QVERIFY2(files == (QStringList{"four_test-speaker_1.wav", "four_test-speaker_2.wav",
+                                       "four_test-speaker_3.wav"}),
+                 qPrintable(files.join(' ') + " / " + panel.status()));
+        for (const QString &f : files) {
+            auto x = fb::data::readRecording(dir.filePath("clips/" + f).toStdString(), 16000);
+            QVERIFY(x.ok());
+            QVERIFY2(middleOverEdges(x.value()) > 5, qPrintable(f));
+        }
+
+        // Background: the room (here brown noise played into it) recorded for 2.5 s.
+        const QString room = dir.filePath("room.wav");
+        QCOMPARE(runTool("sox", {"-n", "-r", "16000", "-c", "1", room, "synth", "2.5", "brownnoise",
+                                 "vol", "0.2"}),
+                 0);
+        panel.selectClass("background");
+        QCOMPARE(take->text(), QString("Record background"));
+        take->click();
+        QVERIFY(g_mic->play(room));
+        take->click();
+        int background = 0;
+        for (const auto &c : panel.clips())
+            background += c.label == "background";
+        QVERIFY2(background >= 2 && background <= 3, qPrintable(panel.status()));
+        QCOMPARE(filesIn(dir.filePath("clips")).size(), 3 + background);
+    }
+
+    // Record, train, listen: tone "words" (a low and a high one) and background noise become a
+    // data set through the panel, "Train on this"'s pipeline trains on it, and Try the Model's
+    // Listen mode hears the virtual microphone: the words played into it are detected in
+    // order, at the right distance apart, marked on the scrolling spectrogram, with each
+    // window's latency shown.
+    void listensLiveInTryTheModel()
+    {
+        if (!g_mic || !g_mic->why.isEmpty())
+            QFAIL(qPrintable(g_mic ? g_mic->why : "no microphone"));
+        QTemporaryDir dir;
+        RecordPanel record;
+        record.setFolder(dir.filePath("clips"));
+        record.setTemplate(kSource + "/resources/examples/spoken_digits.json");
+        // 30 bursts a class, their pitch and loudness varied, in a quiet hiss.
+        auto take = [](double hz, uint64_t seed) {
+            std::vector<float> x(size_t(16000 * 39));
+            uint64_t state = seed;
+            for (size_t k = 0; k < x.size(); ++k) {
+                state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+                const double t = double(k) / 16000, phase = std::fmod(t, 1.3);
+                const int n = int(t / 1.3);
+                const double f = hz * (1.0 + 0.1 * std::sin(1.7 * n)), a = 0.1 + 0.05 * (n % 4);
+                x[k] = float((phase > 0.4 && phase < 0.75 ? a : 0.0) * std::sin(2 * M_PI * f * t) +
+                             0.002 * (double(state >> 40) / double(1 << 24) - 0.5));
+            }
+            return x;
+        };
+        QCOMPARE(record.addTake(take(400, 1), "low", "synth"), 30);
+        QCOMPARE(record.addTake(take(2500, 2), "high", "synth"), 30);
+        std::vector<float> hiss = take(0, 3);
+        QCOMPARE(record.addTake(hiss, "background", "synth"), 39);
+        QString why;
+        const QString pipeline = record.writePipeline(&why);
+        QVERIFY2(!pipeline.isEmpty(), qPrintable(why));
+        QProcess train;
+        train.start(FLOWBENCH_CLI, {"run", pipeline, "--device", "cpu", "--set", "train.epochs=6",
+                                    "--out", dir.filePath("run")});
+        QVERIFY(train.waitForFinished(600000));
+        QVERIFY2(train.exitCode() == 0, qPrintable(train.readAllStandardError().right(2000)));
+
+        fb::widgets::InferencePanel panel;
+        panel.setCliPath(FLOWBENCH_CLI);
+        panel.resize(900, 500);
+        panel.show();
+        // A model that cannot be opened: listening ends at once, saying why.
+        panel.setModel(dir.filePath("no-such-run"));
+        QSignalSpy stopped(&panel, &fb::widgets::InferencePanel::listeningStopped);
+        QVERIFY(panel.startListening(&why));
+        QVERIFY(stopped.wait(30000));
+        QVERIFY2(panel.status().contains("Listening stopped") &&
+                     panel.status().contains("no-such-run"),
+                 qPrintable(panel.status()));
+        QVERIFY(!panel.listening());
+
+        // The words: "high", then "low" 2 s later, in the same hiss.
+        const QString words = dir.filePath("words.wav");
+        std::vector<float> x(size_t(16000 * 4.5));
+        for (size_t k = 0; k < x.size(); ++k) {
+            const double t = double(k) / 16000;
+            const double f = t > 0.8 && t < 1.15 ? 2500 : t > 2.8 && t < 3.15 ? 400 : 0;
+            x[k] = float((f > 0 ? 0.15 : 0.0) * std::sin(2 * M_PI * f * t)) + hiss[k] * 1.0f;
+        }
+        QVERIFY(fb::data::writeWav(words.toStdString(), x, 16000).ok());
+        panel.setModel(dir.filePath("run"));
+        QVERIFY2(panel.startListening(&why), qPrintable(why));
+        QVERIFY(panel.listening());
+        QTest::qWait(500);
+        QVERIFY(g_mic->play(words));
+        QTest::qWait(300);
+        panel.stopListening();
+        QVERIFY(stopped.wait(30000));
+        QStringList heard;
+        for (const auto &h : panel.detections())
+            heard << h.label;
+        qInfo("heard %s in %d windows; p99 %.2f ms a window; %s", qPrintable(heard.join(' ')),
+              panel.windowsHeard(), panel.windowMsPercentile(0.99), qPrintable(panel.status()));
+        QCOMPARE(heard, (QStringList{"high", "low"}));
+        const double apart = panel.detections()[1].time - panel.detections()[0].time;
+        QVERIFY2(std::abs(apart - 2.0) < 0.5, qPrintable(QString::number(apart)));
+        QVERIFY(panel.windowsHeard() > 30);
+        QVERIFY(panel.windowMsPercentile(0.99) > 0);
+        QVERIFY2(panel.status().contains("2 word(s) detected"), qPrintable(panel.status()));
+        // The strip: the spectrogram, with the detections marked in green.
+        const QImage strip = panel.listenStrip();
+        QVERIFY(strip.width() >= 400 && strip.height() == 120);
+        int marks = 0;
+        for (int xPixel = 0; xPixel < strip.width(); ++xPixel)
+            marks += strip.pixel(xPixel, 60) == qRgb(120, 255, 140);
+        QVERIFY2(marks >= 2, qPrintable(QString::number(marks)));
+    }
+};
+
+int main(int argc, char **argv)
+{
+    // The microphone first: Qt Multimedia connects to the server PULSE_SERVER names.
+    VirtualMicrophone mic;
+    mic.start();
+    g_mic = &mic;
+    qputenv("QT_QPA_PLATFORM",
+            qgetenv("QT_QPA_PLATFORM").isEmpty() ? "offscreen" : qgetenv("QT_QPA_PLATFORM"));
+    QApplication app(argc, argv);
+    TestRecordPanel test;
+    return QTest::qExec(&test, argc, argv);
+}
+
+#include "test_record_panel.moc"
