@@ -438,8 +438,8 @@ bool InferencePanel::startListening(QString *why)
     m_history->clear();
     m_results.clear();
     m_title->setText(tr("Listening…"));
-    m_status->setText(tr("Listening to %1. Say a word the model knows; press Listen again to "
-                         "stop.")
+    m_status->setText(tr("Listening to %1. Say a word the model knows; press Stop listening "
+                         "to stop.")
                           .arg(m_input.description()));
     m_record->setEnabled(false);
     m_preview->hide();
@@ -541,6 +541,7 @@ void InferencePanel::readListenLines()
                                  .arg(h.label.toHtmlEscaped())
                                  .arg(h.time, 0, 'f', 1)
                                  .arg(100.0 * h.probability, 0, 'f', 0));
+            drawStrip(); // the mark at once, not at the next tick
             emit detected(h.label, h.time);
         } else if (kind == "summary") {
             if (eventString(j, "status") == "ok")
@@ -609,16 +610,22 @@ void InferencePanel::drawStrip()
     QFont font = painter.font();
     font.setBold(true);
     painter.setFont(font);
+    // Light text on a dark shadow, readable on bright and dark parts of the picture alike.
+    auto label = [&painter](int x, int y, const QString &text, const QColor &colour) {
+        painter.setPen(QColor(0, 0, 0));
+        painter.drawText(x + 1, y + 1, text);
+        painter.setPen(colour);
+        painter.drawText(x, y, text);
+    };
     for (const Heard &h : m_heard) {
         if (h.time < from) continue;
         const int x = int((h.time - from) / kStripSeconds * shown.width());
         painter.setPen(QPen(QColor(120, 255, 140), 2));
         painter.drawLine(x, 0, x, shown.height());
-        painter.drawText(x + 4, 16, h.label);
+        label(x + 4, 16, h.label, QColor(120, 255, 140));
     }
-    painter.setPen(QColor(230, 230, 230));
-    painter.drawText(4, shown.height() - 4, tr("-%1 s").arg(kStripSeconds, 0, 'f', 0));
-    painter.drawText(shown.width() - 34, shown.height() - 4, tr("now"));
+    label(4, shown.height() - 4, tr("-%1 s").arg(kStripSeconds, 0, 'f', 0), QColor(230, 230, 230));
+    label(shown.width() - 34, shown.height() - 4, tr("now"), QColor(230, 230, 230));
     painter.end();
     m_stripImage = shown;
     m_strip->setPixmap(QPixmap::fromImage(shown));
