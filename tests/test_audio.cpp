@@ -413,6 +413,35 @@ private slots:
         QCOMPARE(early[0], 0.0f);
         QCOMPARE(early[size_t(rate / 4)], x[0]);
 
+        // Words said close together (250 ms pauses, under the 300 ms that join the parts of
+        // one word) are parted again at their pauses: three words, three clips.
+        {
+            std::vector<float> y(size_t(rate * 3));
+            for (size_t k = 0; k < y.size(); ++k)
+                y[k] = x[k] * 0.1f; // the same quiet floor
+            for (double at : {0.5, 1.1, 1.7})
+                for (int64_t k = int64_t(at * rate); k < int64_t((at + 0.35) * rate); ++k)
+                    y[size_t(k)] +=
+                        float(0.3 * std::sin(2 * std::numbers::pi * 300.0 * double(k) / rate));
+            const auto close = data::findUtterances(y, rate);
+            QCOMPARE(int(close.size()), 3);
+            QVERIFY(std::abs(double(close[1].centre()) / rate - 1.275) < 0.03);
+        }
+        // Digital silence around a stretch of room noise (a zero-padded file) does not lower the
+        // floor into the noise: only the word in it is found.
+        {
+            std::vector<float> y(size_t(rate * 3), 0.0f);
+            for (size_t k = size_t(rate); k < size_t(2 * rate); ++k)
+                y[k] = 0.006f * float(std::sin(double(k) * 0.7) * std::sin(double(k) * 0.013)) *
+                       2; // about -45 dB
+            for (int64_t k = int64_t(1.4 * rate); k < int64_t(1.7 * rate); ++k)
+                y[size_t(k)] +=
+                    float(0.3 * std::sin(2 * std::numbers::pi * 300.0 * double(k) / rate));
+            const auto padded = data::findUtterances(y, rate);
+            QCOMPARE(int(padded.size()), 1);
+            QVERIFY(std::abs(double(padded[0].start) / rate - 1.4) < 0.03);
+        }
+
         // Nothing above the floor: no words. Background noise is cut into whole windows.
         QVERIFY(data::findUtterances(std::vector<float>(size_t(rate * 2), 0.01f), rate).empty());
         QVERIFY(data::findUtterances(std::vector<float>(10, 0.5f), rate).empty());

@@ -252,13 +252,13 @@ private slots:
 
         // A folder: three/ and background/ subfolders, a loose file, and a file that is not audio.
         QDir(src.path()).mkpath("set/three");
-        QDir(src.path()).mkpath("set/background");
+        QDir(src.path()).mkpath("set/_background_noise_"); // Speech Commands' spelling
         QVERIFY(speak(src.filePath("set/three/a.wav"), {"three"}, "en-gb", 0.2));
         QVERIFY(speak(src.filePath("set/three/b.wav"), {"three", "three"}, "en-us+f3", 0.7));
-        QCOMPARE(
-            runTool("sox", {"-n", "-r", "22050", "-c", "2", src.filePath("set/background/n.flac"),
-                            "synth", "3.5", "brownnoise", "vol", "0.1"}),
-            0);
+        QCOMPARE(runTool("sox", {"-n", "-r", "22050", "-c", "2",
+                                 src.filePath("set/_background_noise_/n.flac"), "synth", "3.5",
+                                 "brownnoise", "vol", "0.1"}),
+                 0);
         QVERIFY(speak(src.filePath("set/loose.wav"), {"seven"}, "en-us+m3", 0.2));
         QFile bad(src.filePath("set/three/broken.wav"));
         QVERIFY(bad.open(QIODevice::WriteOnly));
@@ -363,6 +363,8 @@ private slots:
             if (node["type"] == "audio_folder")
                 QCOMPARE(node["params"].toObject()["path"].toString(), dir.path());
             if (node["id"] == "fc2") QCOMPARE(node["params"].toObject()["out_features"].toInt(), 3);
+            if (node["type"] == "audio_folder") // one speaker: a random fifth is validation
+                QCOMPARE(node["params"].toObject()["split_by_speaker"].toBool(), false);
         }
         QCOMPARE(runTool(FLOWBENCH_CLI, {"validate", pipeline}), 0);
         QProcess run;
@@ -374,6 +376,20 @@ private slots:
             QJsonDocument::fromJson(out.mid(out.lastIndexOf('\n') + 1)).object();
         QVERIFY2(summary["status"] == "ok", qPrintable(run.readAllStandardError().right(2000)));
         QVERIFY(QFile::exists(dir.filePath("run/model.safetensors")));
+
+        // Class names that are all numbers are class numbers, 0 to the largest: "1" and "3"
+        // need 4 outputs.
+        QTemporaryDir numbered;
+        RecordPanel digits;
+        digits.setFolder(numbered.path());
+        digits.setTemplate(kSource + "/resources/examples/spoken_digits.json");
+        QCOMPARE(digits.addTake(burst(300, 1.1), "1", "me"), 8);
+        QCOMPARE(digits.addTake(burst(2000, 2.3), "3", "me"), 8);
+        QFile g(digits.writePipeline(&why));
+        QVERIFY2(g.open(QIODevice::ReadOnly), qPrintable(why));
+        for (const QJsonValue &n : QJsonDocument::fromJson(g.readAll()).object()["nodes"].toArray())
+            if (n.toObject()["id"] == "fc2")
+                QCOMPARE(n.toObject()["params"].toObject()["out_features"].toInt(), 4);
     }
 
     // Through the real audio path: a long take of "four" said three times, played into the

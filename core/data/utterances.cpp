@@ -25,28 +25,73 @@ std::vector<Utterance> findUtterances(const std::vector<float> &x, int64_t sampl
             e += double(x[size_t(k)]) * double(x[size_t(k)]);
         db.push_back(10.0 * std::log10(std::max(e / double(frame), 1e-12)));
     }
-    std::vector<double> sorted = db;
-    const size_t at = std::min(
-        sorted.size() - 1, size_t(std::clamp(o.floorPercentile, 0.0, 1.0) * double(sorted.size())));
-    std::nth_element(sorted.begin(), sorted.begin() + std::ptrdiff_t(at), sorted.end());
-    const double floor = sorted[at];
-    const double threshold = std::max(floor + o.aboveFloorDb, o.minDb);
-
-    // Stretches of speech frames, joined over short pauses.
-    std::vector<Utterance> out;
-    const int64_t gap = std::llround(o.mergeGapMs * 1e-3 * double(sampleRate));
-    for (size_t f = 0; f < db.size(); ++f) {
-        if (db[f] < threshold) continue;
-        const int64_t start = int64_t(f) * hop, end = int64_t(f) * hop + frame;
-        if (!out.empty() && start - out.back().end <= gap) {
-            out.back().end = end;
-            out.back().peakDb = std::max(out.back().peakDb, db[f]);
-        } else {
-            out.push_back({start, end, db[f]});
-        }
+    // The noise floor, over the frames that hold any sound: digital silence (a zero-padded file,
+    // a muted stretch) would otherwise put it at -120 dB and every quiet room frame above it.
+    std::vector<double> sorted;
+    for (double v : db)
+        if (v > -90.0) sorted.push_back(v);
+    double floor = -120.0;
+    if (!sorted.empty()) {
+        const size_t at =
+            std::min(sorted.size() - 1,
+                     size_t(std::clamp(o.floorPercentile, 0.0, 1.0) * double(sorted.size())));
+        std::nth_element(sorted.begin(), sorted.begin() + std::ptrdiff_t(at), sorted.end());
+        floor = sorted[at];
     }
+    const double threshold = std::max(floor + o.aboveFloorDb, o.minDb);
+    std::vector<bool> loud(db.size());
+    for (size_t f = 0; f < db.size(); ++f)
+        loud[f] = db[f] >= threshold;
+
+    // Stretches of speech frames [first, last], joined over short pauses.
+    const int64_t gapFrames = std::llround(o.mergeGapMs / o.hopMs);
+    std::vector<std::pair<size_t, size_t>> stretches;
+    for (size_t f = 0; f < db.size(); ++f) {
+        if (!loud[f]) continue;
+        if (!stretches.empty() && int64_t(f - stretches.back().second) <= gapFrames + 1)
+            stretches.back().second = f;
+        else
+            stretches.push_back({f, f});
+    }
+    // A stretch longer than a word may be (words said close together) is split at its longest
+    // pause, again and again, so that each clip holds one word.
+    const int64_t longest = std::llround(o.maxSpeechMs / o.hopMs);
+    std::vector<std::pair<size_t, size_t>> words;
+    std::vector<std::pair<size_t, size_t>> todo(stretches.rbegin(), stretches.rend());
+    while (!todo.empty()) {
+        const auto [first, last] = todo.back();
+        todo.pop_back();
+        size_t bestStart = 0, bestLength = 0;
+        if (o.maxSpeechMs > 0 && int64_t(last - first + 1) > longest) {
+            for (size_t f = first; f <= last;) {
+                if (loud[f]) {
+                    ++f;
+                    continue;
+                }
+                size_t e = f;
+                while (e <= last && !loud[e])
+                    ++e;
+                if (e - f > bestLength) bestStart = f, bestLength = e - f;
+                f = e;
+            }
+        }
+        if (bestLength == 0) {
+            words.push_back({first, last});
+            continue;
+        }
+        // The right part first on the stack's top after the left: order is kept.
+        todo.push_back({bestStart + bestLength, last});
+        todo.push_back({first, bestStart - 1});
+    }
+
+    std::vector<Utterance> out;
     const int64_t shortest = std::llround(o.minSpeechMs * 1e-3 * double(sampleRate));
-    std::erase_if(out, [&](const Utterance &u) { return u.end - u.start < shortest; });
+    for (const auto &[first, last] : words) {
+        Utterance u{int64_t(first) * hop, int64_t(last) * hop + frame, -1e300};
+        for (size_t f = first; f <= last; ++f)
+            u.peakDb = std::max(u.peakDb, db[f]);
+        if (u.end - u.start >= shortest) out.push_back(u);
+    }
     return out;
 }
 

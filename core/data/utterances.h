@@ -13,8 +13,10 @@ namespace fb::data {
 // docs/audio.md, "Record your own"). Voice-activity detection by frame energy: a frame is
 // speech when its level is more than `aboveFloorDb` above the recording's noise floor (a low
 // percentile of the frame levels) and above `minDb`; speech frames closer than `mergeGapMs`
-// join into one utterance (the closure inside "six", the gap between "twen-ty"), and
-// utterances shorter than `minSpeechMs` (a click, a breath) are dropped.
+// join into one utterance (the closure inside "six", the gap between "twen-ty"), one longer than
+// `maxSpeechMs` is split again at its longest pause, and utterances shorter than `minSpeechMs`
+// (a click, a breath) are dropped. Frames of digital silence (below -90 dB) do not count
+// towards the noise floor.
 //
 // Our own: the VADs on Debian (WebRTC's in libwebrtc-audio-processing, Speex's preprocessor)
 // classify 10-30 ms frames for telephony and give no utterance boundaries, and they want 8-48
@@ -27,6 +29,9 @@ struct UtteranceOptions {
     double minDb = -50;       // never speech below this level (dB full scale)
     double mergeGapMs = 300;  // shorter pauses stay inside one utterance
     double minSpeechMs = 120; // shorter stretches are not words
+    // Longer stretches (words said close together) are split at their longest pause until they
+    // are no longer or have none; 0: never split.
+    double maxSpeechMs = 900;
 };
 
 struct Utterance {

@@ -31,6 +31,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -217,10 +218,18 @@ RecordPanel::RecordPanel(QWidget *parent)
         labelTakeButtons();
     });
     connect(m_hold, &QPushButton::pressed, this, [this] {
+        if (recording()) return; // a long take is running: it ends with its own button
         QString why;
-        if (!startTake(&why)) setStatus(why);
+        if (!startTake(&why))
+            setStatus(why);
+        else
+            m_long->setEnabled(false); // one take at a time
     });
-    connect(m_hold, &QPushButton::released, this, &RecordPanel::stopTake);
+    connect(m_hold, &QPushButton::released, this, [this] {
+        if (m_long->isChecked()) return;
+        stopTake();
+        m_long->setEnabled(canRecord());
+    });
     connect(m_long, &QPushButton::toggled, this, [this](bool on) {
         if (on) {
             QString why;
@@ -232,6 +241,7 @@ RecordPanel::RecordPanel(QWidget *parent)
         } else {
             stopTake();
         }
+        m_hold->setEnabled(canRecord() && !m_long->isChecked()); // one take at a time
         labelTakeButtons();
     });
     connect(m_import, &QPushButton::clicked, this, [this] {
@@ -552,7 +562,13 @@ int RecordPanel::importPaths(const QStringList &paths)
             while (it.hasNext()) {
                 const QFileInfo f(it.next());
                 if (!kAudioSuffixes.contains(f.suffix().toLower())) continue;
-                const QString sub = clipNamePart(f.dir().dirName());
+                // Speech Commands' own spellings name the fixed classes too.
+                QString sub = clipNamePart(f.dir().dirName());
+                if (sub == QStringLiteral("background-noise") || sub == QStringLiteral("noise") ||
+                    sub == QStringLiteral("silence"))
+                    sub = kBackground;
+                if (sub == QStringLiteral("unknown") || sub == QStringLiteral("other"))
+                    sub = kUnknown;
                 const bool nested =
                     QDir::cleanPath(f.absolutePath()) != QDir::cleanPath(info.absoluteFilePath());
                 files.append({f.filePath(), nested && !sub.isEmpty() ? sub : currentClass()});
@@ -740,8 +756,13 @@ bool RecordPanel::removeClip(int clip, QString *why)
     const QString path = m_clips[clip].path;
     // To the trash, where the desktop has one, so a slip of the finger loses nothing.
     QFile file(path);
-    if (!file.moveToTrash() && !file.remove()) {
-        if (why) *why = tr("Could not delete %1: %2").arg(path, file.errorString());
+    // Where there is none (no trash on that disk), the clip stays: a delete that cannot be
+    // undone is the person's to make, in their file manager.
+    if (!file.moveToTrash()) {
+        if (why)
+            *why = tr("Could not move %1 to the trash (%2); it is still there. Delete it in a "
+                      "file manager if you mean to.")
+                       .arg(path, file.errorString());
         return false;
     }
     m_clips.removeAt(clip);
@@ -768,11 +789,26 @@ QString RecordPanel::writePipeline(QString *why)
         return QString();
     };
     std::map<QString, int> counts;
-    std::set<QString> speakers;
+    std::map<QString, std::set<QString>> speakersOf; // per class
     for (const Clip &c : m_clips) {
         ++counts[c.label];
-        speakers.insert(c.speaker);
+        speakersOf[c.label].insert(c.speaker);
     }
+    // Whole speakers held out only where every class has enough of them that the training side
+    // keeps some of each (a fifth of the speakers is held out).
+    size_t fewest = SIZE_MAX;
+    for (const auto &[label, who] : speakersOf)
+        fewest = std::min(fewest, who.size());
+    // Labels that are all whole numbers are class numbers, 0 to the largest (audio_folder).
+    bool numbers = true;
+    int largest = -1;
+    for (const auto &[label, n] : counts) {
+        bool ok = false;
+        const int v = label.toInt(&ok);
+        numbers = numbers && ok && v >= 0;
+        largest = std::max(largest, v);
+    }
+    const int outputs = numbers ? largest + 1 : int(counts.size());
     int words = 0;
     for (const auto &[label, n] : counts)
         words += label != kBackground && label != kUnknown;
@@ -804,14 +840,13 @@ QString RecordPanel::writePipeline(QString *why)
             params["labels"] = "pattern";
             params["pattern"] = "{label}_{speaker}_{index}";
             params["validation_speakers"] = "";
-            // One or two speakers: a random fifth of the clips is the validation side; three or
-            // more: whole speakers are held out, so validation measures voices the model did not
-            // hear.
-            params["split_by_speaker"] = speakers.size() >= 3;
+            // Five or more speakers in every class: whole speakers are held out, so validation
+            // measures voices the model did not hear; fewer: a random fifth of the clips.
+            params["split_by_speaker"] = fewest >= 5;
             ++found;
         }
         if (id == "fc2") {
-            params["out_features"] = int(counts.size());
+            params["out_features"] = outputs;
             ++found;
         }
     }

@@ -9,8 +9,9 @@
 namespace fb::widgets {
 
 // Pictures of recordings for people (the Record panel's clips, Listen mode's scrolling strip):
-// the log-mel spectrogram the spoken-digits example trains on (40 bands, 25 ms every 10 ms; the
-// engine's own core::data::Spectrogram), low frequencies at the bottom, one column per 10 ms.
+// the log-mel spectrogram the spoken-digits example trains on (40 bands, 512-sample windows every
+// 10 ms; the engine's own core::data::Spectrogram), low frequencies at the bottom, one column per
+// 10 ms.
 
 // The log-mel levels, [40][frames] row-major, in dB (no floor). Empty for an empty recording.
 std::vector<float> logMel(const std::vector<float> &samples, int64_t sampleRate, int *frames);

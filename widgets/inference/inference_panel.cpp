@@ -233,7 +233,7 @@ InferencePanel::InferencePanel(QWidget *parent)
                          "time and marks each word it detects")
                     : recordTip());
     connect(m_listenButton, &QPushButton::toggled, this, [this](bool on) {
-        if (on == listening()) return;
+        if (on == (m_listenSource != nullptr)) return;
         if (on) {
             QString why;
             if (!startListening(&why)) {
@@ -247,6 +247,9 @@ InferencePanel::InferencePanel(QWidget *parent)
     });
     m_strip->setObjectName("inferenceListenStrip");
     m_strip->setMinimumSize(400, 120);
+    // The picture follows the label's width; the label must not hold the panel at the
+    // picture's size.
+    m_strip->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
     m_strip->setAlignment(Qt::AlignCenter);
     m_strip->setToolTip(tr("The last 5 seconds the microphone heard (log-mel spectrogram, low "
                            "frequencies at the bottom, now at the right) and the words detected "
@@ -395,15 +398,20 @@ bool InferencePanel::startListening(QString *why)
         if (why) *why = text;
         return false;
     };
-    if (listening()) return true;
+    if (m_listenSource) return true;
+    // After Stop, the child still hears the last windows before it ends.
+    if (listening()) return refuse(tr("Still finishing the last listening; a moment."));
     if (!canRecord()) return refuse(recordTip());
     if (model().isEmpty())
         return refuse(tr("Choose a trained model first (a run folder of a model trained on "
                          "recordings)."));
     if (m_source) return refuse(tr("Recording a clip; listen when it is done."));
     // The child: it loads the model once, then hears every window of what arrives on stdin.
-    delete m_listen;
+    if (m_listen) m_listen->deleteLater(); // this may run in a slot of its signals
     m_listen = new QProcess(this);
+    m_listenFailed = false;
+    m_listenDropped = 0;
+    m_listenRemainder.clear();
     m_listenPending.clear();
     m_heard.clear();
     m_windowMs.clear();
@@ -431,6 +439,7 @@ bool InferencePanel::startListening(QString *why)
     if (!m_listenIo) {
         delete m_listenSource;
         m_listenSource = nullptr;
+        m_listenFailed = true; // the child's summary of nothing must not hide the reason
         m_listen->closeWriteChannel();
         return refuse(tr("The microphone could not be opened (%1)").arg(m_input.description()));
     }
@@ -457,10 +466,13 @@ bool InferencePanel::startListening(QString *why)
 void InferencePanel::takeListenAudio()
 {
     if (!m_listenIo || !m_listen) return;
-    const QByteArray bytes = m_listenIo->readAll();
+    // Whole frames only; a frame cut between two reads waits for the rest.
+    m_listenRemainder += m_listenIo->readAll();
     const int channels = std::max(1, m_format.channelCount());
     const int size = std::max(1, m_format.bytesPerSample());
-    const qsizetype frames = bytes.size() / (size * channels);
+    const qsizetype frames = m_listenRemainder.size() / (size * channels);
+    const QByteArray bytes = m_listenRemainder.left(frames * size * channels);
+    m_listenRemainder.remove(0, bytes.size());
     QByteArray pcm(frames * 2, Qt::Uninitialized);
     for (qsizetype f = 0; f < frames; ++f) {
         float v = 0;
@@ -475,6 +487,15 @@ void InferencePanel::takeListenAudio()
     const size_t keep = size_t(kStripSeconds * m_format.sampleRate());
     if (m_ring.size() > keep + keep / 2)
         m_ring.erase(m_ring.begin(), m_ring.end() - std::ptrdiff_t(keep));
+    // The engine slower than the microphone (an overloaded machine): rather than a backlog
+    // that makes every detection later than the last, the audio beyond a second is dropped,
+    // and the status says so.
+    if (m_listen->bytesToWrite() > qint64(m_format.sampleRate()) * 2) {
+        m_listenDropped += frames;
+        m_status->setText(tr("The model hears slower than real time: %1 s of sound skipped so far.")
+                              .arg(double(m_listenDropped) / m_format.sampleRate(), 0, 'f', 1));
+        return;
+    }
     m_listen->write(pcm);
 }
 
@@ -544,7 +565,7 @@ void InferencePanel::readListenLines()
             drawStrip(); // the mark at once, not at the next tick
             emit detected(h.label, h.time);
         } else if (kind == "summary") {
-            if (eventString(j, "status") == "ok")
+            if (eventString(j, "status") == "ok" && !m_listenFailed)
                 m_status->setText(
                     tr("Listened for %1 s: %n word(s) detected; a window took %2 ms at p50 and "
                        "%3 ms at p99.",

@@ -132,6 +132,9 @@ private:
     int64_t m_heardSamples = 0; // since listening started
     float m_stripTop = -1e30f;  // the loudest level seen (dB), the strip's brightest
     QByteArray m_listenPending;
+    QByteArray m_listenRemainder; // a frame's first bytes, waiting for the rest
+    int64_t m_listenDropped = 0;  // frames skipped because the engine fell behind
+    bool m_listenFailed = false;  // the reason is in the status; the summary must not hide it
     QList<Heard> m_heard;
     std::vector<double> m_windowMs;
     void readListenLines();
