@@ -765,12 +765,13 @@ bool RecordPanel::removeClip(int clip, QString *why)
                        .arg(path, file.errorString());
         return false;
     }
+    m_trashed = file.fileName(); // where it went: QFile follows the move
     m_clips.removeAt(clip);
     const int row = m_clipList->currentRow();
     refreshClasses();
     refreshClips();
     m_clipList->setCurrentRow(std::min(row, m_clipList->count() - 1));
-    setStatus(tr("%1 moved to the trash.").arg(QFileInfo(path).fileName()));
+    setStatus(tr("%1 moved to the trash (%2).").arg(QFileInfo(path).fileName(), m_trashed));
     emit clipsChanged();
     return true;
 }

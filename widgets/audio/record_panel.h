@@ -86,6 +86,8 @@ public:
     QList<int> shownClips() const;
     bool relabel(int clip, const QString &label, QString *why = nullptr);
     bool removeClip(int clip, QString *why = nullptr);
+    // Where the last deleted clip is now (in a trash folder).
+    QString trashedPath() const { return m_trashed; }
     void play(int clip);
 
     // The pipeline for this folder (the template with the folder as its data, as many outputs
@@ -136,6 +138,7 @@ private:
     QElapsedTimer m_takeTime;
     QString m_takeClass; // the class of the take being recorded
     QString m_lastMessage;
+    QString m_trashed;
 };
 
 } // namespace fb::widgets
