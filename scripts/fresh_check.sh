@@ -5,7 +5,7 @@
 #   scripts/fresh_check.sh               the README's two commands in a fresh Debian 12:
 #                                        scripts/start.sh --headless --set train.epochs=1
 #                                        (must print an ok summary), then scripts/test.sh,
-#                                        then scripts/fuzz.sh for 40 s per fuzzer
+#                                        then scripts/fuzz.sh for 30 s per fuzzer
 #   scripts/fresh_check.sh --tests       only scripts/test.sh and scripts/fuzz.sh
 #   scripts/fresh_check.sh --package     build the .deb there (scripts/package.sh), install it
 #                                        into a second fresh Debian 12 with apt, train the
@@ -285,9 +285,9 @@ run_tests() {
 # finds, fails CI.
 run_fuzz() {
     local root="$1" status=0
-    begin "fuzz.sh (every fuzzer, ${FLOWBENCH_FUZZ_SECONDS:-40} s each)"
+    begin "fuzz.sh (every fuzzer, ${FLOWBENCH_FUZZ_SECONDS:-30} s each)"
     set +e
-    in_root "$root" "bash scripts/fuzz.sh --seconds ${FLOWBENCH_FUZZ_SECONDS:-40} --jobs 2 2>&1" |
+    in_root "$root" "bash scripts/fuzz.sh --seconds ${FLOWBENCH_FUZZ_SECONDS:-30} --jobs 2 2>&1" |
         tee -a "$log" | grep --line-buffered '^fuzz\|^target\|^fuzz_\|^    \|^error'
     status=${PIPESTATUS[0]}
     set -e
