@@ -2,7 +2,9 @@
 
 #include "core/data/audio_files.h"
 #include "core/data/utterances.h"
+#include "widgets/audio/pcm.h"
 #include "widgets/audio/spectrogram_image.h"
+#include "widgets/files/atomic_write.h"
 
 #include <nlohmann/json.hpp>
 
@@ -24,16 +26,13 @@
 #include <QProgressBar>
 #include <QProgressDialog>
 #include <QPushButton>
-#include <QSaveFile>
 #include <QSoundEffect>
-#include <QStandardPaths>
 #include <QUrl>
 #include <QVBoxLayout>
 
 #include <algorithm>
 #include <cstdint>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <set>
 
@@ -440,14 +439,10 @@ bool RecordPanel::startTake(QString *why)
 
 std::vector<float> RecordPanel::takeSamples() const
 {
-    const int channels = std::max(1, m_format.channelCount());
-    const int bytes = std::max(1, m_format.bytesPerSample());
-    std::vector<float> interleaved(size_t(m_recorded.size() / bytes));
-    for (size_t i = 0; i < interleaved.size(); ++i)
-        interleaved[i] = m_format.normalizedSampleValue(m_recorded.constData() + i * size_t(bytes));
-    if (channels == 1 && m_format.sampleRate() == kRate) return interleaved;
-    auto mono = data::monoAt(interleaved, channels, m_format.sampleRate(), "microphone", kRate);
-    return mono.ok() ? mono.value() : std::vector<float>{};
+    std::vector<float> mono = monoFromPcm(m_recorded, m_format);
+    if (m_format.sampleRate() == kRate) return mono;
+    auto at = data::monoAt(mono, 1, m_format.sampleRate(), "microphone", kRate);
+    return at.ok() ? at.value() : std::vector<float>{};
 }
 
 void RecordPanel::stopTake()
@@ -630,6 +625,7 @@ int RecordPanel::importPaths(const QStringList &paths)
 void RecordPanel::rescan()
 {
     m_clips.clear();
+    m_pictures.clear(); // the files may have changed outside the panel
     std::set<QString> labels(m_words.begin(), m_words.end());
     const data::FilePattern pattern("{label}_{speaker}_{index}");
     QDirIterator it(folder(), {"*.wav"}, QDir::Files);
@@ -687,17 +683,32 @@ QList<int> RecordPanel::shownClips() const
     return shown;
 }
 
+const RecordPanel::Picture &RecordPanel::pictureOf(const QString &path)
+{
+    // Each clip is read and drawn once, not again at every change of class or list.
+    auto it = m_pictures.find(path);
+    if (it == m_pictures.end()) {
+        Picture p;
+        auto x = data::readRecording(path.toStdString(), kRate);
+        if (x.ok())
+            p.image = spectrogramImage(x.value(), kRate);
+        else
+            p.error = QString::fromStdString(x.error().str());
+        it = m_pictures.insert(path, p);
+    }
+    return *it;
+}
+
 void RecordPanel::refreshClips()
 {
     const QSignalBlocker block(m_clipList);
     m_clipList->clear();
     for (int i : shownClips()) {
         const Clip &c = m_clips[i];
-        auto x = data::readRecording(c.path.toStdString(), kRate);
-        const QImage img = x.ok() ? spectrogramImage(x.value(), kRate) : QImage();
-        auto *item = new QListWidgetItem(QIcon(QPixmap::fromImage(img.scaled(101, 40))),
+        const Picture &p = pictureOf(c.path);
+        auto *item = new QListWidgetItem(QIcon(QPixmap::fromImage(p.image.scaled(101, 40))),
                                          QStringLiteral("%1 %2").arg(c.speaker).arg(c.take));
-        item->setToolTip(x.ok() ? c.path : QString::fromStdString(x.error().str()));
+        item->setToolTip(p.error.isEmpty() ? c.path : p.error);
         m_clipList->addItem(item);
     }
     showClip(-1);
@@ -716,12 +727,12 @@ void RecordPanel::showClip(int clip)
     }
     const Clip &c = m_clips[clip];
     m_detailTitle->setText(QFileInfo(c.path).fileName());
-    auto x = data::readRecording(c.path.toStdString(), kRate);
-    if (!x.ok()) {
-        m_detail->setText(QString::fromStdString(x.error().str()));
+    const Picture &p = pictureOf(c.path);
+    if (!p.error.isEmpty()) {
+        m_detail->setText(p.error);
         return;
     }
-    m_detail->setPixmap(QPixmap::fromImage(spectrogramImage(x.value(), kRate).scaled(202, 120)));
+    m_detail->setPixmap(QPixmap::fromImage(p.image.scaled(202, 120)));
     m_relabel->setCurrentIndex(int(classes().indexOf(c.label)));
 }
 
@@ -743,6 +754,7 @@ bool RecordPanel::relabel(int clip, const QString &label, QString *why)
         return false;
     }
     m_clips[clip] = {path, to, c.speaker, take};
+    m_pictures.insert(path, m_pictures.take(c.path)); // the same sound under its new name
     refreshClasses();
     refreshClips();
     setStatus(tr("%1 is now a clip of '%2'.").arg(QFileInfo(c.path).fileName(), to));
@@ -766,6 +778,7 @@ bool RecordPanel::removeClip(int clip, QString *why)
         return false;
     }
     m_trashed = file.fileName(); // where it went: QFile follows the move
+    m_pictures.remove(path);
     m_clips.removeAt(clip);
     const int row = m_clipList->currentRow();
     refreshClasses();
@@ -862,11 +875,8 @@ QString RecordPanel::writePipeline(QString *why)
                              .arg(counts.size())
                              .toStdString();
     const QString path = folder() + QStringLiteral("/pipeline.json");
-    QSaveFile out(path);
-    const std::string json = doc.dump(2) + "\n";
-    if (!out.open(QIODevice::WriteOnly) || out.write(json.data(), qint64(json.size())) < 0 ||
-        !out.commit())
-        return refuse(tr("Could not write %1: %2").arg(path, out.errorString()));
+    if (const Status ok = writeFileAtomically(path, doc.dump(2) + "\n", "the pipeline"); !ok)
+        return refuse(QString::fromStdString(ok.error().str()));
     return path;
 }
 

@@ -3,6 +3,8 @@
 #include <QAudioDevice>
 #include <QAudioFormat>
 #include <QElapsedTimer>
+#include <QHash>
+#include <QImage>
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -117,6 +119,13 @@ private:
     // addTake without redrawing the lists (an import draws them once, at the end).
     int saveClips(const std::vector<float> &samples, const QString &label, const QString &speaker);
     std::vector<float> takeSamples() const;
+    // A clip's spectrogram, or why it cannot be read; kept per file.
+    struct Picture {
+        QImage image;
+        QString error;
+    };
+    const Picture &pictureOf(const QString &path);
+    QHash<QString, Picture> m_pictures;
 
     QLineEdit *m_folder, *m_speaker, *m_newClass;
     QPushButton *m_chooseFolder, *m_addClass, *m_hold, *m_long, *m_import, *m_train;

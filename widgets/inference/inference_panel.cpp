@@ -137,36 +137,6 @@ std::vector<nlohmann::json> takeJsonLines(QByteArray &pending)
 
 } // namespace
 
-QByteArray wavFromPcm(const QByteArray &pcm, const QAudioFormat &format)
-{
-    const int channels = std::max(1, format.channelCount());
-    const int bytesPerSample = std::max(1, format.bytesPerSample());
-    const qsizetype samples = pcm.size() / bytesPerSample;
-    QByteArray data(samples * 2, Qt::Uninitialized);
-    for (qsizetype i = 0; i < samples; ++i) {
-        const float v = format.normalizedSampleValue(pcm.constData() + i * bytesPerSample);
-        const qint16 s = qint16(std::lround(std::clamp(v, -1.0f, 1.0f) * 32767.0f));
-        std::memcpy(data.data() + i * 2, &s, 2);
-    }
-    QByteArray wav;
-    auto u32 = [&wav](quint32 v) { wav.append(reinterpret_cast<const char *>(&v), 4); };
-    auto u16 = [&wav](quint16 v) { wav.append(reinterpret_cast<const char *>(&v), 2); };
-    wav.append("RIFF");
-    u32(quint32(36 + data.size()));
-    wav.append("WAVEfmt ");
-    u32(16);
-    u16(1); // PCM
-    u16(quint16(channels));
-    u32(quint32(format.sampleRate()));
-    u32(quint32(format.sampleRate() * channels * 2));
-    u16(quint16(channels * 2));
-    u16(16);
-    wav.append("data");
-    u32(quint32(data.size()));
-    wav.append(data);
-    return wav;
-}
-
 InferencePanel::InferencePanel(QWidget *parent)
     : QWidget(parent)
     , m_model(new QLineEdit)
@@ -468,21 +438,12 @@ void InferencePanel::takeListenAudio()
     if (!m_listenIo || !m_listen) return;
     // Whole frames only; a frame cut between two reads waits for the rest.
     m_listenRemainder += m_listenIo->readAll();
-    const int channels = std::max(1, m_format.channelCount());
-    const int size = std::max(1, m_format.bytesPerSample());
-    const qsizetype frames = m_listenRemainder.size() / (size * channels);
-    const QByteArray bytes = m_listenRemainder.left(frames * size * channels);
-    m_listenRemainder.remove(0, bytes.size());
-    QByteArray pcm(frames * 2, Qt::Uninitialized);
-    for (qsizetype f = 0; f < frames; ++f) {
-        float v = 0;
-        for (int c = 0; c < channels; ++c)
-            v += m_format.normalizedSampleValue(bytes.constData() + (f * channels + c) * size);
-        v /= float(channels);
-        m_ring.push_back(v);
-        const qint16 s = qint16(std::lround(std::clamp(v, -1.0f, 1.0f) * 32767.0f));
-        std::memcpy(pcm.data() + f * 2, &s, 2);
-    }
+    qsizetype used = 0;
+    const std::vector<float> mono = monoFromPcm(m_listenRemainder, m_format, &used);
+    m_listenRemainder.remove(0, used);
+    const qsizetype frames = qsizetype(mono.size());
+    m_ring.insert(m_ring.end(), mono.begin(), mono.end());
+    const QByteArray pcm = int16FromFloats(mono.data(), mono.size());
     m_heardSamples += frames;
     const size_t keep = size_t(kStripSeconds * m_format.sampleRate());
     if (m_ring.size() > keep + keep / 2)

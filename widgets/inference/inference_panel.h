@@ -1,5 +1,7 @@
 #pragma once
 
+#include "widgets/audio/pcm.h"
+
 #include <QAudioDevice>
 #include <QAudioFormat>
 #include <QImage>
@@ -23,10 +25,6 @@ class QPushButton;
 class QTimer;
 
 namespace fb::widgets {
-
-// A WAV file (RIFF, 16-bit PCM) of raw samples in `format` (any sample format Qt Multimedia
-// gives; written as 16-bit, channels kept).
-QByteArray wavFromPcm(const QByteArray &pcm, const QAudioFormat &format);
 
 // "Try the model": choose a trained run (or a model or checkpoint file), drop image or audio
 // files on the panel (or open them), and see what the model predicts: the input as the model
