@@ -40,6 +40,25 @@ def run(cmd, threads, **kw):
                           env={**os.environ, "OMP_NUM_THREADS": str(threads)}, **kw)
 
 
+def train_example(model, data, epochs, threads):
+    """Trains resources/examples/spoken_digits.json on `data` into the run folder `model`."""
+    print(f"training the spoken-digits example for {epochs} epochs ...", file=sys.stderr)
+    r = run([CLI, "run", os.path.join(ROOT, "resources/examples/spoken_digits.json"),
+             "--device", "cpu", "--threads", str(threads), "--set", f"train.epochs={epochs}",
+             "--set", f"train_data.path={data}", "--set", f"test_data.path={data}",
+             "--out", model], threads, stdout=subprocess.DEVNULL)
+    if r.returncode != 0:
+        sys.exit("training failed")
+
+
+def save_report(text, name):
+    """Writes bench/results/NAME.md and says where."""
+    path = os.path.join(ROOT, "bench", "results", f"{name}.md")
+    with open(path, "w") as f:
+        f.write(text)
+    print(f"saved {path}", file=sys.stderr)
+
+
 def percentile(values, q):
     v = sorted(values)
     i = max(0, min(len(v) - 1, int(-(-q * len(v) // 1)) - 1))
@@ -63,13 +82,7 @@ def main():
     model = a.model
     if not model:
         model = os.path.join(tmp, "run")
-        print(f"training the spoken-digits example for {a.epochs} epochs ...", file=sys.stderr)
-        r = run([CLI, "run", os.path.join(ROOT, "resources/examples/spoken_digits.json"),
-                 "--device", "cpu", "--threads", str(a.threads), "--set", f"train.epochs={a.epochs}",
-                 "--set", f"train_data.path={a.data}", "--set", f"test_data.path={a.data}",
-                 "--out", model], a.threads, stdout=subprocess.DEVNULL)
-        if r.returncode != 0:
-            sys.exit("training failed")
+        train_example(model, a.data, a.epochs, a.threads)
     rec, truth = os.path.join(tmp, "rec.wav"), os.path.join(tmp, "rec.tsv")
     subprocess.run(["bash", os.path.join(ROOT, "tests/make_listen_recording.sh"), rec, truth,
                     str(a.words)], check=True)
@@ -128,10 +141,7 @@ def main():
     text = "\n".join(out) + "\n"
     print(text)
     if a.save:
-        path = os.path.join(ROOT, "bench", "results", f"listen-{stamp}.md")
-        with open(path, "w") as f:
-            f.write(text)
-        print(f"saved {path}", file=sys.stderr)
+        save_report(text, f"listen-{stamp}")
 
 
 if __name__ == "__main__":

@@ -4,16 +4,22 @@
 # never has (espeak-ng's West Midlands and New York accents), with silence, background noise and
 # noise bursts between them, all over a quiet noise floor, 16 kHz mono.
 #
-#   tests/make_listen_recording.sh OUT.wav TRUTH.tsv [WORDS] [SEED]
+#   tests/make_listen_recording.sh OUT.wav TRUTH.tsv [WORDS] [SEED] [DIGIT_PERCENT]
 #
 # TRUTH.tsv: one line per spoken word, "start<TAB>end<TAB>label" in seconds, where label is the
 # digit ("0".."9") or "other"; noise bursts are not listed. WORDS (default 120) words in all,
-# about 60% of them digits. Needs espeak-ng and sox.
+# about DIGIT_PERCENT (default 60) of them digits; 0 makes a recording of other words, noise and
+# silence only, for counting false alarms (bench/listen_accuracy.py). The other words are the 20
+# below, none of them in the data set, or FLOWBENCH_LISTEN_OTHERS (words separated by spaces).
+# Needs espeak-ng and sox.
 set -euo pipefail
-out=$1 truth=$2 n=${3:-120} seed=${4:-1}
+out=$1 truth=$2 n=${3:-120} seed=${4:-1} digit_percent=${5:-60}
 digits=(zero one two three four five six seven eight nine)
 others=(apple window garden music yellow button coffee morning travel rabbit paper pencil
         orange purple kitchen monkey river silver table winter)
+if [[ -n "${FLOWBENCH_LISTEN_OTHERS:-}" ]]; then
+    read -r -a others <<<"$FLOWBENCH_LISTEN_OTHERS"
+fi
 voices=(en-gb-x-gbcwmd+m1 en-gb-x-gbcwmd+f2 en-gb-x-gbcwmd+m4 en-us-nyc+f1 en-us-nyc+m3
         en-us-nyc+f4 en-gb-x-gbcwmd+klatt3 en-us-nyc+klatt)
 tmp=$(mktemp -d)
@@ -33,7 +39,7 @@ for ((i = 0; i < n; i++)); do
     esac
     parts+=("$tmp/g$i.wav")
     t=$(( t + $(soxi -s "$tmp/g$i.wav") ))
-    if (( RANDOM % 10 < 6 )); then
+    if (( RANDOM % 10 * 10 < digit_percent )); then # in steps of 10%
         d=$(( RANDOM % 10 )) word=${digits[$d]} label=$d
     else
         word=${others[$(( RANDOM % ${#others[@]} ))]} label=other

@@ -552,7 +552,7 @@ private slots:
 
     // File > Make Spoken-Digits Data Set runs `flowbench-cli make-data spoken-digits` and shows
     // its count in a progress dialog, then where the recordings went; the example opened then
-    // has nothing to point at. Two voices (80 recordings with their background noise) keep it
+    // has nothing to point at. Two voices (92 recordings with their background noise) keep it
     // quick.
     void makesTheSpokenDigitsWithProgress()
     {
@@ -577,19 +577,19 @@ private slots:
         QVERIFY(why.contains("already"));
         bool sawCount = false;
         connect(dialog, &app::DataSetDialog::progressed, this, [&](int made, int total) {
-            if (made > 0 && made < total && total == 80 &&
-                dialog->text().contains(QString("Made %1 of 80 recordings").arg(made)) &&
-                dialog->progressBar()->value() == made && dialog->progressBar()->maximum() == 80)
+            if (made > 0 && made < total && total == 92 &&
+                dialog->text().contains(QString("Made %1 of 92 recordings").arg(made)) &&
+                dialog->progressBar()->value() == made && dialog->progressBar()->maximum() == 92)
                 sawCount = true;
         });
         QTRY_VERIFY_WITH_TIMEOUT(!dialog->isWorking(), 120000);
         qunsetenv("FLOWBENCH_PROGRESS_SECONDS");
         QCOMPARE(dialog->state(), app::DataSetDialog::State::Done);
         QVERIFY(sawCount);
-        QVERIFY2(dialog->text().contains("Done: 80 recordings in " + digits),
+        QVERIFY2(dialog->text().contains("Done: 92 recordings in " + digits),
                  qPrintable(dialog->text()));
-        QVERIFY(win.w.log()->text().contains("Done: 80 recordings in " + digits));
-        QCOMPARE(recordingsIn(digits), 80);
+        QVERIFY(win.w.log()->text().contains("Done: 92 recordings in " + digits));
+        QCOMPARE(recordingsIn(digits), 92);
         QPushButton *close = dialog->buttons()->button(QDialogButtonBox::Close);
         QVERIFY(close);
         close->click();
@@ -613,7 +613,7 @@ private slots:
         app::DataSetDialog *dialog = win.w.dataSetDialog();
         QTRY_VERIFY_WITH_TIMEOUT(dialog->made() > 0, 60000);
         qunsetenv("FLOWBENCH_PROGRESS_SECONDS");
-        QCOMPARE(dialog->total(), 3860);
+        QCOMPARE(dialog->total(), 4404);
         dialog->buttons()->button(QDialogButtonBox::Cancel)->click();
         QTRY_VERIFY_WITH_TIMEOUT(!dialog->isWorking(), 10000);
         QCOMPARE(dialog->state(), app::DataSetDialog::State::Cancelled);
@@ -621,7 +621,7 @@ private slots:
         QVERIFY(win.w.log()->text().contains("Cancelled with"));
         QTest::qWait(1500); // the recordings being made at the cancel are finished
         const int kept = recordingsIn(digits);
-        QVERIFY2(kept > 0 && kept < 3860, qPrintable(QString::number(kept)));
+        QVERIFY2(kept > 0 && kept < 4404, qPrintable(QString::number(kept)));
         QTest::qWait(2000);
         QCOMPARE(recordingsIn(digits), kept);
         QCOMPARE(QDir(digits).entryList({"*.tmp.wav"}, QDir::Files), QStringList());

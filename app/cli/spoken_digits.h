@@ -38,7 +38,7 @@ std::vector<std::string> missingSpokenDigitsTools(int voices = 0);
 inline constexpr const char *kSpokenDigitsPackages =
     "espeak-ng flite festival festvox-kallpc16k festvox-kdlpc16k festvox-us-slt-hts sox";
 
-// Runs the script: its progress ("spoken digits: made N of 3860") goes to stderr as it comes.
+// Runs the script: its progress ("spoken digits: made N of 4404") goes to stderr as it comes.
 // SIGINT, SIGTERM or SIGHUP stop it; the recordings made are kept and a later call makes only
 // the rest.
 SpokenDigitsOutcome makeSpokenDigits(const SpokenDigitsRequest &request);
