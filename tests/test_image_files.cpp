@@ -1,10 +1,14 @@
 // Image folders and CSV lists as data sources (core/data/image_files.h): classes from folder
 // names or labels, pixels decoded in RGB or grey and sized by stretching or padding, the seeded
-// train/validation split, damaged files skipped and named, and a whole colour run that learns a
-// distinction only colour can make. The images are written with Qt's encoders, independent of
+// train/validation split, damaged files skipped and named, a whole colour run that learns a
+// distinction only colour can make, and data larger than its memory budget streamed from disk
+// with the same batches. The images are written with Qt's encoders, independent of
 // the OpenCV decoders under test.
 
+#include "core/data/audio_files.h"
+#include "core/data/dataflow.h"
 #include "core/data/image_files.h"
+#include "core/data/transforms.h"
 #include "core/exec/runner.h"
 #include "core/graph/pipeline_file.h"
 
@@ -14,6 +18,8 @@
 #include <QFile>
 #include <QImage>
 #include <QTemporaryDir>
+
+#include "wav_fixture.h"
 
 #include <algorithm>
 #include <fstream>
@@ -97,9 +103,41 @@ void writeColourClasses(const QString &dir, int perClass)
         }
 }
 
+// Every batch of `epochs` epochs, as (x bytes, labels), from a flow over `ds` with a random
+// flip (its draws depend on the samples' indices, so a mix-up would show).
+std::vector<std::pair<QByteArray, std::vector<int32_t>>>
+batchesOf(std::shared_ptr<const ImageDataset> ds, int workers, int epochs,
+          std::optional<FlowStats> *stats = nullptr, int64_t firstEpoch = 0, int64_t firstBatch = 0)
+{
+    DataFlowOptions o;
+    o.batchSize = 7;
+    o.seed = 5;
+    o.workers = workers;
+    auto flow = DataFlow::create(ds, {{"flip", std::make_shared<RandomHorizontalFlip>(0.5f)}}, o);
+    if (!flow.ok()) qFatal("%s", flow.error().message.c_str());
+    std::vector<std::pair<QByteArray, std::vector<int32_t>>> out;
+    for (int64_t e = firstEpoch; e < firstEpoch + epochs; ++e) {
+        flow.value()->startEpoch(e, e == firstEpoch ? firstBatch : 0);
+        while (true) {
+            auto b = flow.value()->next();
+            if (!b.ok()) qFatal("%s", b.error().message.c_str());
+            if (!b.value()) break;
+            const Batch &batch = *b.value();
+            const int32_t *y = batch.y.data<int32_t>();
+            out.emplace_back(QByteArray(reinterpret_cast<const char *>(batch.x.f32()),
+                                        qsizetype(batch.x.bytes())),
+                             std::vector<int32_t>(y, y + batch.y.shape()[0]));
+        }
+    }
+    if (stats) *stats = flow.value()->stats();
+    return out;
+}
+
 struct Collect : exec::RunObserver {
     std::vector<std::string> warnings; // "node: text"
+    std::vector<std::string> notes;    // "node: text", information about a node
     float lastAccuracy = -1;
+    std::optional<exec::DataFlowReport> lastFlow;
     void message(LogLevel level, const std::string &text) override
     {
         if (level == LogLevel::Warning) warnings.push_back(": " + text);
@@ -107,7 +145,9 @@ struct Collect : exec::RunObserver {
     void nodeMessage(LogLevel level, const std::string &node, const std::string &text) override
     {
         if (level == LogLevel::Warning) warnings.push_back(node + ": " + text);
+        if (level == LogLevel::Info) notes.push_back(node + ": " + text);
     }
+    void dataflow(const exec::DataFlowReport &r) override { lastFlow = r; }
     void epochFinished(const exec::EpochResult &e) override
     {
         lastAccuracy = e.evaluations.at(0).accuracy;
@@ -437,6 +477,179 @@ private slots:
                               w.find("rust/broken.png (not an image") != std::string::npos);
         // The split puts the broken file in train_data's or test_data's part; either names it.
         QVERIFY2(named, c.warnings.empty() ? "no warning" : c.warnings.front().c_str());
+        QVERIFY2(c.lastAccuracy >= 0.9f, qPrintable(QString::number(c.lastAccuracy)));
+    }
+
+    // A folder larger than its budget: the first samples that fit are held, the others decoded
+    // again on the workers each time; the batches are the same bytes as when everything is held,
+    // for any number of workers and from a resumed batch, and a file that changes under the run
+    // is named.
+    void dataLargerThanTheBudgetIsStreamedWithTheSameBatches()
+    {
+        QTemporaryDir dir;
+        writeColourClasses(dir.path(), 20);
+        writeBytes(dir.filePath("rust/10b.png"), "not a png"); // among the held files
+        ImageFilesOptions o = options(16, 16, true);
+        auto all = loadImageFolder(dir.path().toStdString(), o);
+        QVERIFY2(all.ok(), all.ok() ? "" : all.error().message.c_str());
+        QVERIFY(!all->streaming());
+        QCOMPARE(all->count, int64_t(40));
+        QCOMPARE(all->pixels.size(), size_t(40 * 16 * 16 * 3));
+
+        o.cacheBytes = 15 * 16 * 16 * 3 + 100; // room for 15 samples
+        auto part = loadImageFolder(dir.path().toStdString(), o);
+        QVERIFY2(part.ok(), part.ok() ? "" : part.error().message.c_str());
+        QVERIFY(part->streaming());
+        QCOMPARE(part->count, int64_t(40));
+        QCOMPARE(part->labels, all->labels);
+        QCOMPARE(part->skipped.size(), size_t(1));
+        // The broken file is one of the first 15 in file order: 14 samples held.
+        QCOMPARE(part->held, int64_t(14));
+        QCOMPARE(part->pixels.size(), size_t(14 * 16 * 16 * 3));
+        QVERIFY(part->pixels.size() <= size_t(o.cacheBytes));
+        QCOMPARE(int64_t(std::count(part->row.begin(), part->row.end(), -1)), int64_t(26));
+        for (int64_t i = 0; i < 40; ++i)
+            if (part->isHeld(i))
+                QVERIFY(std::equal(part->sample(i), part->sample(i) + 768, all->sample(i)));
+
+        auto held = std::make_shared<const ImageDataset>(std::move(all).value());
+        auto streamed = std::make_shared<const ImageDataset>(std::move(part).value());
+        const auto want = batchesOf(held, 1, 2);
+        std::optional<FlowStats> stats;
+        for (int workers : {1, 3}) {
+            const auto got = batchesOf(streamed, workers, 2, &stats);
+            QCOMPARE(got.size(), want.size());
+            for (size_t b = 0; b < want.size(); ++b) {
+                QVERIFY2(got[b].first == want[b].first, qPrintable(QString("batch %1").arg(b)));
+                QCOMPARE(got[b].second, want[b].second);
+            }
+            QCOMPARE(stats->sourceSamples, int64_t(40));
+            QCOMPARE(stats->sourceHeld, int64_t(14));
+            QCOMPARE(stats->sourceHits, int64_t(2 * 14)); // two epochs over every sample
+            QCOMPARE(stats->sourceDecoded, int64_t(2 * 26));
+            QCOMPARE(stats->cacheSamples, int64_t(0)); // no float cache past the budget
+        }
+        // A resumed epoch: batch 3 of epoch 1 onwards.
+        const auto resumed = batchesOf(streamed, 2, 1, nullptr, 1, 3);
+        const size_t perEpoch = want.size() / 2;
+        QCOMPARE(resumed.size(), perEpoch - 3);
+        for (size_t b = 0; b < resumed.size(); ++b)
+            QVERIFY(resumed[b].first == want[perEpoch + 3 + b].first);
+
+        // A file not held that is replaced by another picture (which would decode without
+        // complaint), or goes away: the batch that needs it fails, naming it.
+        const auto firstStreamed = size_t(
+            std::find(streamed->row.begin(), streamed->row.end(), -1) - streamed->row.begin());
+        const std::string replaced = streamed->paths[firstStreamed];
+        const std::string gone = streamed->paths[firstStreamed + 1];
+        QVERIFY(QFile::remove(QString::fromStdString(replaced)));
+        save(solid(20, 20, Qt::green), QString::fromStdString(replaced));
+        QVERIFY(QFile::remove(QString::fromStdString(gone)));
+        DataFlowOptions fo;
+        fo.batchSize = 1;
+        fo.shuffle = false;
+        auto flow = DataFlow::create(streamed, {}, fo);
+        QVERIFY(flow.ok());
+        const std::pair<std::string, std::string> failures[] = {
+            {replaced, "was modified after the run read it"}, {gone, "no such file"}};
+        for (size_t k = 0; k < 2; ++k) {
+            flow.value()->startEpoch(0, int64_t(firstStreamed + k));
+            auto b = flow.value()->next();
+            QVERIFY(!b.ok());
+            const std::string &m = b.error().message;
+            QVERIFY2(m.find(failures[k].first) != std::string::npos &&
+                         m.find(failures[k].second) != std::string::npos &&
+                         m.find("changed while the run was reading it") != std::string::npos,
+                     m.c_str());
+        }
+        flow.value()->startEpoch(0, int64_t(firstStreamed - 1)); // a held sample is still fine
+        QVERIFY(flow.value()->next().ok());
+    }
+
+    // Recordings stream the same way (float samples).
+    void recordingsLargerThanTheBudgetAreStreamed()
+    {
+        QTemporaryDir dir;
+        for (int c = 0; c < 2; ++c)
+            for (int i = 0; i < 6; ++i) {
+                std::vector<float> wave(800);
+                for (size_t k = 0; k < wave.size(); ++k)
+                    wave[k] = 0.3f * std::sin(float(k) * (0.05f + 0.07f * float(c)) + float(i));
+                fixture::writeWav(dir.filePath(QString("%1/%2.wav").arg(c ? "high" : "low").arg(i)),
+                                  wave, 1, 8000);
+            }
+        AudioFilesOptions o;
+        o.sampleRate = 8000;
+        o.seconds = 0.1;
+        o.trimDb = 0;
+        auto all = loadAudioFolder(dir.path().toStdString(), o);
+        QVERIFY2(all.ok(), all.ok() ? "" : all.error().message.c_str());
+        o.cacheBytes = 5 * 800 * int64_t(sizeof(float));
+        auto part = loadAudioFolder(dir.path().toStdString(), o);
+        QVERIFY2(part.ok(), part.ok() ? "" : part.error().message.c_str());
+        QVERIFY(part->streaming() && part->floatSamples());
+        QCOMPARE(part->held, int64_t(5));
+        QCOMPARE(part->values.size(), size_t(5 * 800));
+        std::vector<float> a(800), b(800);
+        for (int64_t i = 0; i < 12; ++i) {
+            QVERIFY(readSample(*all, i, a.data()).ok());
+            QVERIFY(readSample(*part, i, b.data()).ok());
+            QVERIFY2(a == b, qPrintable(QString("recording %1").arg(i)));
+        }
+    }
+
+    // The cache_mb parameter end to end: a run over a folder larger than 1 MB with cache_mb = 1
+    // says that it streams, decodes on the workers, and learns as well.
+    void aRunStreamsAFolderLargerThanCacheMb()
+    {
+        QTemporaryDir dir;
+        writeColourClasses(dir.path(), 40); // 80 files, 64 x 64 x 3 = 12 KB each: 983 KB
+        for (int i = 40; i < 50; ++i)       // and 20 more: 1.2 MB in all
+            for (const char *c : {"rust", "steel"})
+                QFile::copy(dir.filePath(QString("%1/%2.png").arg(c).arg(i - 40)),
+                            dir.filePath(QString("%1/%2.png").arg(c).arg(i)));
+        auto file =
+            graph::loadPipeline(FLOWBENCH_SOURCE_DIR "/resources/examples/fashion_mnist_mlp.json");
+        QVERIFY(file.ok());
+        json doc = graph::pipelineJson(file.value());
+        for (auto &n : doc["nodes"]) {
+            if (n["id"] == "train_data" || n["id"] == "test_data")
+                n = {{"id", n["id"]},
+                     {"type", "image_folder"},
+                     {"params",
+                      {{"path", dir.path().toStdString()},
+                       {"subset", n["id"] == "train_data" ? "all" : "validation"},
+                       {"color", "rgb"},
+                       {"height", 64},
+                       {"width", 64},
+                       {"cache_mb", 1}}},
+                     {"position", n["position"]}};
+            if (n["id"] == "train") {
+                n["params"]["epochs"] = 3;
+                n["params"]["batch_size"] = 10;
+                n["params"]["device"] = "cpu";
+            }
+            if (n["id"] == "fc3") n["params"]["out_features"] = 2;
+        }
+        auto pipeline = graph::parsePipeline(doc.dump(), "streamed.json");
+        QVERIFY2(pipeline.ok(), pipeline.ok() ? "" : pipeline.error().str().c_str());
+        exec::RunOptions ro;
+        ro.threads = 2;
+        ro.dataWorkers = 2;
+        Collect c;
+        auto r = exec::runPipeline(pipeline.value(), ro, c);
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().str().c_str());
+        bool noted = false;
+        for (const std::string &n : c.notes)
+            noted = noted || (n.rfind("train_data: 100 samples (1 MB decoded) are more than its "
+                                      "cache_mb allows: 85 (1 MB) are held",
+                                      0) == 0);
+        QVERIFY2(noted, c.notes.empty() ? "no note" : c.notes.front().c_str());
+        QVERIFY(c.lastFlow);
+        QCOMPARE(c.lastFlow->sourceSamples, int64_t(100));
+        QCOMPARE(c.lastFlow->sourceHeld, int64_t(85));
+        QVERIFY(c.lastFlow->sourceDecoded > 0);
+        QVERIFY(c.lastFlow->sourceHitRate > 0.5 && c.lastFlow->sourceHitRate < 1);
         QVERIFY2(c.lastAccuracy >= 0.9f, qPrintable(QString::number(c.lastAccuracy)));
     }
 };

@@ -326,6 +326,11 @@ void RunReporter::dataflow(const exec::DataFlowReport &r)
            {"bottleneck", r.bottleneck},
            {"cached_samples", r.cachedSamples},
            {"cache_samples", r.cacheSamples},
+           {"source_samples", r.sourceSamples},
+           {"source_held", r.sourceHeld},
+           {"source_hits", r.sourceHits},
+           {"source_decoded", r.sourceDecoded},
+           {"source_hit_rate", round3(r.sourceHitRate)},
            {"edges", edges},
            {"stages", stages}});
 }

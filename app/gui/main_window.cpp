@@ -1929,13 +1929,22 @@ void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
             }
         }
         if (auto it = e.find("stages"); it != e.end() && it->is_array()) {
+            // A source that streams (data larger than its cache_mb) also says how many of the
+            // samples it served came from memory; the rest it decoded from their files.
+            const bool streaming =
+                eventNumber(e, "source_held", 0) < eventNumber(e, "source_samples", 0);
+            bool first = true;
             for (const auto &stage : *it) {
                 // A data stage's bar: the share of the workers' time it took this interval.
                 const double busy = eventNumber(stage, "busy_share");
-                m_scene->setNodeProgress(eventString(stage, "node"), busy,
-                                         eventFlag(stage, "cached")
-                                             ? tr("cached")
-                                             : tr("busy %1%").arg(100 * busy, 0, 'f', 0));
+                QString label = eventFlag(stage, "cached")
+                                    ? tr("cached")
+                                    : tr("busy %1%").arg(100 * busy, 0, 'f', 0);
+                if (first && streaming)
+                    label += tr(", %1% from memory")
+                                 .arg(100 * eventNumber(e, "source_hit_rate", 0), 0, 'f', 0);
+                first = false;
+                m_scene->setNodeProgress(eventString(stage, "node"), busy, label);
             }
         }
         m_scene->setBottleneck(eventString(e, "bottleneck"));

@@ -299,8 +299,9 @@ Result<ImageDataset> loadAudioFolder(const std::string &dir, const AudioFilesOpt
     ds.classNames = classes.names;
     ds.skipped = std::move(skipped);
     const size_t unmatched = ds.skipped.size();
-    decodeFiles(
-        files, [&o](const std::string &path) { return decodeAudioFile(path, o); }, ds.values, ds);
+    ds.audio = true;
+    ds.decodeValues = [o](const std::string &path) { return decodeAudioFile(path, o); };
+    decodeFiles(files, size_t(ds.width), ds.decodeValues, ds.values, ds, o.cacheBytes);
     if (ds.count == 0)
         return fileError(dir, "none of its " + std::to_string(files.size()) +
                                   " files is a readable recording (the first, " +

@@ -33,6 +33,8 @@ struct AudioFilesOptions {
     bool splitBySpeaker = true; // with a pattern that has {speaker}: hold out whole speakers
     std::string validationSpeakers; // SplitOptions::validationSpeakers
     int64_t limit = 0;
+    // Memory for decoded samples, in bytes, as ImageFilesOptions::cacheBytes. 0: no limit.
+    int64_t cacheBytes = 0;
     // The length of every sample, in samples.
     int64_t samples() const { return int64_t(std::llround(seconds * double(sampleRate))); }
 };

@@ -9,6 +9,7 @@
 #include <exception>
 #include <limits>
 #include <new>
+#include <stdexcept>
 #include <utility>
 
 namespace fb::data {
@@ -31,7 +32,8 @@ Result<std::unique_ptr<DataFlow>> DataFlow::create(std::shared_ptr<const ImageDa
     FB_ASSERT(dataset, "DataFlow needs a data set");
     FB_ASSERT(options.batchSize >= 1, "batch size must be at least 1");
     FB_ASSERT((dataset->floatSamples() ? dataset->values.size() : dataset->pixels.size()) ==
-                      size_t(dataset->count * dataset->sampleSize()) &&
+                      size_t((dataset->streaming() ? dataset->held : dataset->count) *
+                             dataset->sampleSize()) &&
                   dataset->labels.size() == size_t(dataset->count),
               "data set buffers do not match its count and sample shape");
     std::vector<Shape> shapes{Shape{dataset->channels, dataset->height, dataset->width}};
@@ -66,7 +68,8 @@ DataFlow::DataFlow(std::shared_ptr<const ImageDataset> dataset, std::vector<Stag
         ++deterministic;
     const int64_t bytes =
         m_dataset->count * m_shapes[size_t(deterministic)].numel() * int64_t(sizeof(float));
-    if (deterministic > 0 && bytes <= m_options.cacheLimitBytes) {
+    // A streaming source has a memory budget; the cache would not keep to it.
+    if (deterministic > 0 && bytes <= m_options.cacheLimitBytes && !m_dataset->streaming()) {
         m_cacheStages = deterministic;
         m_cached.assign(size_t(m_dataset->count), 0);
     }
@@ -259,21 +262,23 @@ DataFlow::Item DataFlow::gather(int64_t index, const std::vector<int64_t> &order
     item.samples.resize(size_t(n));
     float *x = item.x.f32();
     int32_t *y = item.y.data<int32_t>();
+    int64_t held = 0, decoded = 0;
     for (int64_t i = 0; i < n; ++i) {
         const int64_t s = order[size_t(begin + i)];
         item.samples[size_t(i)] = s;
         float *dst = x + i * sampleSize;
         if (fromCache) {
             std::memcpy(dst, m_cache.data() + s * sampleSize, size_t(sampleSize) * sizeof(float));
-        } else if (ds.floatSamples()) {
-            std::memcpy(dst, ds.values.data() + s * sampleSize, size_t(sampleSize) * sizeof(float));
         } else {
-            const uint8_t *src = ds.sample(s);
-            for (int64_t k = 0; k < sampleSize; ++k)
-                dst[k] = float(src[k]) / 255.0f;
+            // A sample not held is decoded from its file here, on the worker (streaming).
+            if (Status st = readSample(ds, s, dst); !st.ok())
+                throw std::runtime_error(st.error().message);
+            ++(ds.isHeld(s) ? held : decoded);
         }
         y[i] = ds.labels[size_t(s)];
     }
+    m_heldServed += held;
+    m_decodedServed += decoded;
     return item;
 }
 
@@ -413,6 +418,10 @@ FlowStats DataFlow::stats() const
     s.workers = m_options.workers;
     s.cachedSamples = m_cachedCount;
     s.cacheSamples = m_cacheStages > 0 ? m_dataset->count : 0;
+    s.sourceSamples = m_dataset->count;
+    s.sourceHeld = m_dataset->streaming() ? m_dataset->held : m_dataset->count;
+    s.sourceHits = m_heldServed.load();
+    s.sourceDecoded = m_decodedServed.load();
     const auto now = Clock::now();
     for (size_t j = 0; j < m_lanes.size(); ++j) {
         const Lane &lane = m_lanes[j];

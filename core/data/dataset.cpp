@@ -1,11 +1,16 @@
 #include "core/data/dataset.h"
 
+#include "core/base/check.h"
+#include "core/base/safe_text.h"
 #include "core/data/idx.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 
 namespace fb::data {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -142,6 +147,61 @@ const std::vector<std::string> &fashionMnistClassNames()
                                                 "Coat",        "Sandal",    "Shirt",    "Sneaker",
                                                 "Bag",         "Ankle boot"};
     return names;
+}
+
+std::pair<int64_t, int64_t> fileStamp(const std::string &path)
+{
+    std::error_code ec, ec2;
+    const auto size = fs::file_size(path, ec);
+    const auto time = fs::last_write_time(path, ec2);
+    if (ec || ec2) return {-1, -1};
+    return {
+        int64_t(size),
+        int64_t(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count())};
+}
+
+Status readSample(const ImageDataset &ds, int64_t i, float *dst)
+{
+    const int64_t n = ds.sampleSize();
+    if (ds.isHeld(i)) {
+        if (ds.floatSamples()) {
+            std::copy_n(ds.sampleValues(i), n, dst);
+        } else {
+            const uint8_t *src = ds.sample(i);
+            for (int64_t k = 0; k < n; ++k)
+                dst[k] = float(src[k]) / 255.0f;
+        }
+        return {};
+    }
+    // A file that decoded when the run started but not now, or to another size, has changed:
+    // its old values cannot be had again, and new ones would make other batches than the run's.
+    const std::string &path = ds.paths[size_t(i)];
+    auto changed = [](const std::string &why) {
+        return makeError("a file changed while the run was reading it: " + why +
+                         "; start the run again");
+    };
+    // Decoders size every picture to the sample's shape, so a file replaced by another picture
+    // would decode without complaint: its size and time say that it is not the one read.
+    if (i < int64_t(ds.stamps.size()) && ds.stamps[size_t(i)] != fileStamp(path)) {
+        if (fileStamp(path).first < 0) return changed(safeText(path) + ": no such file");
+        return changed(safeText(path) + " was modified after the run read it");
+    }
+    if (ds.floatSamples()) {
+        FB_ASSERT(bool(ds.decodeValues), "a streaming data set without its decoder");
+        auto v = ds.decodeValues(path);
+        if (!v.ok()) return changed(v.error().str());
+        if (int64_t(v->size()) != n) return changed(safeText(path) + " has another length now");
+        std::copy_n(v->data(), n, dst);
+    } else {
+        FB_ASSERT(bool(ds.decodePixels), "a streaming data set without its decoder");
+        auto v = ds.decodePixels(path);
+        if (!v.ok()) return changed(v.error().str());
+        if (int64_t(v->size()) != n) return changed(safeText(path) + " has another size now");
+        for (int64_t k = 0; k < n; ++k)
+            dst[k] = float((*v)[size_t(k)]) / 255.0f;
+    }
+    return {};
 }
 
 std::vector<std::string> classNames(const ImageDataset &dataset, int32_t classes)

@@ -4,7 +4,9 @@
 #include "core/tensor/shape.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fb::data {
@@ -35,10 +37,45 @@ struct ImageDataset {
     // them with their SHA-256 (core/exec/run_manifest.h).
     std::vector<std::string> files;
 
+    // Streaming (docs/data.md, "Data larger than memory"): a file source whose decoded samples
+    // do not fit its memory budget (cache_mb) holds only some of them. Sample i is row row[i] of
+    // `pixels` or `values` when row[i] >= 0; otherwise the data workers decode paths[i] again with
+    // `decode` whenever a batch needs it, and get the same values (the decoders are
+    // deterministic). `row` is empty when every sample is held: then sample i is row i.
+    std::vector<int64_t> row;
+    std::vector<std::string> paths; // per sample, for the ones not held
+    // Per sample not held: its file's size and modification time when the run read it, so that
+    // a file changed since is refused instead of giving other values (fileStamp).
+    std::vector<std::pair<int64_t, int64_t>> stamps;
+    // Decodes a file into one sample: uint8 pixels (as bytes) or float values (as floats), the
+    // kind `pixels` or `values` hold.
+    std::function<Result<std::vector<uint8_t>>(const std::string &)> decodePixels;
+    std::function<Result<std::vector<float>>(const std::string &)> decodeValues;
+    int64_t held = 0;   // samples held in memory (count, when not streaming)
+    bool audio = false; // float samples (`values`), even when none is held
+
     int64_t sampleSize() const { return channels * height * width; }
-    const uint8_t *sample(int64_t i) const { return pixels.data() + i * sampleSize(); }
-    bool floatSamples() const { return !values.empty(); }
+    bool streaming() const { return !row.empty(); }
+    // Held samples only (!streaming(), or row[i] >= 0).
+    const uint8_t *sample(int64_t i) const
+    {
+        return pixels.data() + (streaming() ? row[size_t(i)] : i) * sampleSize();
+    }
+    const float *sampleValues(int64_t i) const
+    {
+        return values.data() + (streaming() ? row[size_t(i)] : i) * sampleSize();
+    }
+    bool isHeld(int64_t i) const { return !streaming() || row[size_t(i)] >= 0; }
+    bool floatSamples() const { return audio || !values.empty(); }
 };
+
+// A file's size and modification time (ns), or (-1, -1) when it cannot be read.
+std::pair<int64_t, int64_t> fileStamp(const std::string &path);
+
+// Sample i as the data flow takes it: pixels scaled to [0, 1], float samples as they are, into
+// dst (sampleSize() floats). A sample not held is decoded from its file; the error names the
+// file when that fails (it changed or went away since the run started).
+Status readSample(const ImageDataset &ds, int64_t i, float *dst);
 
 // Images from an IDX file of uint8 with dimensions [N, H, W] (one channel) or [N, C, H, W],
 // labels from an IDX file of uint8 with dimensions [N]. `classes` is the largest label in the

@@ -1,5 +1,6 @@
 #include "core/data/file_split.h"
 
+#include "core/base/bytes.h"
 #include "core/base/rng.h"
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 #include <regex>
 #include <set>
 #include <thread>
+
+#include <unistd.h>
 
 namespace fb::data {
 
@@ -172,6 +175,17 @@ LabelClasses classesOf(const std::vector<std::string> &labels)
     for (size_t k = 0; k < c.names.size(); ++k)
         c.index[c.names[k]] = int32_t(k);
     return c;
+}
+
+int64_t defaultCacheBytes()
+{
+    int64_t room = hostMemoryAvailable();
+    const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+    if (pages > 0 && size > 0) {
+        const int64_t total = int64_t(pages) * int64_t(size);
+        room = room > 0 ? std::min(room, total) : total;
+    }
+    return room > 0 ? room / 4 : int64_t(1) << 30;
 }
 
 void forEachInParallel(size_t n, const std::function<void(size_t)> &fn)

@@ -289,8 +289,9 @@ ImageDataset decodeAll(const std::vector<LabelledFile> &files, const ImageFilesO
     ds.width = o.width;
     ds.classes = int32_t(classNames.size());
     ds.classNames = std::move(classNames);
-    decodeFiles(
-        files, [&o](const std::string &path) { return decodeImageFile(path, o); }, ds.pixels, ds);
+    ds.decodePixels = [o](const std::string &path) { return decodeImageFile(path, o); };
+    decodeFiles(files, size_t(ds.channels) * size_t(ds.height) * size_t(ds.width), ds.decodePixels,
+                ds.pixels, ds, o.cacheBytes);
     return ds;
 }
 

@@ -25,6 +25,10 @@ struct ImageFilesOptions {
     double validationFraction = 0.2;
     uint64_t splitSeed = 0;
     int64_t limit = 0; // > 0: at most this many files of the subset, classes interleaved
+    // Memory for decoded samples, in bytes: a data set that needs more is streamed (the samples
+    // that fit are held, the others decoded again each time a batch needs them; decodeFiles).
+    // 0: no limit.
+    int64_t cacheBytes = 0;
 };
 
 // Decodes one image file (PNG, JPEG, BMP, TIFF, WebP or PBM/PGM/PPM, by content, through OpenCV)

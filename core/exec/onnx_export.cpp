@@ -57,10 +57,10 @@ Result<CheckData> checkData(const std::string &pipelineText, const Shape &input,
     CheckData d;
     d.node = spec.sourceNode;
     d.count = limit > 0 ? std::min(limit, ds.count) : ds.count;
-    const size_t n = size_t(d.count * ds.sampleSize());
-    d.decoded.resize(n);
-    for (size_t i = 0; i < n; ++i)
-        d.decoded[i] = ds.floatSamples() ? ds.values[i] : float(ds.pixels[i]) / 255.0f;
+    d.decoded.resize(size_t(d.count * ds.sampleSize()));
+    for (int64_t i = 0; i < d.count; ++i)
+        if (Status st = data::readSample(ds, i, d.decoded.data() + i * ds.sampleSize()); !st.ok())
+            return nodeError(spec.sourceNode, st.error().message);
     return d;
 }
 

@@ -94,6 +94,20 @@ std::string skippedFilesWarning(const DataSpec &spec, const data::ImageDataset &
     return safeText(w); // file names are as the folder holds them: any byte but '/' and NUL
 }
 
+// "12000 samples (590 MB decoded) are more than cache_mb allows: ..." for a source that streams
+// (data::ImageDataset::streaming), or "" when it holds every sample.
+std::string streamingNote(const data::ImageDataset &ds)
+{
+    if (!ds.streaming()) return {};
+    const int64_t bytesPer = ds.sampleSize() * int64_t(ds.floatSamples() ? sizeof(float) : 1);
+    auto mb = [](int64_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20) + " MB"; };
+    return std::to_string(ds.count) + " samples (" + mb(ds.count * bytesPer) +
+           " decoded) are more than its cache_mb allows: " + std::to_string(ds.held) + " (" +
+           mb(ds.held * bytesPer) +
+           ") are held in memory, the others decoded from their files on the data workers "
+           "whenever a batch needs them (docs/data.md, \"Data larger than memory\")";
+}
+
 Result<std::unique_ptr<data::DataFlow>> makeFlow(const DataSpec &spec, const std::string &consumer,
                                                  int64_t batchSize, bool shuffle, uint64_t seed,
                                                  int workers, int shardRank = 0, int shardCount = 1)
@@ -109,6 +123,17 @@ Result<std::unique_ptr<data::DataFlow>> makeFlow(const DataSpec &spec, const std
     o.shardCount = shardCount;
     o.sourceNode = spec.sourceNode;
     o.consumerNode = consumer;
+    // A file source's cache_mb covers all it keeps: its held samples, and the floats of the
+    // chain's deterministic prefix only where they fit in the rest.
+    const int64_t budget = spec.samples == DataSpec::SampleKind::Audio ? spec.audioFiles.cacheBytes
+                           : spec.fromImageFiles                       ? spec.imageFiles.cacheBytes
+                                                                       : 0;
+    if (budget > 0) {
+        const data::ImageDataset &d = *ds.value();
+        const int64_t held = (d.streaming() ? d.held : d.count) * d.sampleSize() *
+                             int64_t(d.floatSamples() ? sizeof(float) : 1);
+        o.cacheLimitBytes = std::min(o.cacheLimitBytes, std::max<int64_t>(0, budget - held));
+    }
     return data::DataFlow::create(ds.value(), buildStages(spec), o);
 }
 
@@ -484,12 +509,21 @@ public:
             trainSeconds > 0 ? std::clamp(now.consumerWaitSeconds / trainSeconds, 0.0, 1.0) : 0.0;
         r.cachedSamples = now.cachedSamples;
         r.cacheSamples = now.cacheSamples;
+        r.sourceSamples = now.sourceSamples;
+        r.sourceHeld = now.sourceHeld;
+        r.sourceHits = now.sourceHits;
+        r.sourceDecoded = now.sourceDecoded;
+        const int64_t served = now.sourceHits + now.sourceDecoded;
+        r.sourceHitRate = served > 0 ? double(now.sourceHits) / double(served) : 1.0;
         std::vector<data::StageStats> delta = now.stages;
         for (size_t i = 0; i < now.stages.size(); ++i) {
             const auto &s = now.stages[i];
             delta[i].busySeconds -= m_last.stages[i].busySeconds;
-            r.stages.push_back({s.node, s.random, s.cached, s.batches, s.busySeconds,
-                                delta[i].busySeconds / (dt * std::max(now.workers, 1))});
+            // Busy time is counted when a batch is done, so a batch begun in the previous
+            // interval can push this one's share past 1; the workers cannot be busier than that.
+            r.stages.push_back(
+                {s.node, s.random, s.cached, s.batches, s.busySeconds,
+                 std::min(1.0, delta[i].busySeconds / (dt * std::max(now.workers, 1)))});
         }
         for (size_t i = 0; i < now.edges.size(); ++i) {
             const auto &e = now.edges[i], &p = m_last.edges[i];
@@ -604,6 +638,9 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     std::vector<std::pair<std::string, std::string>> dataWarnings; // (node, text)
     if (std::string w = skippedFilesWarning(job.trainData, flow.dataset()); !w.empty())
         dataWarnings.emplace_back(job.trainData.sourceNode, std::move(w));
+    std::vector<std::pair<std::string, std::string>> dataNotes; // (node, text)
+    if (std::string n = streamingNote(flow.dataset()); !n.empty())
+        dataNotes.emplace_back(job.trainData.sourceNode, std::move(n));
     // The learning-rate range test evaluates nothing: its evaluation data is never loaded.
     const bool lrTest = options.lrRange.steps > 0;
     if (lrTest) job.evaluations.clear();
@@ -622,6 +659,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                     " but the training data only has classes 0.." + std::to_string(classes - 1));
         if (std::string w = skippedFilesWarning(e.data, f.value()->dataset()); !w.empty())
             dataWarnings.emplace_back(e.data.sourceNode, std::move(w));
+        if (std::string n = streamingNote(f.value()->dataset()); !n.empty())
+            dataNotes.emplace_back(e.data.sourceNode, std::move(n));
         evalFlows.push_back(std::move(f).value());
     }
 
@@ -846,6 +885,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     if (!precisionNote.empty()) observer.message(LogLevel::Warning, precisionNote);
     for (const auto &[node, text] : dataWarnings)
         observer.nodeMessage(LogLevel::Warning, node, text);
+    for (const auto &[node, text] : dataNotes)
+        observer.nodeMessage(LogLevel::Info, node, text);
     metrics::HardwareMonitor monitor(
         std::chrono::milliseconds(500),
         [&observer](const metrics::HardwareSample &s) { observer.hardware(s); });
@@ -856,7 +897,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                                              std::to_string(st.batch) + ", step " +
                                              std::to_string(st.step) + ")");
 
-    DeviceFeed feed(backend, flow, !comm);
+    // A streaming source keeps to its memory budget: no whole-data-set table on the device.
+    DeviceFeed feed(backend, flow, !comm && !flow.dataset().streaming());
     // FLOWBENCH_CUDA_GRAPHS=0 turns step capture off, to compare or to rule it out (docs/gpu.md).
     const char *graphsEnv = std::getenv("FLOWBENCH_CUDA_GRAPHS");
     const bool captureAllowed = !options.profile && !(graphsEnv && std::string(graphsEnv) == "0");

@@ -4,6 +4,7 @@
 
 #include "core/data/audio_files.h"
 #include "core/data/dataset.h"
+#include "core/data/file_split.h"
 #include "core/data/image_files.h"
 #include "core/exec/node_type.h"
 #include "core/exec/nodes/catalog.h"
@@ -37,6 +38,24 @@ ParamSpec limitParam(const char *help)
     return intParam("limit", 0, closed(0, kMaxSamples), help);
 }
 
+// The memory budget of a file source's decoded samples. Run-only: the batches are the same
+// whatever it is, so a run resumes with another.
+ParamSpec cacheParam()
+{
+    return runOnly(intParam(
+        "cache_mb", 0, closed(0, 1 << 24),
+        "Memory for the decoded samples, in MB. A data set that needs more streams: the samples "
+        "that fit stay in memory, the others are decoded from their files on the data workers "
+        "each epoch (the same batches, more decoding). 0 = a quarter of the memory free for "
+        "the run."));
+}
+
+int64_t cacheBytes(const NodeParams &p)
+{
+    const int64_t mb = p.i("cache_mb");
+    return mb > 0 ? mb << 20 : data::defaultCacheBytes();
+}
+
 // Folders and lists of image files share how files become samples (data::ImageFilesOptions).
 std::vector<ParamSpec> imageFileParams(ParamSpec path)
 {
@@ -57,6 +76,7 @@ std::vector<ParamSpec> imageFileParams(ParamSpec path)
                   "stretch: scaled to height x width (aspect ratio lost); pad: scaled to fit "
                   "inside, aspect ratio kept, the rest black."),
         limitParam("Read at most N files of the subset (classes interleaved); 0 = all."),
+        cacheParam(),
     };
 }
 
@@ -75,6 +95,7 @@ Status readImageFiles(const NodeParams &p, DataSpec &spec)
     o.resize = p.s("resize") == "pad" ? data::ImageFilesOptions::Resize::Pad
                                       : data::ImageFilesOptions::Resize::Stretch;
     o.limit = spec.limit;
+    o.cacheBytes = cacheBytes(p);
     return {};
 }
 
@@ -200,6 +221,7 @@ void addDataSources(NodeCatalog &c)
                             "expression finds (\"^flite-\") are the validation side, instead of "
                             "a random validation_fraction of them; empty = random."),
                 limitParam("Read at most N files of the subset (classes interleaved); 0 = all."),
+                cacheParam(),
             });
         t.readSource = [](const NodeParams &p, DataSpec &spec) -> Status {
             spec.path = p.path("path");
@@ -229,6 +251,7 @@ void addDataSources(NodeCatalog &c)
                 }
             }
             o.limit = spec.limit;
+            o.cacheBytes = cacheBytes(p);
             return {};
         };
         t.loadSource = [](const DataSpec &spec) {
