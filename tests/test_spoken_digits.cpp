@@ -122,7 +122,7 @@ Heard score(const QStringList &lines, QList<Word> truth, double offset = 0)
 // schedules (oneDNN's parallel reductions), and the spread is wide where the model meets what it
 // never heard: over three runs the held-out engine gave 57.0, 57.2 and 48.7%, the false alarms
 // 2, 3 and 5 (chance is 8% for 12 classes).
-// (Data set version 3, twice the other words: 89.2% held-out voices, 49.5% flite, 59 of 67 digits
+// (Data set version 3, twice the other words: 89.2% held-out voices, 54.8% flite, 59 of 67 digits
 // with 3 false alarms; the figures below are version 2's.)
 constexpr double kHeldOutVoices = 0.82;  // 87.1, 87.5, 87.9% measured
 constexpr double kHeldOutEngine = 0.40;  // 57.0, 57.2, 48.7% measured (10 epochs)

@@ -7,6 +7,11 @@
 
 namespace fb {
 
+std::string wholeMegabytes(int64_t bytes)
+{
+    return std::to_string((bytes + (1 << 19)) >> 20) + " MB";
+}
+
 std::string humanBytes(double bytes)
 {
     if (bytes < 1024) return std::to_string(int64_t(bytes)) + " bytes";

@@ -10,6 +10,8 @@ namespace fb {
 // "512 bytes", "3.0 KiB", "12.5 MiB", "1.50 GiB", "6.10 TiB". Doubles, so that estimates
 // beyond 2^63 (an absurd layer times a batch) print instead of overflowing.
 std::string humanBytes(double bytes);
+// Whole mebibytes, rounded, for log lines: "450 MB".
+std::string wholeMegabytes(int64_t bytes);
 // Counts in powers of 1000 with three digits, for FLOPs: "926", "61.0 M", "1.85 G". The CLI's
 // model summary and the window's Model Summary view show the same text.
 std::string humanFlops(double flops);

@@ -32,8 +32,7 @@ Result<std::unique_ptr<DataFlow>> DataFlow::create(std::shared_ptr<const ImageDa
     FB_ASSERT(dataset, "DataFlow needs a data set");
     FB_ASSERT(options.batchSize >= 1, "batch size must be at least 1");
     FB_ASSERT((dataset->floatSamples() ? dataset->values.size() : dataset->pixels.size()) ==
-                      size_t((dataset->streaming() ? dataset->held : dataset->count) *
-                             dataset->sampleSize()) &&
+                      size_t(dataset->heldSamples() * dataset->sampleSize()) &&
                   dataset->labels.size() == size_t(dataset->count),
               "data set buffers do not match its count and sample shape");
     std::vector<Shape> shapes{Shape{dataset->channels, dataset->height, dataset->width}};
@@ -419,7 +418,7 @@ FlowStats DataFlow::stats() const
     s.cachedSamples = m_cachedCount;
     s.cacheSamples = m_cacheStages > 0 ? m_dataset->count : 0;
     s.sourceSamples = m_dataset->count;
-    s.sourceHeld = m_dataset->streaming() ? m_dataset->held : m_dataset->count;
+    s.sourceHeld = m_dataset->heldSamples();
     s.sourceHits = m_heldServed.load();
     s.sourceDecoded = m_decodedServed.load();
     const auto now = Clock::now();

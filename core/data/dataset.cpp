@@ -183,9 +183,11 @@ Status readSample(const ImageDataset &ds, int64_t i, float *dst)
     };
     // Decoders size every picture to the sample's shape, so a file replaced by another picture
     // would decode without complaint: its size and time say that it is not the one read.
-    if (i < int64_t(ds.stamps.size()) && ds.stamps[size_t(i)] != fileStamp(path)) {
-        if (fileStamp(path).first < 0) return changed(safeText(path) + ": no such file");
-        return changed(safeText(path) + " was modified after the run read it");
+    if (i < int64_t(ds.stamps.size())) {
+        const auto now = fileStamp(path);
+        if (now.first < 0) return changed(safeText(path) + ": no such file");
+        if (now != ds.stamps[size_t(i)])
+            return changed(safeText(path) + " was modified after the run read it");
     }
     if (ds.floatSamples()) {
         FB_ASSERT(bool(ds.decodeValues), "a streaming data set without its decoder");

@@ -56,6 +56,12 @@ struct ImageDataset {
 
     int64_t sampleSize() const { return channels * height * width; }
     bool streaming() const { return !row.empty(); }
+    int64_t heldSamples() const { return streaming() ? held : count; }
+    // Bytes of one sample as held: uint8 pixels or float values.
+    int64_t sampleBytes() const
+    {
+        return sampleSize() * int64_t(floatSamples() ? sizeof(float) : 1);
+    }
     // Held samples only (!streaming(), or row[i] >= 0).
     const uint8_t *sample(int64_t i) const
     {

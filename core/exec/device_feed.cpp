@@ -1,5 +1,7 @@
 #include "core/exec/device_feed.h"
 
+#include "core/base/bytes.h"
+
 #include <algorithm>
 
 namespace fb::exec {
@@ -9,11 +11,6 @@ namespace {
 // Keep at most this share of a GPU's memory for a resident data set: plans, workspaces and the
 // caching allocator's slack need the rest.
 constexpr double kResidentShare = 0.4;
-
-std::string mib(int64_t bytes)
-{
-    return std::to_string((bytes + (1 << 19)) >> 20) + " MB";
-}
 
 } // namespace
 
@@ -41,15 +38,16 @@ DeviceFeed::DeviceFeed(Backend &backend, const data::DataFlow &flow, bool allowR
         m_note = "the training data is copied to " + backend.device().str() +
                  " batch by batch: its chain has random stages, so every epoch differs";
     } else if (double(bytes) > kResidentShare * double(memory)) {
-        m_note = "the training data (" + mib(bytes) + ") is copied batch by batch: it would take " +
-                 "more than " + std::to_string(int(kResidentShare * 100)) + "% of " +
-                 backend.device().str() + "'s memory";
+        m_note = "the training data (" + wholeMegabytes(bytes) +
+                 ") is copied batch by batch: it would take " + "more than " +
+                 std::to_string(int(kResidentShare * 100)) + "% of " + backend.device().str() +
+                 "'s memory";
     } else {
         try {
             m_tableX = backend.empty(flow.sampleShape().prepend(count));
             m_tableY = backend.empty(Shape{count}, DType::I32);
-            m_note = "the training data (" + mib(bytes) + ") stays on " + backend.device().str() +
-                     " after the first whole epoch";
+            m_note = "the training data (" + wholeMegabytes(bytes) + ") stays on " +
+                     backend.device().str() + " after the first whole epoch";
         } catch (const DeviceError &e) {
             m_tableX = m_tableY = Tensor();
             m_note = std::string("the training data is copied batch by batch: ") + e.what();

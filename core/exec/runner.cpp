@@ -99,11 +99,9 @@ std::string skippedFilesWarning(const DataSpec &spec, const data::ImageDataset &
 std::string streamingNote(const data::ImageDataset &ds)
 {
     if (!ds.streaming()) return {};
-    const int64_t bytesPer = ds.sampleSize() * int64_t(ds.floatSamples() ? sizeof(float) : 1);
-    auto mb = [](int64_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20) + " MB"; };
-    return std::to_string(ds.count) + " samples (" + mb(ds.count * bytesPer) +
+    return std::to_string(ds.count) + " samples (" + wholeMegabytes(ds.count * ds.sampleBytes()) +
            " decoded) are more than its cache_mb allows: " + std::to_string(ds.held) + " (" +
-           mb(ds.held * bytesPer) +
+           wholeMegabytes(ds.held * ds.sampleBytes()) +
            ") are held in memory, the others decoded from their files on the data workers "
            "whenever a batch needs them (docs/data.md, \"Data larger than memory\")";
 }
@@ -129,9 +127,7 @@ Result<std::unique_ptr<data::DataFlow>> makeFlow(const DataSpec &spec, const std
                            : spec.fromImageFiles                       ? spec.imageFiles.cacheBytes
                                                                        : 0;
     if (budget > 0) {
-        const data::ImageDataset &d = *ds.value();
-        const int64_t held = (d.streaming() ? d.held : d.count) * d.sampleSize() *
-                             int64_t(d.floatSamples() ? sizeof(float) : 1);
+        const int64_t held = ds.value()->heldSamples() * ds.value()->sampleBytes();
         o.cacheLimitBytes = std::min(o.cacheLimitBytes, std::max<int64_t>(0, budget - held));
     }
     return data::DataFlow::create(ds.value(), buildStages(spec), o);
