@@ -19,8 +19,9 @@ set -euo pipefail
 # CMake package looks for OpenCL, whose development files libdnnl-dev only recommends;
 # libonnx-dev and libprotobuf-dev: ONNX export (optional at configure time, like CUDA);
 # libopenmpi-dev and openmpi-bin: data-parallel training under mpirun (optional too);
-# libpulse-dev: `flowbench-cli listen --mic` (PulseAudio's simple API, loaded when used).
-BUILD_PKGS=(build-essential cmake ninja-build pkg-config qt6-base-dev qt6-qpa-plugins
+# libpulse-dev: `flowbench-cli listen --mic` (PulseAudio's simple API, loaded when used);
+# ccache: rebuilds compile only what changed, and the package's build reuses the README's.
+BUILD_PKGS=(build-essential ccache cmake ninja-build pkg-config qt6-base-dev qt6-qpa-plugins
             libqcustomplot-dev fonts-dejavu-core libdnnl-dev nlohmann-json3-dev zlib1g-dev
             libopencv-dev libsndfile1-dev libsamplerate0-dev qt6-multimedia-dev libpulse-dev
             ocl-icd-opencl-dev libonnx-dev libprotobuf-dev libssl-dev libopenmpi-dev openmpi-bin)
@@ -30,7 +31,7 @@ BUILD_PKGS=(build-essential cmake ninja-build pkg-config qt6-base-dev qt6-qpa-pl
 # server of the test's own with a null sink, fed by paplay).
 DATA_PKGS=(dataset-fashion-mnist espeak-ng flite festival festvox-kallpc16k festvox-kdlpc16k
            festvox-us-slt-hts sox pulseaudio pulseaudio-utils)
-BENCH_PKGS=(python3-torch python3-numpy)
+BENCH_PKGS=(python3-torch python3-numpy python3-torchvision python3-pil)
 # help2man writes the man pages from the programs' --help; CPack's DEB generator needs `file`
 # (dpkg-shlibdeps comes with build-essential's dpkg-dev); the rest check the package.
 PACKAGE_PKGS=(help2man file lintian desktop-file-utils appstream)

@@ -28,7 +28,14 @@
 # (FLOWBENCH_FRESH_CACHE, default /var/cache/flowbench-fresh): the pristine base system as a
 # tarball (remade after 7 days), and apt's downloaded .deb files (bind-mounted as the fresh
 # machine's /var/cache/apt/archives; apt still resolves and installs every package there).
-# apt retries on network errors. Needs root, debootstrap (installed here when missing) and
+# apt retries on network errors. And ccache's cache (bind-mounted as the fresh machine's
+# ~/.cache/ccache; scripts/deps.sh installs ccache there like any other package): the builds
+# compile only what changed since the last run, and the package's build takes the README
+# build's objects. This hides no missing package: ccache reuses an object only when the
+# compiler, its flags and the preprocessed source with every header it includes hash the same,
+# so a missing header still fails the compile, a missing library the link and a missing CMake
+# package the configure.
+# Needs root, debootstrap (installed here when missing) and
 # mount. Exit 0 when every step passed; the last lines say where the time went.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -78,8 +85,12 @@ cache="${FLOWBENCH_FRESH_CACHE:-/var/cache/flowbench-fresh}"
 suite=bookworm
 base_tar="$cache/base-$suite-minbase.tar"
 apt_cache="$cache/apt-archives"
+ccache_dir="$cache/ccache"
 work="$(mktemp -d "${TMPDIR:-/var/tmp}/flowbench-fresh.XXXXXX")"
-mkdir -p "$out_dir" "$apt_cache/partial"
+mkdir -p "$out_dir" "$apt_cache/partial" "$ccache_dir"
+# Room for the README's build, the package's and the fuzzers' (about 1 GB together), and for a
+# few runs' worth of changes before ccache evicts the oldest.
+[[ -f "$ccache_dir/ccache.conf" ]] || echo "max_size = 8G" >"$ccache_dir/ccache.conf"
 log="$out_dir/fresh-check.log"
 : >"$log"
 
@@ -90,7 +101,19 @@ phase_name=""
 begin() { phase_name="$1"; phase_start=$(date +%s); fb_say "== fresh: $1"; }
 end_phase() {
     local now; now=$(date +%s)
-    phases+=("$(printf '%-34s %6d s' "$phase_name" $((now - phase_start)))")
+    phases+=("$(printf '%-34s %6d s%s' "$phase_name" $((now - phase_start)) "$(ccache_note)")")
+}
+
+# What ccache reused since it was last zeroed, as "  (ccache: H of N compiles reused)", then
+# zeroed for the next phase; nothing where nothing was compiled or ccache is not installed yet.
+ccache_note() {
+    local root=${roots[0]:-} stats hits misses
+    [[ -n "$root" && -x "$root/usr/bin/ccache" ]] || return 0
+    stats=$(in_root "$root" 'ccache --print-stats && ccache --zero-stats >/dev/null' 2>/dev/null) || return 0
+    hits=$(awk '$1 == "direct_cache_hit" || $1 == "preprocessed_cache_hit" { n += $2 } END { print n + 0 }' <<<"$stats")
+    misses=$(awk '$1 == "cache_miss" { n += $2 } END { print n + 0 }' <<<"$stats")
+    (( hits + misses > 0 )) && printf '  (ccache: %d of %d compiles reused)' "$hits" $((hits + misses))
+    return 0
 }
 report_times() {
     (( ${#phases[@]} )) || return 0
@@ -208,6 +231,8 @@ new_root() {
     mount -t tmpfs -o size=8g tmpfs "$root/tmp"
     mkdir -p "$root/var/cache/apt/archives"
     mount --bind "$apt_cache" "$root/var/cache/apt/archives"
+    mkdir -p "$root/root/.cache/ccache"
+    mount --bind "$ccache_dir" "$root/root/.cache/ccache"
     if [[ -d /usr/local/cuda ]]; then
         local cuda; cuda="$(realpath /usr/local/cuda)"
         mkdir -p "$root/usr/local/cuda"
@@ -247,9 +272,11 @@ run_start() {
         now=$(date +%s)
         case "$line" in
             "== configure"*|"== build"*)
-                [[ "$label" == *packages* ]] && { marks+=("$label|$((now - last))"); last=$now; label="start.sh: build"; } ;;
+                # ccache is installed by now: count from here (a failed run may have left counts).
+                [[ "$label" == *packages* ]] && { marks+=("$label|$((now - last))"); last=$now; label="start.sh: build"
+                    ccache_note >/dev/null; } ;;
             "spoken digits:"*)
-                [[ "$label" == *build* ]] && { marks+=("$label|$((now - last))"); last=$now; label="start.sh: spoken-digits data"; } ;;
+                [[ "$label" == *build* ]] && { marks+=("$label|$((now - last))|$(ccache_note)"); last=$now; label="start.sh: spoken-digits data"; } ;;
             "== headless run"*)
                 marks+=("$label|$((now - last))"); last=$now; label="start.sh: train 1 epoch" ;;
             "{"*) summary="$line" ;;
@@ -257,7 +284,11 @@ run_start() {
     done < <(in_root "$root" 'bash scripts/start.sh --headless --set train.epochs=1 2>&1; echo "start.sh exit $?"')
     set -e
     marks+=("$label|$(($(date +%s) - last))")
-    local m; for m in "${marks[@]}"; do phases+=("$(printf '%-34s %6d s' "${m%%|*}" "${m##*|}")"); done
+    local m f
+    for m in "${marks[@]}"; do
+        IFS='|' read -r -a f <<<"$m"
+        phases+=("$(printf '%-34s %6d s%s' "${f[0]}" "${f[1]}" "${f[2]:-}")")
+    done
     grep -q '^start.sh exit 0$' "$log" || fail "scripts/start.sh --headless --set train.epochs=1 failed"
     [[ "$summary" == *'"status":"ok"'* ]] || fail "start.sh printed no ok summary (last: ${summary:-none})"
     fb_say "fresh: start.sh trained one epoch: $summary"

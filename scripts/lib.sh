@@ -63,7 +63,7 @@ fb_instrumented_build() {
     args=("$@")
     if [[ ! -f "$dir/build.ninja" ]]; then
         fb_say "== configure: $dir with $flags"
-        cmake -S . -B "$dir" -G Ninja -DFLOWBENCH_WITH_CUDA=OFF "${args[@]}" \
+        cmake -S . -B "$dir" -G Ninja -DFLOWBENCH_WITH_CUDA=OFF -DFLOWBENCH_HARDENING=OFF "${args[@]}" \
             -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
             -DCMAKE_EXE_LINKER_FLAGS="$link" ||
             fb_die "CMake configure failed (see above)"

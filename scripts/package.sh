@@ -49,18 +49,10 @@ fi
 
 # Configured every time (quick when nothing changed), so that the options below hold even if
 # someone changed them in build-deb/ by hand.
-config=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DFLOWBENCH_WITH_CUDA=OFF -DFLOWBENCH_BUILD_TESTS=OFF)
-# Debian's hardening flags (stack protector, _FORTIFY_SOURCE, format checks, full RELRO), as
-# dpkg-buildflags gives them to every Debian package, so the binaries are built the way
-# lintian expects. Its -g and -O2 are dropped: Release sets -O3 and the package is stripped.
-if command -v dpkg-buildflags >/dev/null; then
-    buildflag() {
-        DEB_BUILD_MAINT_OPTIONS="hardening=+all" DEB_CXXFLAGS_MAINT_STRIP="-g -O2" \
-            dpkg-buildflags --get "$1"
-    }
-    config+=("-DCMAKE_CXX_FLAGS=$(buildflag CPPFLAGS) $(buildflag CXXFLAGS)"
-             "-DCMAKE_EXE_LINKER_FLAGS=$(buildflag LDFLAGS)")
-fi
+config=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DFLOWBENCH_WITH_CUDA=OFF -DFLOWBENCH_BUILD_TESTS=OFF
+        -DCMAKE_CXX_FLAGS= -DCMAKE_EXE_LINKER_FLAGS=)
+# Debian's hardening flags come from CMakeLists.txt (FLOWBENCH_HARDENING, on in every build), so
+# this build compiles the same objects as the README's build/ and ccache hands them over.
 fb_say "== configure: cmake -S . -B $DEB_BUILD_DIR ${config[*]}"
 cmake -S . -B "$DEB_BUILD_DIR" "${config[@]}" >&2 || fb_die "CMake configure failed (see above)"
 
