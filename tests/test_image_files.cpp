@@ -17,11 +17,16 @@
 #include <QDir>
 #include <QFile>
 #include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
 #include <QTemporaryDir>
 
 #include "wav_fixture.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -131,6 +136,39 @@ batchesOf(std::shared_ptr<const ImageDataset> ds, int workers, int epochs,
     }
     if (stats) *stats = flow.value()->stats();
     return out;
+}
+
+// The MLP example with both sources reading `dir` as a colour image_folder (training:
+// `trainSubset`, evaluation: validation) at side x side with cache_mb 1 and `disk` as disk_cache,
+// two classes, trained on the CPU for `epochs` epochs in batches of `batch`.
+json folderPipeline(const QString &dir, const char *trainSubset, int side, const char *disk,
+                    int epochs, int batch)
+{
+    auto file =
+        graph::loadPipeline(FLOWBENCH_SOURCE_DIR "/resources/examples/fashion_mnist_mlp.json");
+    if (!file.ok()) qFatal("%s", file.error().str().c_str());
+    json doc = graph::pipelineJson(file.value());
+    for (auto &n : doc["nodes"]) {
+        if (n["id"] == "train_data" || n["id"] == "test_data")
+            n = {{"id", n["id"]},
+                 {"type", "image_folder"},
+                 {"params",
+                  {{"path", dir.toStdString()},
+                   {"subset", n["id"] == "train_data" ? trainSubset : "validation"},
+                   {"color", "rgb"},
+                   {"height", side},
+                   {"width", side},
+                   {"cache_mb", 1},
+                   {"disk_cache", disk}}},
+                 {"position", n["position"]}};
+        if (n["id"] == "train") {
+            n["params"]["epochs"] = epochs;
+            n["params"]["batch_size"] = batch;
+            n["params"]["device"] = "cpu";
+        }
+        if (n["id"] == "fc3") n["params"]["out_features"] = 2;
+    }
+    return doc;
 }
 
 struct Collect : exec::RunObserver {
@@ -599,7 +637,7 @@ private slots:
     }
 
     // The cache_mb parameter end to end: a run over a folder larger than 1 MB with cache_mb = 1
-    // says that it streams, decodes on the workers, and learns as well.
+    // (and no disk cache) says that it streams, decodes on the workers, and learns as well.
     void aRunStreamsAFolderLargerThanCacheMb()
     {
         QTemporaryDir dir;
@@ -608,29 +646,7 @@ private slots:
             for (const char *c : {"rust", "steel"})
                 QFile::copy(dir.filePath(QString("%1/%2.png").arg(c).arg(i - 40)),
                             dir.filePath(QString("%1/%2.png").arg(c).arg(i)));
-        auto file =
-            graph::loadPipeline(FLOWBENCH_SOURCE_DIR "/resources/examples/fashion_mnist_mlp.json");
-        QVERIFY(file.ok());
-        json doc = graph::pipelineJson(file.value());
-        for (auto &n : doc["nodes"]) {
-            if (n["id"] == "train_data" || n["id"] == "test_data")
-                n = {{"id", n["id"]},
-                     {"type", "image_folder"},
-                     {"params",
-                      {{"path", dir.path().toStdString()},
-                       {"subset", n["id"] == "train_data" ? "all" : "validation"},
-                       {"color", "rgb"},
-                       {"height", 64},
-                       {"width", 64},
-                       {"cache_mb", 1}}},
-                     {"position", n["position"]}};
-            if (n["id"] == "train") {
-                n["params"]["epochs"] = 3;
-                n["params"]["batch_size"] = 10;
-                n["params"]["device"] = "cpu";
-            }
-            if (n["id"] == "fc3") n["params"]["out_features"] = 2;
-        }
+        const json doc = folderPipeline(dir.path(), "all", 64, "off", 3, 10);
         auto pipeline = graph::parsePipeline(doc.dump(), "streamed.json");
         QVERIFY2(pipeline.ok(), pipeline.ok() ? "" : pipeline.error().str().c_str());
         exec::RunOptions ro;
@@ -651,6 +667,267 @@ private slots:
         QVERIFY(c.lastFlow->sourceDecoded > 0);
         QVERIFY(c.lastFlow->sourceHitRate > 0.5 && c.lastFlow->sourceHitRate < 1);
         QVERIFY2(c.lastAccuracy >= 0.9f, qPrintable(QString::number(c.lastAccuracy)));
+    }
+
+    // The disk cache of decoded samples: written while a data set larger than its budget is
+    // loaded, then read instead of decoding (on the workers, and by the next load, which
+    // decodes nothing); the batches are the same bytes as from memory; a changed file makes
+    // another cache; damage is found, the cache removed and the files decoded again.
+    void aDiskCacheServesStreamedSamplesAndLaterLoads()
+    {
+        QTemporaryDir dir, cacheDir;
+        writeColourClasses(dir.path(), 20);
+        writeBytes(dir.filePath("rust/10b.png"), "not a png");
+        ImageFilesOptions o = options(16, 16, true);
+        auto all = loadImageFolder(dir.path().toStdString(), o);
+        QVERIFY(all.ok());
+        const auto held = std::make_shared<const ImageDataset>(std::move(all).value());
+        const auto want = batchesOf(held, 1, 2);
+
+        o.cacheBytes = 15 * 16 * 16 * 3 + 100; // room for 15 samples: the others stream
+        o.diskCache = DiskCacheOptions::Mode::Auto;
+        o.diskCacheDir = cacheDir.path().toStdString();
+        auto cacheFiles = [&] {
+            return QDir(cacheDir.path()).entryList({"*.samples"}, QDir::Files, QDir::Name);
+        };
+        auto load = [&]() -> std::shared_ptr<const ImageDataset> {
+            auto ds = loadImageFolder(dir.path().toStdString(), o);
+            if (!ds.ok()) qFatal("%s", ds.error().message.c_str());
+            return std::make_shared<const ImageDataset>(std::move(ds).value());
+        };
+        auto sameBatches = [&](const std::shared_ptr<const ImageDataset> &ds, int workers,
+                               std::optional<FlowStats> *stats = nullptr) {
+            const auto got = batchesOf(ds, workers, 2, stats);
+            if (got.size() != want.size()) return false;
+            for (size_t b = 0; b < want.size(); ++b)
+                if (got[b] != want[b]) return false;
+            return true;
+        };
+
+        const auto first = load();
+        QVERIFY2(first->diskNote.rfind("wrote the decoded samples to the disk cache ", 0) == 0,
+                 first->diskNote.c_str());
+        QVERIFY(first->disk);
+        QCOMPARE(cacheFiles().size(), 1);
+        QCOMPARE(first->held, int64_t(14));
+        QCOMPARE(first->skipped.size(), size_t(1));
+        std::optional<FlowStats> stats;
+        for (int workers : {1, 3}) {
+            QVERIFY(sameBatches(first, workers, &stats));
+            QCOMPARE(stats->sourceHits, int64_t(2 * 14));
+            QCOMPARE(stats->sourceFromDisk, int64_t(2 * 26)); // nothing decoded on the workers
+            QCOMPARE(stats->sourceDecoded, int64_t(0));
+        }
+
+        // The next load reads the cache and decodes nothing: a file overwritten with another
+        // picture of the same size and given back its time (what the key cannot see) still
+        // gives its old sample.
+        const QString held0 = dir.filePath("rust/0.png"), streamed = dir.filePath("steel/19.png");
+        for (const QString &f : {held0, streamed}) {
+            const std::filesystem::path path = f.toStdString();
+            const auto when = std::filesystem::last_write_time(path); // to the nanosecond
+            QFile file(f);
+            QVERIFY(file.open(QIODevice::ReadWrite));
+            const qint64 size = file.size();
+            QByteArray other = file.readAll();
+            std::reverse(other.begin() + 60, other.end() - 60); // same size, not the picture
+            file.seek(0);
+            file.write(other);
+            file.close();
+            std::filesystem::last_write_time(path, when);
+            QCOMPARE(QFileInfo(f).size(), size);
+            QVERIFY(!decodeImageFile(path.string(), o).ok());
+        }
+        const auto second = load();
+        QVERIFY2(second->diskNote.rfind("read the decoded samples from the disk cache ", 0) == 0,
+                 second->diskNote.c_str());
+        QCOMPARE(second->count, first->count);
+        QCOMPARE(second->skipped.size(), size_t(1));
+        QCOMPARE(second->skipped[0].reason, first->skipped[0].reason);
+        QVERIFY(sameBatches(second, 2));
+
+        // A file whose time changes makes another key: decoded again, and another cache.
+        QVERIFY(QFile::remove(held0));
+        save(solid(20, 20, Qt::red), held0);
+        const auto third = load();
+        QVERIFY2(third->diskNote.rfind("wrote ", 0) == 0, third->diskNote.c_str());
+        QCOMPARE(cacheFiles().size(), 2);
+        // rust/0.png is sample 0 (classes interleaved, each in path order), planar RGB.
+        QVERIFY(std::all_of(third->sample(0), third->sample(0) + 256,
+                            [](uint8_t v) { return v == 255; }));
+        QVERIFY(std::all_of(third->sample(0) + 256, third->sample(0) + 768,
+                            [](uint8_t v) { return v == 0; }));
+
+        // Damage to a streamed sample: found when it is read, the file removed, the sample
+        // decoded from its file instead (the same batches: the decoders are deterministic).
+        QFile::remove(streamed);
+        QFile::copy(dir.filePath("steel/18.png"), streamed);
+        const auto fourth = load();
+        QVERIFY2(fourth->diskNote.rfind("wrote ", 0) == 0, fourth->diskNote.c_str());
+        const QString cachePath = QString::fromStdString(fourth->disk->path());
+        auto flipByte = [](const QString &path, qint64 at) {
+            QFile f(path);
+            if (!f.open(QIODevice::ReadWrite) || !f.seek(at)) return false;
+            char c = 0;
+            f.getChar(&c);
+            f.seek(at);
+            return f.putChar(char(c ^ 0x5A));
+        };
+        const int64_t lastSlot = int64_t(fourth->files.size()) - 1; // streamed, never held
+        QVERIFY(flipByte(cachePath, 4096 + lastSlot * 768 + 300));
+        std::vector<float> fromCache(768), decoded(768);
+        const int64_t lastSample = fourth->count - 1;
+        QVERIFY(readSample(*fourth, lastSample, fromCache.data()).ok());
+        QVERIFY(fourth->disk->damaged());
+        QVERIFY(!QFile::exists(cachePath));
+        auto fresh = loadImageFolder(dir.path().toStdString(), options(16, 16, true));
+        QVERIFY(fresh.ok());
+        QVERIFY(readSample(*fresh, lastSample, decoded.data()).ok());
+        QVERIFY(fromCache == decoded);
+
+        // Damage to a held sample, or a cache cut short: found when it is opened, removed, and
+        // the files decoded again (and the cache written again).
+        const auto fifth = load();
+        QVERIFY2(fifth->diskNote.rfind("wrote ", 0) == 0, fifth->diskNote.c_str());
+        QVERIFY(flipByte(cachePath, 4096 + 10));
+        const auto sixth = load();
+        QVERIFY2(sixth->diskNote.rfind("the cache of decoded samples " + cachePath.toStdString() +
+                                           " was damaged (removed): the files were decoded "
+                                           "again; wrote ",
+                                       0) == 0,
+                 sixth->diskNote.c_str());
+        QVERIFY(sameBatches(sixth, 2) == sameBatches(fifth, 2));
+        const auto seventh = load(); // the cache the sixth load wrote again
+        QVERIFY2(seventh->diskNote.rfind("read ", 0) == 0, seventh->diskNote.c_str());
+        {
+            QFile f(cachePath);
+            QVERIFY(f.resize(f.size() - 1000));
+        }
+        const auto eighth = load();
+        QVERIFY2(eighth->diskNote.find("(cut short or grown); removed; wrote ") !=
+                     std::string::npos,
+                 eighth->diskNote.c_str());
+        QVERIFY(QFile::exists(cachePath)); // written again
+
+        // off: neither read nor written; on: written when everything fits too.
+        QVERIFY(QDir(cacheDir.path()).removeRecursively());
+        o.diskCache = DiskCacheOptions::Mode::Off;
+        QVERIFY(load()->diskNote.empty());
+        QCOMPARE(cacheFiles().size(), 0);
+        o.cacheBytes = 0;
+        o.diskCache = DiskCacheOptions::Mode::Auto;
+        QVERIFY(load()->diskNote.empty()); // it fits: nothing to write
+        o.diskCache = DiskCacheOptions::Mode::On;
+        QVERIFY(load()->diskNote.rfind("wrote ", 0) == 0);
+        o.diskCache = DiskCacheOptions::Mode::Auto;
+        const auto fits = load();
+        QVERIFY2(fits->diskNote.rfind("read ", 0) == 0, fits->diskNote.c_str());
+        QVERIFY(!fits->streaming());
+    }
+
+    // Recordings too: float samples from the disk cache, the same values as decoded.
+    void recordingsStreamFromTheDiskCache()
+    {
+        QTemporaryDir dir, cacheDir;
+        for (int c = 0; c < 2; ++c)
+            for (int i = 0; i < 6; ++i) {
+                std::vector<float> wave(800);
+                for (size_t k = 0; k < wave.size(); ++k)
+                    wave[k] = 0.3f * std::sin(float(k) * (0.05f + 0.07f * float(c)) + float(i));
+                fixture::writeWav(dir.filePath(QString("%1/%2.wav").arg(c ? "high" : "low").arg(i)),
+                                  wave, 1, 8000);
+            }
+        AudioFilesOptions o;
+        o.sampleRate = 8000;
+        o.seconds = 0.1;
+        o.trimDb = 0;
+        auto all = loadAudioFolder(dir.path().toStdString(), o);
+        QVERIFY(all.ok());
+        o.cacheBytes = 5 * 800 * int64_t(sizeof(float));
+        o.diskCache = DiskCacheOptions::Mode::Auto;
+        o.diskCacheDir = cacheDir.path().toStdString();
+        for (const char *expect : {"wrote ", "read "}) {
+            auto part = loadAudioFolder(dir.path().toStdString(), o);
+            QVERIFY(part.ok());
+            QVERIFY2(part->diskNote.rfind(expect, 0) == 0, part->diskNote.c_str());
+            std::vector<float> a(800), b(800);
+            for (int64_t i = 0; i < 12; ++i) {
+                SampleOrigin from = SampleOrigin::Memory;
+                QVERIFY(readSample(*all, i, a.data()).ok());
+                QVERIFY(readSample(*part, i, b.data(), &from).ok());
+                QVERIFY2(a == b, qPrintable(QString("recording %1").arg(i)));
+                QCOMPARE(from, i < 5 ? SampleOrigin::Memory : SampleOrigin::DiskCache);
+            }
+        }
+        // Other decode settings (another length) are another cache.
+        o.seconds = 0.05;
+        auto shorter = loadAudioFolder(dir.path().toStdString(), o);
+        QVERIFY(shorter.ok());
+        QVERIFY2(shorter->diskNote.rfind("wrote ", 0) == 0, shorter->diskNote.c_str());
+        QCOMPARE(QDir(cacheDir.path()).entryList({"*.samples"}, QDir::Files).size(), 2);
+    }
+
+    // `flowbench-cli cache PIPELINE` writes every file source's cache; a run then streams from
+    // it and says so, and `cache --clear` removes them.
+    void theCacheCommandPreparesARun()
+    {
+        QTemporaryDir dir, cacheDir, runs;
+        writeColourClasses(dir.path(), 30);
+        const json doc = folderPipeline(dir.path(), "train", 32, "auto", 2, 8);
+        const QString pipeline = dir.filePath("cached.json");
+        {
+            QFile f(pipeline);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(QByteArray::fromStdString(doc.dump(2)));
+        }
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("FLOWBENCH_CACHE_DIR", cacheDir.path());
+        auto cli = [&](const QStringList &args) {
+            QProcess p;
+            p.setProcessEnvironment(env);
+            p.start(FLOWBENCH_CLI, args);
+            p.waitForFinished(300000);
+            const QString out = QString::fromUtf8(p.readAllStandardOutput()).trimmed();
+            return std::make_tuple(p.exitCode(),
+                                   QJsonDocument::fromJson(out.section('\n', -1).toUtf8()).object(),
+                                   QString::fromUtf8(p.readAllStandardError()));
+        };
+        for (const char *expect : {"written", "reused"}) {
+            const auto [code, last, err] = cli({"cache", pipeline});
+            QVERIFY2(code == 0, qPrintable(err));
+            const QJsonArray sources = last["sources"].toArray();
+            QCOMPARE(sources.size(), 2);
+            for (const QJsonValue &v : sources) {
+                const QJsonObject s = v.toObject();
+                QCOMPARE(s["status"].toString(), QString(expect));
+                QVERIFY(QFile::exists(s["path"].toString()));
+                QVERIFY(s["bytes"].toDouble() > 32 * 32 * 3 * s["samples"].toDouble());
+            }
+            QCOMPARE(sources[0].toObject()["samples"].toInt() +
+                         sources[1].toObject()["samples"].toInt(),
+                     60);
+        }
+        QCOMPARE(QDir(cacheDir.path()).entryList({"*.samples"}, QDir::Files).size(), 2);
+
+        // The run loads both sources from their caches instead of decoding a file, and says so
+        // (their samples fit in cache_mb: they are held in memory as they would be decoded).
+        const auto [code, last, err] = cli({"run", pipeline, "--out", runs.filePath("run")});
+        QVERIFY2(code == 0, qPrintable(err));
+        QCOMPARE(last["status"].toString(), QString("ok"));
+        QVERIFY2(err.count("read the decoded samples from the disk cache") == 2, qPrintable(err));
+
+        const auto [cleared, done, clearErr] = cli({"cache", "--clear"});
+        QCOMPARE(cleared, 0);
+        QVERIFY(done["freed_bytes"].toDouble() > 0);
+        QCOMPARE(QDir(cacheDir.path()).entryList({"*.samples"}, QDir::Files).size(), 0);
+
+        // A source that cannot be read is an error naming it, exit 1.
+        QVERIFY(QDir(dir.path()).rename("rust", ".rust"));
+        QVERIFY(QDir(dir.path()).rename("steel", ".steel"));
+        const auto [badCode, bad, badErr] = cli({"cache", pipeline});
+        QVERIFY(badCode != 0);
+        QCOMPARE(bad["status"].toString(), QString("error"));
+        QVERIFY2(badErr.contains("train_data"), qPrintable(badErr));
     }
 };
 

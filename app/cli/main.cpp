@@ -11,10 +11,13 @@
 #include "app/cli/sweep.h"
 #include "app/cli/spoken_digits.h"
 #include "core/backend/backend.h"
+#include "core/base/bytes.h"
 #include "core/base/safe_text.h"
+#include "core/data/sample_cache.h"
 #include "core/dist/communicator.h"
 #include "core/dist/scaling_plan.h"
 #include "core/io/run_folder.h"
+#include "core/exec/disk_cache.h"
 #include "core/exec/evaluation.h"
 #include "core/exec/inference.h"
 #include "core/exec/node_type.h"
@@ -147,6 +150,15 @@ commands:
                           again, it makes only what is missing
       --out DIR               where (default ~/.local/share/flowbench/spoken_digits, the
                               folder the example reads)
+  cache PIPELINE.json     decode every file source of the pipeline (image_folder,
+                          image_list, audio_folder) into its disk cache of decoded samples,
+                          so that runs load and stream without decoding (docs/data.md): a
+                          line per source on stderr, last stdout line {"status", "dir",
+                          "sources": [{"node", "status" (written|reused|none|error),
+                          "path", "bytes", "samples", "seconds"}]}
+      --set NODE.PARAM=VALUE  override a parameter (repeatable)
+  cache --clear           remove every cache file of decoded samples
+                          (~/.cache/flowbench/samples, or $FLOWBENCH_CACHE_DIR)
   devices [--json]        list the compute devices (CPU, GPUs with memory and compute
                           capability) and, when there is no GPU, why
   --version               print the version
@@ -424,6 +436,84 @@ int cmdPlan(int argc, char **argv)
                     "nothing; for many ranks raise the batch (--set %s.batch_size=N)\n",
                     (long long)summary->batch, job->trainNode.c_str());
     return kExitOk;
+}
+
+// `cache PIPELINE [--set ...]` and `cache --clear`: the disk cache of decoded samples
+// (core/exec/disk_cache.h). People read stderr, programs the last stdout line.
+int cmdCache(int argc, char **argv)
+{
+    std::string pipeline;
+    std::vector<std::string> settings;
+    bool clear = false;
+    auto fail = [](int code, const Error &e) { return failed(code, e, true); };
+    for (int i = 0; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--help" || a == "-h") {
+            std::printf("%s", kUsage);
+            return kExitOk;
+        }
+        if (a == "--clear") {
+            clear = true;
+        } else if (a == "--set") {
+            if (i + 1 >= argc) return fail(kExitBadInput, makeError("--set needs a value"));
+            settings.push_back(argv[++i]);
+        } else if (a.starts_with("--")) {
+            return fail(kExitBadInput, makeError("unknown option " + a));
+        } else if (!pipeline.empty()) {
+            return fail(kExitBadInput, makeError("unexpected argument " + a));
+        } else {
+            pipeline = a;
+        }
+    }
+    const std::string dir = data::sampleCacheDir();
+    if (clear) {
+        if (!pipeline.empty())
+            return fail(kExitBadInput, makeError("cache --clear takes no pipeline"));
+        auto freed = data::clearSampleCaches(dir);
+        if (!freed.ok()) return fail(kExitRunFailed, freed.error());
+        std::fprintf(stderr, "removed the caches of decoded samples in %s: %s freed\n",
+                     safeText(dir).c_str(), humanBytes(double(freed.value())).c_str());
+        std::cout << jsonLine(json{{"status", "ok"}, {"dir", dir}, {"freed_bytes", freed.value()}})
+                  << std::endl;
+        return kExitOk;
+    }
+    if (pipeline.empty()) return fail(kExitBadInput, makeError("cache needs a pipeline file"));
+    std::vector<Error> problems;
+    auto doc = loadAndValidate(cli::resolvePipelineArgument(pipeline), settings, problems);
+    if (!doc.ok()) {
+        printProblems(problems);
+        return fail(kExitBadInput, doc.error());
+    }
+    auto job = exec::readTrainingJob(doc.value());
+    if (!job.ok()) return fail(kExitBadInput, job.error());
+    std::fprintf(stderr, "decoding every file source of %s into %s ...\n",
+                 safeText(pipeline).c_str(), safeText(dir).c_str());
+    const std::vector<exec::SourceCacheReport> reports = exec::cacheSources(job.value());
+    json sources = json::array();
+    bool ok = true;
+    for (const exec::SourceCacheReport &r : reports) {
+        ok = ok && r.status != "error";
+        if (r.status == "none")
+            std::fprintf(stderr, "%s: nothing to cache (%s)\n", r.node.c_str(), r.message.c_str());
+        else if (r.status == "error")
+            std::fprintf(stderr, "%s: no cache: %s\n", r.node.c_str(), safeText(r.message).c_str());
+        else
+            std::fprintf(stderr, "%s: %s %lld samples, %s, in %.1f s: %s\n", r.node.c_str(),
+                         r.status == "reused" ? "already cached:" : "cached", (long long)r.samples,
+                         humanBytes(double(r.bytes)).c_str(), r.seconds, safeText(r.path).c_str());
+        sources.push_back({{"node", r.node},
+                           {"type", r.type},
+                           {"status", r.status},
+                           {"path", r.path},
+                           {"bytes", r.bytes},
+                           {"samples", r.samples},
+                           {"skipped", r.skipped},
+                           {"seconds", std::round(r.seconds * 1000) / 1000},
+                           {"message", r.message}});
+    }
+    std::cout << jsonLine(json{{"status", ok ? "ok" : "error"}, {"dir", dir}, {"sources", sources}})
+              << std::endl;
+    return ok ? kExitOk : kExitRunFailed;
 }
 
 // `export MODEL -o FILE.onnx [--no-check] [--check-samples N]`: people read the report on
@@ -941,6 +1031,7 @@ int main(int argc, char **argv)
         if (cmd == "nodes") return cmdNodes(argc - 2, argv + 2);
         if (cmd == "devices") return cmdDevices(argc - 2, argv + 2);
         if (cmd == "make-data") return cmdMakeData(argc - 2, argv + 2);
+        if (cmd == "cache") return cmdCache(argc - 2, argv + 2);
         if (cmd == "--version" || cmd == "version") {
             std::printf("flowbench-cli %s\n", FLOWBENCH_VERSION);
             return kExitOk;

@@ -330,6 +330,7 @@ void RunReporter::dataflow(const exec::DataFlowReport &r)
            {"source_held", r.sourceHeld},
            {"source_hits", r.sourceHits},
            {"source_decoded", r.sourceDecoded},
+           {"source_from_disk", r.sourceFromDisk},
            {"source_hit_rate", round3(r.sourceHitRate)},
            {"edges", edges},
            {"stages", stages}});

@@ -1930,7 +1930,8 @@ void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
         }
         if (auto it = e.find("stages"); it != e.end() && it->is_array()) {
             // A source that streams (data larger than its cache_mb) also says how many of the
-            // samples it served came from memory; the rest it decoded from their files.
+            // samples it served came from memory and from its disk cache; the rest it decoded
+            // from their files.
             const bool streaming =
                 eventNumber(e, "source_held", 0) < eventNumber(e, "source_samples", 0);
             bool first = true;
@@ -1940,9 +1941,15 @@ void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
                 QString label = eventFlag(stage, "cached")
                                     ? tr("cached")
                                     : tr("busy %1%").arg(100 * busy, 0, 'f', 0);
-                if (first && streaming)
+                if (first && streaming) {
                     label += tr(", %1% from memory")
                                  .arg(100 * eventNumber(e, "source_hit_rate", 0), 0, 'f', 0);
+                    const double disk = eventNumber(e, "source_from_disk", 0);
+                    const double served = disk + eventNumber(e, "source_hits", 0) +
+                                          eventNumber(e, "source_decoded", 0);
+                    if (disk > 0 && served > 0)
+                        label += tr(", %1% from disk").arg(100 * disk / served, 0, 'f', 0);
+                }
                 first = false;
                 m_scene->setNodeProgress(eventString(stage, "node"), busy, label);
             }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -301,7 +302,19 @@ Result<ImageDataset> loadAudioFolder(const std::string &dir, const AudioFilesOpt
     const size_t unmatched = ds.skipped.size();
     ds.audio = true;
     ds.decodeValues = [o](const std::string &path) { return decodeAudioFile(path, o); };
-    decodeFiles(files, size_t(ds.width), ds.decodeValues, ds.values, ds, o.cacheBytes);
+    // Everything besides the file that decides its sample; raise the revision whenever
+    // decodeAudioFile makes other samples from the same file (as for images).
+    constexpr int kDecodeRevision = 1;
+    DiskCacheOptions disk;
+    disk.mode = o.diskCache;
+    disk.dir = o.diskCacheDir;
+    char settings[256];
+    std::snprintf(settings, sizeof settings,
+                  "audio decode %d, %s, %s, %lld Hz, %.17g s, trim %.17g dB", kDecodeRevision,
+                  sf_version_string(), src_get_version(), static_cast<long long>(o.sampleRate),
+                  o.seconds, o.trimDb);
+    disk.settings = settings;
+    decodeFiles(files, size_t(ds.width), ds.decodeValues, ds.values, ds, o.cacheBytes, disk);
     if (ds.count == 0)
         return fileError(dir, "none of its " + std::to_string(files.size()) +
                                   " files is a readable recording (the first, " +

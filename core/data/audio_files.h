@@ -2,6 +2,7 @@
 
 #include "core/base/result.h"
 #include "core/data/dataset.h"
+#include "core/data/sample_cache.h"
 
 #include <cmath>
 #include <cstdint>
@@ -35,6 +36,9 @@ struct AudioFilesOptions {
     int64_t limit = 0;
     // Memory for decoded samples, in bytes, as ImageFilesOptions::cacheBytes. 0: no limit.
     int64_t cacheBytes = 0;
+    // The disk cache of decoded samples, as ImageFilesOptions::diskCache.
+    DiskCacheOptions::Mode diskCache = DiskCacheOptions::Mode::Off;
+    std::string diskCacheDir;
     // The length of every sample, in samples.
     int64_t samples() const { return int64_t(std::llround(seconds * double(sampleRate))); }
 };

@@ -261,7 +261,7 @@ DataFlow::Item DataFlow::gather(int64_t index, const std::vector<int64_t> &order
     item.samples.resize(size_t(n));
     float *x = item.x.f32();
     int32_t *y = item.y.data<int32_t>();
-    int64_t held = 0, decoded = 0;
+    int64_t held = 0, decoded = 0, fromDisk = 0;
     for (int64_t i = 0; i < n; ++i) {
         const int64_t s = order[size_t(begin + i)];
         item.samples[size_t(i)] = s;
@@ -269,15 +269,20 @@ DataFlow::Item DataFlow::gather(int64_t index, const std::vector<int64_t> &order
         if (fromCache) {
             std::memcpy(dst, m_cache.data() + s * sampleSize, size_t(sampleSize) * sizeof(float));
         } else {
-            // A sample not held is decoded from its file here, on the worker (streaming).
-            if (Status st = readSample(ds, s, dst); !st.ok())
+            // A sample not held is read from the disk cache or decoded from its file here, on
+            // the worker (streaming).
+            SampleOrigin from = SampleOrigin::Memory;
+            if (Status st = readSample(ds, s, dst, &from); !st.ok())
                 throw std::runtime_error(st.error().message);
-            ++(ds.isHeld(s) ? held : decoded);
+            ++(from == SampleOrigin::Memory      ? held
+               : from == SampleOrigin::DiskCache ? fromDisk
+                                                 : decoded);
         }
         y[i] = ds.labels[size_t(s)];
     }
     m_heldServed += held;
     m_decodedServed += decoded;
+    m_diskServed += fromDisk;
     return item;
 }
 
@@ -421,6 +426,7 @@ FlowStats DataFlow::stats() const
     s.sourceHeld = m_dataset->heldSamples();
     s.sourceHits = m_heldServed.load();
     s.sourceDecoded = m_decodedServed.load();
+    s.sourceFromDisk = m_diskServed.load();
     const auto now = Clock::now();
     for (size_t j = 0; j < m_lanes.size(); ++j) {
         const Lane &lane = m_lanes[j];

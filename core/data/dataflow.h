@@ -74,8 +74,10 @@ struct FlowStats {
     double consumerWaitSeconds = 0; // time next() spent waiting for the chain
     int64_t cachedSamples = 0, cacheSamples = 0; // cached so far / samples the cache will hold
     // The source's samples, those held in memory (all of them unless it streams), and the samples
-    // it has served since the flow was made: from memory (hits) and decoded from their files.
-    int64_t sourceSamples = 0, sourceHeld = 0, sourceHits = 0, sourceDecoded = 0;
+    // it has served since the flow was made: from memory (hits), from the disk cache and decoded
+    // from their files.
+    int64_t sourceSamples = 0, sourceHeld = 0, sourceHits = 0, sourceDecoded = 0,
+            sourceFromDisk = 0;
     int workers = 0;
 };
 
@@ -184,7 +186,7 @@ private:
     std::vector<EdgeStats> m_edgeStats;
     double m_consumerWait = 0;
     // Samples the source served from memory and decoded from files (gather, on the workers).
-    mutable std::atomic<int64_t> m_heldServed{0}, m_decodedServed{0};
+    mutable std::atomic<int64_t> m_heldServed{0}, m_decodedServed{0}, m_diskServed{0};
 };
 
 } // namespace fb::data

@@ -1,5 +1,7 @@
 #include "core/data/dataset.h"
 
+#include "core/data/sample_cache.h"
+
 #include "core/base/check.h"
 #include "core/base/safe_text.h"
 #include "core/data/idx.h"
@@ -161,9 +163,10 @@ std::pair<int64_t, int64_t> fileStamp(const std::string &path)
             std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count())};
 }
 
-Status readSample(const ImageDataset &ds, int64_t i, float *dst)
+Status readSample(const ImageDataset &ds, int64_t i, float *dst, SampleOrigin *from)
 {
     const int64_t n = ds.sampleSize();
+    if (from) *from = ds.isHeld(i) ? SampleOrigin::Memory : SampleOrigin::File;
     if (ds.isHeld(i)) {
         if (ds.floatSamples()) {
             std::copy_n(ds.sampleValues(i), n, dst);
@@ -173,6 +176,26 @@ Status readSample(const ImageDataset &ds, int64_t i, float *dst)
                 dst[k] = float(src[k]) / 255.0f;
         }
         return {};
+    }
+    // From the disk cache, as the file was when the run read it (the cache's key holds its size
+    // and time); a damaged cache is left for the file itself.
+    if (ds.disk && !ds.disk->damaged() && i < int64_t(ds.cacheSlots.size())) {
+        const int64_t slot = ds.cacheSlots[size_t(i)];
+        if (ds.floatSamples()) {
+            if (ds.disk->read(slot, dst).ok()) {
+                if (from) *from = SampleOrigin::DiskCache;
+                return {};
+            }
+        } else {
+            thread_local std::vector<uint8_t> bytes;
+            bytes.resize(size_t(n));
+            if (ds.disk->read(slot, bytes.data()).ok()) {
+                for (int64_t k = 0; k < n; ++k)
+                    dst[k] = float(bytes[size_t(k)]) / 255.0f;
+                if (from) *from = SampleOrigin::DiskCache;
+                return {};
+            }
+        }
     }
     // A file that decoded when the run started but not now, or to another size, has changed:
     // its old values cannot be had again, and new ones would make other batches than the run's.

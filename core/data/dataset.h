@@ -5,11 +5,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace fb::data {
+
+class SampleCache;
 
 // A file a source could not read as a sample, and why.
 struct SkippedFile {
@@ -53,6 +56,14 @@ struct ImageDataset {
     std::function<Result<std::vector<float>>(const std::string &)> decodeValues;
     int64_t held = 0;   // samples held in memory (count, when not streaming)
     bool audio = false; // float samples (`values`), even when none is held
+    // The source's disk cache (sample_cache.h), when it has one: a sample not held is read from
+    // slot cacheSlots[i] there instead of decoded from paths[i] (decoded after all when the cache
+    // turns out damaged).
+    std::shared_ptr<const SampleCache> disk;
+    std::vector<int64_t> cacheSlots; // per sample, streaming with a disk cache only
+    // What loading did with the disk cache, for the run's log: read from it, wrote it, or why
+    // not ("" when there was nothing to say).
+    std::string diskNote;
 
     int64_t sampleSize() const { return channels * height * width; }
     bool streaming() const { return !row.empty(); }
@@ -79,9 +90,12 @@ struct ImageDataset {
 std::pair<int64_t, int64_t> fileStamp(const std::string &path);
 
 // Sample i as the data flow takes it: pixels scaled to [0, 1], float samples as they are, into
-// dst (sampleSize() floats). A sample not held is decoded from its file; the error names the
-// file when that fails (it changed or went away since the run started).
-Status readSample(const ImageDataset &ds, int64_t i, float *dst);
+// dst (sampleSize() floats). A sample not held is read from the disk cache, or decoded from its
+// file; the error names the file when that fails (it changed or went away since the run
+// started).
+// `from`, when given, says where the sample came from.
+enum class SampleOrigin { Memory, DiskCache, File };
+Status readSample(const ImageDataset &ds, int64_t i, float *dst, SampleOrigin *from = nullptr);
 
 // Images from an IDX file of uint8 with dimensions [N, H, W] (one channel) or [N, C, H, W],
 // labels from an IDX file of uint8 with dimensions [N]. `classes` is the largest label in the

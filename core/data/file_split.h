@@ -1,9 +1,12 @@
 #pragma once
 
 #include "core/base/result.h"
+#include "core/base/bytes.h"
 #include "core/data/dataset.h"
+#include "core/data/sample_cache.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -70,9 +73,15 @@ LabelClasses classesOf(const std::vector<std::string> &labels);
 // all the same, to know which files are readable (the batches must be the same whatever the
 // budget), and then let go: ds.row and ds.paths say which are held and where the others are read
 // from (ImageDataset, "streaming").
+//
+// With a disk cache (`disk`), a cache made from these very files and settings is read instead
+// of decoding any file (only the held samples are read now; the others when a batch needs
+// them); without one, one is written while the files are decoded when `disk` asks for it.
+// ds.diskNote says which, or why not.
 template <class T, class Decode>
 void decodeFiles(const std::vector<LabelledFile> &files, size_t sampleSize, Decode decode,
-                 std::vector<T> &samples, ImageDataset &ds, int64_t budgetBytes = 0);
+                 std::vector<T> &samples, ImageDataset &ds, int64_t budgetBytes = 0,
+                 const DiskCacheOptions &disk = {});
 
 // The memory budget of a file source's decoded samples when its cache_mb is 0: a quarter of the
 // memory the run can take (hostMemoryAvailable: free memory, capped by a container's limit, and
@@ -86,7 +95,8 @@ void forEachInParallel(size_t n, const std::function<void(size_t)> &fn);
 
 template <class T, class Decode>
 void decodeFiles(const std::vector<LabelledFile> &files, size_t sampleSize, Decode decode,
-                 std::vector<T> &samples, ImageDataset &ds, int64_t budgetBytes)
+                 std::vector<T> &samples, ImageDataset &ds, int64_t budgetBytes,
+                 const DiskCacheOptions &disk)
 {
     for (const LabelledFile &f : files)
         ds.files.push_back(f.path);
@@ -96,22 +106,81 @@ void decodeFiles(const std::vector<LabelledFile> &files, size_t sampleSize, Deco
     samples.assign(hold * sampleSize, T{});
     std::vector<std::string> reasons(files.size());
     std::vector<char> readable(files.size(), 0);
-    std::vector<std::pair<int64_t, int64_t>> stamps(files.size() - hold);
-    forEachInParallel(files.size(), [&](size_t i) {
-        if (i >= hold) stamps[i - hold] = fileStamp(files[i].path); // before it is read
-        auto s = decode(files[i].path);
-        if (!s.ok()) {
-            reasons[i] = s.error().message;
-        } else if (s.value().size() != sampleSize) { // a decoder's promise broken: not trusted
-            reasons[i] = "decoded to " + std::to_string(s.value().size()) + " values, not " +
-                         std::to_string(sampleSize);
+    // Every file's size and time before it is read: the disk cache's key, and the streamed
+    // files' check that they are still the ones read (readSample).
+    std::vector<std::pair<int64_t, int64_t>> stamps(files.size());
+    forEachInParallel(files.size(), [&](size_t i) { stamps[i] = fileStamp(files[i].path); });
+
+    std::shared_ptr<SampleCache> cache;
+    std::optional<SampleCacheKey> key;
+    std::string dir;
+    if (disk.mode != DiskCacheOptions::Mode::Off) {
+        key = sampleCacheKey(disk.settings, ds.files, stamps, int64_t(sampleBytes));
+        dir = disk.dir.empty() ? sampleCacheDir() : disk.dir;
+        cache = SampleCache::open(dir, *key, &ds.diskNote);
+    }
+    if (cache) {
+        std::atomic<bool> damaged{false};
+        forEachInParallel(files.size(), [&](size_t i) {
+            if (!cache->readable(int64_t(i))) {
+                reasons[i] = cache->reason(int64_t(i));
+            } else {
+                readable[i] = 1;
+                if (i < hold && !cache->read(int64_t(i), samples.data() + i * sampleSize).ok())
+                    damaged = true;
+            }
+        });
+        if (damaged) {
+            ds.diskNote = "the cache of decoded samples " + cache->path() +
+                          " was damaged (removed): the files were decoded again";
+            cache.reset();
+            std::fill(readable.begin(), readable.end(), 0);
+            std::fill(reasons.begin(), reasons.end(), std::string());
         } else {
-            if (i < hold)
-                std::copy(s.value().begin(), s.value().end(),
-                          samples.begin() + ptrdiff_t(i * sampleSize));
-            readable[i] = 1;
+            ds.diskNote = "read the decoded samples from the disk cache " + cache->path() +
+                          " instead of decoding " + std::to_string(files.size()) + " files";
         }
-    });
+    }
+    if (!cache) {
+        std::unique_ptr<SampleCache::Writer> writer;
+        if (key && (disk.mode == DiskCacheOptions::Mode::On || hold < files.size())) {
+            auto w = SampleCache::Writer::create(dir, *key);
+            if (w.ok())
+                writer = std::move(w).value();
+            else
+                ds.diskNote += (ds.diskNote.empty() ? "" : "; ") +
+                               ("no disk cache of decoded samples: " + w.error().message);
+        }
+        forEachInParallel(files.size(), [&](size_t i) {
+            auto s = decode(files[i].path);
+            if (!s.ok()) {
+                reasons[i] = s.error().message;
+            } else if (s.value().size() != sampleSize) { // a decoder's promise broken: not trusted
+                reasons[i] = "decoded to " + std::to_string(s.value().size()) + " values, not " +
+                             std::to_string(sampleSize);
+            } else {
+                if (i < hold)
+                    std::copy(s.value().begin(), s.value().end(),
+                              samples.begin() + ptrdiff_t(i * sampleSize));
+                if (writer) writer->put(int64_t(i), s.value().data());
+                readable[i] = 1;
+            }
+            if (writer && !readable[i]) writer->refuse(int64_t(i), reasons[i]);
+        });
+        if (writer) {
+            auto made = writer->finish();
+            // After what became of the cache that was there, if anything.
+            if (!ds.diskNote.empty()) ds.diskNote += "; ";
+            if (made.ok()) {
+                cache = std::move(made).value();
+                ds.diskNote += "wrote the decoded samples to the disk cache " + cache->path() +
+                               " (" + wholeMegabytes(cache->fileBytes()) +
+                               "): later epochs and runs read them instead of decoding the files";
+            } else {
+                ds.diskNote += "no disk cache of decoded samples: " + made.error().message;
+            }
+        }
+    }
     // The unreadable files' places are closed up, in order.
     const bool streaming = hold < files.size();
     size_t kept = 0, held = 0;
@@ -131,7 +200,8 @@ void decodeFiles(const std::vector<LabelledFile> &files, size_t sampleSize, Deco
         }
         if (streaming) {
             ds.paths.push_back(i < hold ? std::string() : files[i].path);
-            ds.stamps.push_back(i < hold ? std::pair<int64_t, int64_t>() : stamps[i - hold]);
+            ds.stamps.push_back(i < hold ? std::pair<int64_t, int64_t>() : stamps[i]);
+            if (cache) ds.cacheSlots.push_back(i < hold ? -1 : int64_t(i));
         }
         ds.labels.push_back(files[i].label);
         ++kept;
@@ -143,7 +213,9 @@ void decodeFiles(const std::vector<LabelledFile> &files, size_t sampleSize, Deco
         ds.row.clear();
         ds.paths.clear();
         ds.stamps.clear();
+        ds.cacheSlots.clear();
     }
+    if (!ds.cacheSlots.empty()) ds.disk = cache;
 }
 
 } // namespace fb::data

@@ -290,8 +290,19 @@ ImageDataset decodeAll(const std::vector<LabelledFile> &files, const ImageFilesO
     ds.classes = int32_t(classNames.size());
     ds.classNames = std::move(classNames);
     ds.decodePixels = [o](const std::string &path) { return decodeImageFile(path, o); };
+    // Everything besides the file that decides its sample. Raise the revision whenever
+    // decodeImageFile makes other pixels from the same file, so that no cache made before is
+    // taken for one made now; OpenCV's version is there for the same reason.
+    constexpr int kDecodeRevision = 1;
+    DiskCacheOptions disk;
+    disk.mode = o.diskCache;
+    disk.dir = o.diskCacheDir;
+    disk.settings = "image decode " + std::to_string(kDecodeRevision) + ", OpenCV " + CV_VERSION +
+                    ", " + std::to_string(ds.channels) + "x" + std::to_string(ds.height) + "x" +
+                    std::to_string(ds.width) +
+                    (o.resize == ImageFilesOptions::Resize::Pad ? " pad" : " stretch");
     decodeFiles(files, size_t(ds.channels) * size_t(ds.height) * size_t(ds.width), ds.decodePixels,
-                ds.pixels, ds, o.cacheBytes);
+                ds.pixels, ds, o.cacheBytes, disk);
     return ds;
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/base/result.h"
 #include "core/data/dataset.h"
+#include "core/data/sample_cache.h"
 
 #include <cstdint>
 #include <string>
@@ -29,6 +30,9 @@ struct ImageFilesOptions {
     // that fit are held, the others decoded again each time a batch needs them; decodeFiles).
     // 0: no limit.
     int64_t cacheBytes = 0;
+    // The disk cache of decoded samples (its settings are filled in by the loaders).
+    DiskCacheOptions::Mode diskCache = DiskCacheOptions::Mode::Off;
+    std::string diskCacheDir; // "" = sampleCacheDir()
 };
 
 // Decodes one image file (PNG, JPEG, BMP, TIFF, WebP or PBM/PGM/PPM, by content, through OpenCV)

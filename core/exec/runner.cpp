@@ -101,9 +101,10 @@ std::string streamingNote(const data::ImageDataset &ds)
     if (!ds.streaming()) return {};
     return std::to_string(ds.count) + " samples (" + wholeMegabytes(ds.count * ds.sampleBytes()) +
            " decoded) are more than its cache_mb allows: " + std::to_string(ds.held) + " (" +
-           wholeMegabytes(ds.held * ds.sampleBytes()) +
-           ") are held in memory, the others decoded from their files on the data workers "
-           "whenever a batch needs them (docs/data.md, \"Data larger than memory\")";
+           wholeMegabytes(ds.held * ds.sampleBytes()) + ") are held in memory, the others " +
+           (ds.disk ? std::string("read from the disk cache") : "decoded from their files") +
+           " on the data workers whenever a batch needs them (docs/data.md, \"Data larger than "
+           "memory\")";
 }
 
 Result<std::unique_ptr<data::DataFlow>> makeFlow(const DataSpec &spec, const std::string &consumer,
@@ -509,7 +510,8 @@ public:
         r.sourceHeld = now.sourceHeld;
         r.sourceHits = now.sourceHits;
         r.sourceDecoded = now.sourceDecoded;
-        const int64_t served = now.sourceHits + now.sourceDecoded;
+        r.sourceFromDisk = now.sourceFromDisk;
+        const int64_t served = now.sourceHits + now.sourceDecoded + now.sourceFromDisk;
         r.sourceHitRate = served > 0 ? double(now.sourceHits) / double(served) : 1.0;
         std::vector<data::StageStats> delta = now.stages;
         for (size_t i = 0; i < now.stages.size(); ++i) {
@@ -637,6 +639,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     std::vector<std::pair<std::string, std::string>> dataNotes; // (node, text)
     if (std::string n = streamingNote(flow.dataset()); !n.empty())
         dataNotes.emplace_back(job.trainData.sourceNode, std::move(n));
+    if (!flow.dataset().diskNote.empty())
+        dataNotes.emplace_back(job.trainData.sourceNode, flow.dataset().diskNote);
     // The learning-rate range test evaluates nothing: its evaluation data is never loaded.
     const bool lrTest = options.lrRange.steps > 0;
     if (lrTest) job.evaluations.clear();
@@ -657,6 +661,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
             dataWarnings.emplace_back(e.data.sourceNode, std::move(w));
         if (std::string n = streamingNote(f.value()->dataset()); !n.empty())
             dataNotes.emplace_back(e.data.sourceNode, std::move(n));
+        if (!f.value()->dataset().diskNote.empty())
+            dataNotes.emplace_back(e.data.sourceNode, f.value()->dataset().diskNote);
         evalFlows.push_back(std::move(f).value());
     }
 

@@ -103,9 +103,10 @@ struct DataFlowReport {
     std::string bottleneck;    // the node that limits throughput (the consumer when not data)
     int64_t cachedSamples = 0, cacheSamples = 0;
     // The source's samples and those it holds in memory (fewer when it streams: data larger
-    // than its cache_mb), and the samples served so far from memory (hits) and decoded from
-    // their files; hitRate: hits over both, 1 before any.
-    int64_t sourceSamples = 0, sourceHeld = 0, sourceHits = 0, sourceDecoded = 0;
+    // than its cache_mb), and the samples served so far from memory (hits), from the disk cache
+    // and decoded from their files; hitRate: hits over all three, 1 before any.
+    int64_t sourceSamples = 0, sourceHeld = 0, sourceHits = 0, sourceDecoded = 0,
+            sourceFromDisk = 0;
     double sourceHitRate = 1;
     std::vector<Edge> edges;
     std::vector<Stage> stages;

@@ -56,6 +56,26 @@ int64_t cacheBytes(const NodeParams &p)
     return mb > 0 ? mb << 20 : data::defaultCacheBytes();
 }
 
+// The disk cache of decoded samples (data/sample_cache.h). Run-only too: a cache holds exactly
+// what decoding gives.
+ParamSpec diskCacheParam()
+{
+    return runOnly(enumParam(
+        "disk_cache", {"auto", "on", "off"}, "auto",
+        "Decoded samples kept on disk (~/.cache/flowbench/samples), so that later epochs and "
+        "runs read them instead of decoding the files again. auto: written when the data set "
+        "is larger than cache_mb, read whenever there is one for these files; on: always "
+        "written; off: never used."));
+}
+
+data::DiskCacheOptions::Mode diskCacheMode(const NodeParams &p)
+{
+    const std::string m = p.s("disk_cache");
+    return m == "on"    ? data::DiskCacheOptions::Mode::On
+           : m == "off" ? data::DiskCacheOptions::Mode::Off
+                        : data::DiskCacheOptions::Mode::Auto;
+}
+
 // Folders and lists of image files share how files become samples (data::ImageFilesOptions).
 std::vector<ParamSpec> imageFileParams(ParamSpec path)
 {
@@ -77,6 +97,7 @@ std::vector<ParamSpec> imageFileParams(ParamSpec path)
                   "inside, aspect ratio kept, the rest black."),
         limitParam("Read at most N files of the subset (classes interleaved); 0 = all."),
         cacheParam(),
+        diskCacheParam(),
     };
 }
 
@@ -96,6 +117,7 @@ Status readImageFiles(const NodeParams &p, DataSpec &spec)
                                       : data::ImageFilesOptions::Resize::Stretch;
     o.limit = spec.limit;
     o.cacheBytes = cacheBytes(p);
+    o.diskCache = diskCacheMode(p);
     return {};
 }
 
@@ -222,6 +244,7 @@ void addDataSources(NodeCatalog &c)
                             "a random validation_fraction of them; empty = random."),
                 limitParam("Read at most N files of the subset (classes interleaved); 0 = all."),
                 cacheParam(),
+                diskCacheParam(),
             });
         t.readSource = [](const NodeParams &p, DataSpec &spec) -> Status {
             spec.path = p.path("path");
@@ -252,6 +275,7 @@ void addDataSources(NodeCatalog &c)
             }
             o.limit = spec.limit;
             o.cacheBytes = cacheBytes(p);
+            o.diskCache = diskCacheMode(p);
             return {};
         };
         t.loadSource = [](const DataSpec &spec) {
