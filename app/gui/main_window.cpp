@@ -1942,13 +1942,17 @@ void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
                                     ? tr("cached")
                                     : tr("busy %1%").arg(100 * busy, 0, 'f', 0);
                 if (first && streaming) {
-                    label += tr(", %1% from memory")
-                                 .arg(100 * eventNumber(e, "source_hit_rate", 0), 0, 'f', 0);
+                    const double hits = 100 * eventNumber(e, "source_hit_rate", 0);
                     const double disk = eventNumber(e, "source_from_disk", 0);
                     const double served = disk + eventNumber(e, "source_hits", 0) +
                                           eventNumber(e, "source_decoded", 0);
+                    // Short enough for the node's width: "busy 25%, 18% mem, 82% disk".
                     if (disk > 0 && served > 0)
-                        label += tr(", %1% from disk").arg(100 * disk / served, 0, 'f', 0);
+                        label += tr(", %1% mem, %2% disk")
+                                     .arg(hits, 0, 'f', 0)
+                                     .arg(100 * disk / served, 0, 'f', 0);
+                    else
+                        label += tr(", %1% from memory").arg(hits, 0, 'f', 0);
                 }
                 first = false;
                 m_scene->setNodeProgress(eventString(stage, "node"), busy, label);

@@ -321,8 +321,11 @@ Result<std::shared_ptr<SampleCache>> SampleCache::Writer::finish()
     h.indexBytes = int64_t(index.size());
     h.indexCrc = crcOf(index.data(), index.size());
     h.headerCrc = headerCrc(h);
+    // No fdatasync: waiting for gigabytes to reach the disk cost the first run seconds, and a
+    // cache that a crash left with pages missing is caught all the same, by the CRC-32 of every
+    // sample read from it (the samples are decoded then, and the cache removed).
     const bool ok = !m_failed && pwriteAll(m_fd, index.data(), h.indexBytes, h.indexOffset) &&
-                    pwriteAll(m_fd, &h, sizeof h, 0) && ::fdatasync(m_fd) == 0;
+                    pwriteAll(m_fd, &h, sizeof h, 0);
     const int err = errno;
     ::close(m_fd);
     m_fd = -1;
