@@ -138,6 +138,29 @@ batchesOf(std::shared_ptr<const ImageDataset> ds, int workers, int epochs,
     return out;
 }
 
+// Two classes of six tones each ("low", "high"), 800 samples at 8 kHz: a folder of recordings.
+void writeTones(const QString &dir)
+{
+    for (int c = 0; c < 2; ++c)
+        for (int i = 0; i < 6; ++i) {
+            std::vector<float> wave(800);
+            for (size_t k = 0; k < wave.size(); ++k)
+                wave[k] = 0.3f * std::sin(float(k) * (0.05f + 0.07f * float(c)) + float(i));
+            fixture::writeWav(QString("%1/%2/%3.wav").arg(dir, c ? "high" : "low").arg(i), wave, 1,
+                              8000);
+        }
+}
+
+// How writeTones' recordings are read: whole, untrimmed.
+AudioFilesOptions toneOptions()
+{
+    AudioFilesOptions o;
+    o.sampleRate = 8000;
+    o.seconds = 0.1;
+    o.trimDb = 0;
+    return o;
+}
+
 // The MLP example with both sources reading `dir` as a colour image_folder (training:
 // `trainSubset`, evaluation: validation) at side x side with cache_mb 1 and `disk` as disk_cache,
 // two classes, trained on the CPU for `epochs` epochs in batches of `batch`.
@@ -608,18 +631,8 @@ private slots:
     void recordingsLargerThanTheBudgetAreStreamed()
     {
         QTemporaryDir dir;
-        for (int c = 0; c < 2; ++c)
-            for (int i = 0; i < 6; ++i) {
-                std::vector<float> wave(800);
-                for (size_t k = 0; k < wave.size(); ++k)
-                    wave[k] = 0.3f * std::sin(float(k) * (0.05f + 0.07f * float(c)) + float(i));
-                fixture::writeWav(dir.filePath(QString("%1/%2.wav").arg(c ? "high" : "low").arg(i)),
-                                  wave, 1, 8000);
-            }
-        AudioFilesOptions o;
-        o.sampleRate = 8000;
-        o.seconds = 0.1;
-        o.trimDb = 0;
+        writeTones(dir.path());
+        AudioFilesOptions o = toneOptions();
         auto all = loadAudioFolder(dir.path().toStdString(), o);
         QVERIFY2(all.ok(), all.ok() ? "" : all.error().message.c_str());
         o.cacheBytes = 5 * 800 * int64_t(sizeof(float));
@@ -829,18 +842,8 @@ private slots:
     void recordingsStreamFromTheDiskCache()
     {
         QTemporaryDir dir, cacheDir;
-        for (int c = 0; c < 2; ++c)
-            for (int i = 0; i < 6; ++i) {
-                std::vector<float> wave(800);
-                for (size_t k = 0; k < wave.size(); ++k)
-                    wave[k] = 0.3f * std::sin(float(k) * (0.05f + 0.07f * float(c)) + float(i));
-                fixture::writeWav(dir.filePath(QString("%1/%2.wav").arg(c ? "high" : "low").arg(i)),
-                                  wave, 1, 8000);
-            }
-        AudioFilesOptions o;
-        o.sampleRate = 8000;
-        o.seconds = 0.1;
-        o.trimDb = 0;
+        writeTones(dir.path());
+        AudioFilesOptions o = toneOptions();
         auto all = loadAudioFolder(dir.path().toStdString(), o);
         QVERIFY(all.ok());
         o.cacheBytes = 5 * 800 * int64_t(sizeof(float));

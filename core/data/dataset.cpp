@@ -163,6 +163,17 @@ std::pair<int64_t, int64_t> fileStamp(const std::string &path)
             std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count())};
 }
 
+namespace {
+
+// Pixels as the data flow takes them: scaled to [0, 1].
+void toUnit(const uint8_t *src, int64_t n, float *dst)
+{
+    for (int64_t k = 0; k < n; ++k)
+        dst[k] = float(src[k]) / 255.0f;
+}
+
+} // namespace
+
 Status readSample(const ImageDataset &ds, int64_t i, float *dst, SampleOrigin *from)
 {
     const int64_t n = ds.sampleSize();
@@ -171,9 +182,7 @@ Status readSample(const ImageDataset &ds, int64_t i, float *dst, SampleOrigin *f
         if (ds.floatSamples()) {
             std::copy_n(ds.sampleValues(i), n, dst);
         } else {
-            const uint8_t *src = ds.sample(i);
-            for (int64_t k = 0; k < n; ++k)
-                dst[k] = float(src[k]) / 255.0f;
+            toUnit(ds.sample(i), n, dst);
         }
         return {};
     }
@@ -190,8 +199,7 @@ Status readSample(const ImageDataset &ds, int64_t i, float *dst, SampleOrigin *f
             thread_local std::vector<uint8_t> bytes;
             bytes.resize(size_t(n));
             if (ds.disk->read(slot, bytes.data()).ok()) {
-                for (int64_t k = 0; k < n; ++k)
-                    dst[k] = float(bytes[size_t(k)]) / 255.0f;
+                toUnit(bytes.data(), n, dst);
                 if (from) *from = SampleOrigin::DiskCache;
                 return {};
             }
@@ -223,8 +231,7 @@ Status readSample(const ImageDataset &ds, int64_t i, float *dst, SampleOrigin *f
         auto v = ds.decodePixels(path);
         if (!v.ok()) return changed(v.error().str());
         if (int64_t(v->size()) != n) return changed(safeText(path) + " has another size now");
-        for (int64_t k = 0; k < n; ++k)
-            dst[k] = float((*v)[size_t(k)]) / 255.0f;
+        toUnit(v->data(), n, dst);
     }
     return {};
 }

@@ -62,8 +62,9 @@ struct ImageDataset {
     std::shared_ptr<const SampleCache> disk;
     std::vector<int64_t> cacheSlots; // per sample, streaming with a disk cache only
     // What loading did with the disk cache, for the run's log: read from it, wrote it, or why
-    // not ("" when there was nothing to say).
+    // not ("" when there was nothing to say); and whether it read its samples from one.
     std::string diskNote;
+    bool diskCacheRead = false;
 
     int64_t sampleSize() const { return channels * height * width; }
     bool streaming() const { return !row.empty(); }

@@ -106,10 +106,11 @@ void decodeFiles(const std::vector<LabelledFile> &files, size_t sampleSize, Deco
     samples.assign(hold * sampleSize, T{});
     std::vector<std::string> reasons(files.size());
     std::vector<char> readable(files.size(), 0);
-    // Every file's size and time before it is read: the disk cache's key, and the streamed
-    // files' check that they are still the ones read (readSample).
+    // Every file's size and time before it is read, where something needs them: the disk
+    // cache's key, and the streamed files' check that they are still the ones read (readSample).
     std::vector<std::pair<int64_t, int64_t>> stamps(files.size());
-    forEachInParallel(files.size(), [&](size_t i) { stamps[i] = fileStamp(files[i].path); });
+    if (disk.mode != DiskCacheOptions::Mode::Off || hold < files.size())
+        forEachInParallel(files.size(), [&](size_t i) { stamps[i] = fileStamp(files[i].path); });
 
     std::shared_ptr<SampleCache> cache;
     std::optional<SampleCacheKey> key;
@@ -137,6 +138,7 @@ void decodeFiles(const std::vector<LabelledFile> &files, size_t sampleSize, Deco
             std::fill(readable.begin(), readable.end(), 0);
             std::fill(reasons.begin(), reasons.end(), std::string());
         } else {
+            ds.diskCacheRead = true;
             ds.diskNote = "read the decoded samples from the disk cache " + cache->path() +
                           " instead of decoding " + std::to_string(files.size()) + " files";
         }

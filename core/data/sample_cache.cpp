@@ -136,6 +136,53 @@ int64_t cacheCapBytes()
     return int64_t(64) << 30;
 }
 
+// The cache file for a key in `dir`.
+std::string sampleCachePath(const std::string &dir, const SampleCacheKey &key)
+{
+    return (fs::path(dir) / (hex64(fnv1a(key.text)) + kSuffix)).string();
+}
+
+// So that a new cache leaves the disk room: the cache files in `dir` beyond `keepBytes` in all,
+// least recently used first, are removed, and temporary files left by killed runs.
+void evictSampleCaches(const std::string &dir, int64_t keepBytes)
+{
+    struct Entry {
+        fs::path path;
+        int64_t bytes;
+        fs::file_time_type used;
+    };
+    std::vector<Entry> entries;
+    std::error_code ec;
+    const auto now = fs::file_time_type::clock::now();
+    for (const fs::directory_entry &e : fs::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        std::error_code e2;
+        const auto used = e.last_write_time(e2);
+        if (e2) continue;
+        // A temporary file a day old is left over from a run that was killed.
+        if (name.find(std::string(kSuffix) + ".tmp-") != std::string::npos) {
+            if (now - used > std::chrono::hours(24)) fs::remove(e.path(), e2);
+            continue;
+        }
+        if (name.size() <= std::strlen(kSuffix) ||
+            name.compare(name.size() - std::strlen(kSuffix), std::string::npos, kSuffix) != 0)
+            continue;
+        const auto bytes = e.file_size(e2);
+        if (!e2) entries.push_back({e.path(), int64_t(bytes), used});
+    }
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry &a, const Entry &b) { return a.used > b.used; });
+    int64_t kept = 0;
+    for (const Entry &e : entries) {
+        if (kept + e.bytes <= keepBytes) {
+            kept += e.bytes;
+            continue;
+        }
+        std::error_code e2;
+        fs::remove(e.path, e2);
+    }
+}
+
 } // namespace
 
 SampleCacheKey sampleCacheKey(const std::string &decodeSettings,
@@ -167,11 +214,6 @@ std::string sampleCacheDir()
     if (const char *home = std::getenv("HOME"); home && *home)
         return (fs::path(home) / ".cache" / "flowbench" / "samples").string();
     return (fs::temp_directory_path() / "flowbench-samples").string();
-}
-
-std::string sampleCachePath(const std::string &dir, const SampleCacheKey &key)
-{
-    return (fs::path(dir) / (hex64(fnv1a(key.text)) + kSuffix)).string();
 }
 
 std::shared_ptr<SampleCache> SampleCache::open(const std::string &dir, const SampleCacheKey &key,
@@ -210,7 +252,6 @@ std::shared_ptr<SampleCache> SampleCache::open(const std::string &dir, const Sam
     c->m_path = path;
     c->m_fd = fd;
     c->m_sampleBytes = h.sampleBytes;
-    c->m_dataOffset = h.dataOffset;
     c->m_fileBytes = int64_t(st.st_size);
     // Used now: the eviction of least recently used caches goes by modification time.
     ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
@@ -236,7 +277,7 @@ Status SampleCache::read(int64_t slot, void *dst) const
 {
     if (slot < 0 || slot >= slotCount() || !readable(slot))
         return makeError("sample " + std::to_string(slot) + " is not in the cache");
-    if (!preadAll(m_fd, dst, m_sampleBytes, m_dataOffset + slot * m_sampleBytes)) {
+    if (!preadAll(m_fd, dst, m_sampleBytes, kDataOffset + slot * m_sampleBytes)) {
         discard();
         return makeError("the cache of decoded samples " + safeText(m_path) +
                          " was cut short while the run read it");
@@ -272,7 +313,6 @@ Result<std::unique_ptr<SampleCache::Writer>> SampleCache::Writer::create(const s
     w->m_fd = ::open(w->m_tmp.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
     if (w->m_fd < 0)
         return makeError("cannot write " + safeText(w->m_tmp) + ": " + std::strerror(errno));
-    w->m_dataOffset = kDataOffset;
     // The room now, so that a disk filling up fails here and not half-way through the load.
     if (const int err = ::posix_fallocate(w->m_fd, 0, off_t(indexOffset(key))); err != 0)
         return makeError("cannot make room for " + safeText(w->m_tmp) + ": " +
@@ -290,15 +330,10 @@ SampleCache::Writer::~Writer()
     }
 }
 
-int64_t SampleCache::Writer::fileBytes() const
-{
-    return indexOffset(m_key);
-}
-
 void SampleCache::Writer::put(int64_t slot, const void *sample)
 {
     m_crc[size_t(slot)] = crcOf(sample, size_t(m_key.sampleBytes));
-    if (!pwriteAll(m_fd, sample, m_key.sampleBytes, m_dataOffset + slot * m_key.sampleBytes))
+    if (!pwriteAll(m_fd, sample, m_key.sampleBytes, kDataOffset + slot * m_key.sampleBytes))
         m_failed = true;
 }
 
@@ -316,7 +351,7 @@ Result<std::shared_ptr<SampleCache>> SampleCache::Writer::finish()
     h.version = kVersion;
     h.slotCount = m_key.slotCount;
     h.sampleBytes = m_key.sampleBytes;
-    h.dataOffset = m_dataOffset;
+    h.dataOffset = kDataOffset;
     h.indexOffset = indexOffset(m_key);
     h.indexBytes = int64_t(index.size());
     h.indexCrc = crcOf(index.data(), index.size());
@@ -354,46 +389,6 @@ Result<int64_t> clearSampleCaches(const std::string &dir)
         if (fs::remove(e.path(), size_ec) && !size_ec) freed += int64_t(size);
     }
     if (ec) return makeError("cannot list " + safeText(dir) + ": " + ec.message());
-    return freed;
-}
-
-int64_t evictSampleCaches(const std::string &dir, int64_t keepBytes)
-{
-    struct Entry {
-        fs::path path;
-        int64_t bytes;
-        fs::file_time_type used;
-    };
-    std::vector<Entry> entries;
-    std::error_code ec;
-    const auto now = fs::file_time_type::clock::now();
-    for (const fs::directory_entry &e : fs::directory_iterator(dir, ec)) {
-        const std::string name = e.path().filename().string();
-        std::error_code e2;
-        const auto used = e.last_write_time(e2);
-        if (e2) continue;
-        // A temporary file a day old is left over from a run that was killed.
-        if (name.find(std::string(kSuffix) + ".tmp-") != std::string::npos) {
-            if (now - used > std::chrono::hours(24)) fs::remove(e.path(), e2);
-            continue;
-        }
-        if (name.size() <= std::strlen(kSuffix) ||
-            name.compare(name.size() - std::strlen(kSuffix), std::string::npos, kSuffix) != 0)
-            continue;
-        const auto bytes = e.file_size(e2);
-        if (!e2) entries.push_back({e.path(), int64_t(bytes), used});
-    }
-    std::sort(entries.begin(), entries.end(),
-              [](const Entry &a, const Entry &b) { return a.used > b.used; });
-    int64_t kept = 0, freed = 0;
-    for (const Entry &e : entries) {
-        if (kept + e.bytes <= keepBytes) {
-            kept += e.bytes;
-            continue;
-        }
-        std::error_code e2;
-        if (fs::remove(e.path, e2)) freed += e.bytes;
-    }
     return freed;
 }
 

@@ -55,9 +55,6 @@ SampleCacheKey sampleCacheKey(const std::string &decodeSettings,
 // Where cache files live: $FLOWBENCH_CACHE_DIR, else $XDG_CACHE_HOME/flowbench/samples, else
 // ~/.cache/flowbench/samples.
 std::string sampleCacheDir();
-// The cache file for a key in `dir`.
-std::string sampleCachePath(const std::string &dir, const SampleCacheKey &key);
-
 class SampleCache {
 public:
     // The cache for `key` in `dir`, or nullptr when there is none. A file that is there but does
@@ -97,18 +94,15 @@ public:
         void refuse(int64_t slot, const std::string &reason);
         // The finished cache, opened; an error when a write failed (the disk filled up).
         Result<std::shared_ptr<SampleCache>> finish();
-        int64_t fileBytes() const;
 
     private:
         Writer() = default;
         std::string m_dir, m_path, m_tmp;
         SampleCacheKey m_key;
         int m_fd = -1;
-        int64_t m_dataOffset = 0;
         std::vector<uint32_t> m_crc;
         std::vector<std::string> m_reasons;
         std::atomic<bool> m_failed{false};
-        std::string m_failure;
     };
 
 private:
@@ -116,7 +110,7 @@ private:
     void discard() const; // removes the damaged file, once
     std::string m_path;
     int m_fd = -1;
-    int64_t m_sampleBytes = 0, m_dataOffset = 0, m_fileBytes = 0;
+    int64_t m_sampleBytes = 0, m_fileBytes = 0;
     std::vector<uint32_t> m_crc;
     std::vector<std::string> m_reasons;
     mutable std::atomic<bool> m_damaged{false};
@@ -124,8 +118,5 @@ private:
 
 // Removes every cache file in `dir` (flowbench-cli cache --clear); returns the bytes freed.
 Result<int64_t> clearSampleCaches(const std::string &dir);
-// The cache files in `dir`, newest first, with their sizes; so that a new cache leaves the disk
-// room, the least recently used beyond `keepBytes` in all are removed (evictSampleCaches).
-int64_t evictSampleCaches(const std::string &dir, int64_t keepBytes);
 
 } // namespace fb::data

@@ -49,7 +49,7 @@ std::vector<SourceCacheReport> cacheSources(const TrainingJob &job)
             if (ds->disk) {
                 r.path = ds->disk->path();
                 r.bytes = ds->disk->fileBytes();
-                r.status = r.message.rfind("read ", 0) == 0 ? "reused" : "written";
+                r.status = ds->diskCacheRead ? "reused" : "written";
             } else {
                 r.status = "error"; // no cache could be written (the note says why)
                 if (r.message.empty()) r.message = "none of its files is readable";

@@ -94,17 +94,23 @@ std::string skippedFilesWarning(const DataSpec &spec, const data::ImageDataset &
     return safeText(w); // file names are as the folder holds them: any byte but '/' and NUL
 }
 
-// "12000 samples (590 MB decoded) are more than cache_mb allows: ..." for a source that streams
-// (data::ImageDataset::streaming), or "" when it holds every sample.
-std::string streamingNote(const data::ImageDataset &ds)
+// What the run's log says about how a source keeps its samples: "12000 samples (590 MB decoded)
+// are more than cache_mb allows: ..." for one that streams (data::ImageDataset::streaming), and
+// what its load did with the disk cache; nothing for a source that holds every sample and has
+// no disk cache.
+std::vector<std::string> sourceNotes(const data::ImageDataset &ds)
 {
-    if (!ds.streaming()) return {};
-    return std::to_string(ds.count) + " samples (" + wholeMegabytes(ds.count * ds.sampleBytes()) +
-           " decoded) are more than its cache_mb allows: " + std::to_string(ds.held) + " (" +
-           wholeMegabytes(ds.held * ds.sampleBytes()) + ") are held in memory, the others " +
-           (ds.disk ? std::string("read from the disk cache") : "decoded from their files") +
-           " on the data workers whenever a batch needs them (docs/data.md, \"Data larger than "
-           "memory\")";
+    std::vector<std::string> notes;
+    if (ds.streaming())
+        notes.push_back(
+            std::to_string(ds.count) + " samples (" + wholeMegabytes(ds.count * ds.sampleBytes()) +
+            " decoded) are more than its cache_mb allows: " + std::to_string(ds.held) + " (" +
+            wholeMegabytes(ds.held * ds.sampleBytes()) + ") are held in memory, the others " +
+            (ds.disk ? std::string("read from the disk cache") : "decoded from their files") +
+            " on the data workers whenever a batch needs them (docs/data.md, \"Data larger than "
+            "memory\")");
+    if (!ds.diskNote.empty()) notes.push_back(ds.diskNote);
+    return notes;
 }
 
 Result<std::unique_ptr<data::DataFlow>> makeFlow(const DataSpec &spec, const std::string &consumer,
@@ -637,10 +643,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     if (std::string w = skippedFilesWarning(job.trainData, flow.dataset()); !w.empty())
         dataWarnings.emplace_back(job.trainData.sourceNode, std::move(w));
     std::vector<std::pair<std::string, std::string>> dataNotes; // (node, text)
-    if (std::string n = streamingNote(flow.dataset()); !n.empty())
+    for (std::string &n : sourceNotes(flow.dataset()))
         dataNotes.emplace_back(job.trainData.sourceNode, std::move(n));
-    if (!flow.dataset().diskNote.empty())
-        dataNotes.emplace_back(job.trainData.sourceNode, flow.dataset().diskNote);
     // The learning-rate range test evaluates nothing: its evaluation data is never loaded.
     const bool lrTest = options.lrRange.steps > 0;
     if (lrTest) job.evaluations.clear();
@@ -659,10 +663,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                     " but the training data only has classes 0.." + std::to_string(classes - 1));
         if (std::string w = skippedFilesWarning(e.data, f.value()->dataset()); !w.empty())
             dataWarnings.emplace_back(e.data.sourceNode, std::move(w));
-        if (std::string n = streamingNote(f.value()->dataset()); !n.empty())
+        for (std::string &n : sourceNotes(f.value()->dataset()))
             dataNotes.emplace_back(e.data.sourceNode, std::move(n));
-        if (!f.value()->dataset().diskNote.empty())
-            dataNotes.emplace_back(e.data.sourceNode, f.value()->dataset().diskNote);
         evalFlows.push_back(std::move(f).value());
     }
 
