@@ -46,7 +46,13 @@ for b in "${bins[@]}"; do cp "$build/bin/$b" "$stage/bundle/bin/"; done
 # (found running fuzz_image on the device, where traps stopped every decode); 0 is "nothing
 # registered, nothing found" to it, and the DICOM and GDAL decoders are never chosen for the
 # PNG, JPEG and other files Flowbench reads.
-stubbed=(libgdal.so.32 libgdcmMSFF.so.3.0 libgdcmDSED.so.3.0)
+#
+# LAPACK and BLAS (with gfortran and quadmath behind them, 3 MB compressed, which a call of 64 MiB
+# cannot spare) come to OpenCV's core for its linear algebra (cv::solve, cv::SVD, cv::gemm),
+# which Flowbench never calls: their stubs trap (ud2), so a call would stop loudly, never return
+# a wrong number.
+stubbed=(libgdal.so.32 libgdcmMSFF.so.3.0 libgdcmDSED.so.3.0 liblapack.so.3 libblas.so.3)
+trapped=(liblapack.so.3 libblas.so.3)
 skip_re='/(libc|libm|libdl|librt|libpthread|ld-linux[^/]*)\.so|/libcuda|/libcudart|/libcublas|/libcudnn|/libnvidia|/libnccl'
 cache=$(ldconfig -p)
 declare -A seen=()
@@ -73,14 +79,39 @@ for path in "${stubs[@]}"; do
         sort -u >"$stage/defined"
     for l in "$stage"/bundle/lib/*; do nm -D --undefined-only "$l"; done | awk '{print $2}' |
         sed 's/@.*//' | sort -u | comm -12 - "$stage/defined" |
-        awk '{printf ".globl %s\n.type %s,@function\n%s:\n\txorl %%eax, %%eax\n\tret\n", $1, $1, $1}' \
+        awk -v body="$([[ " ${trapped[*]} " == *" $name "* ]] && echo 'ud2' || echo 'xorl %eax, %eax; ret')" \
+            '{printf ".globl %s\n.type %s,@function\n%s:\n\t%s\n", $1, $1, $1, body}' \
             >"$stage/stub.s"
     gcc -shared -nostdlib -Wl,-soname,"$name" -o "$stage/bundle/lib/$name" "$stage/stub.s"
-    echo "device_bundle: $name is a stub of $(grep -c '^\.globl' "$stage/stub.s") functions returning 0"
+    echo "device_bundle: $name is a stub of $(grep -c '^\.globl' "$stage/stub.s") functions" \
+        "$([[ " ${trapped[*]} " == *" $name "* ]] && echo "that trap" || echo "returning 0")"
 done
 # Qt finds no platform plugin and needs none: the GPU tests are core tests.
-(( fuzz )) || cp "$data"/*-ubyte.gz "$stage/bundle/data/"
+# The data goes unpacked: xz packs it 4 MB smaller than gzip did. device_run.sh gzips it again
+# for the peer, which reads only .gz; Flowbench reads either.
+if (( ! fuzz )); then
+    for f in "$data"/*-ubyte.gz; do zcat "$f" >"$stage/bundle/data/$(basename "$f" .gz)"; done
+fi
 mkdir -p .device
+# Open MPI's runtime (mpirun, its plugins, PMIx's, their help and configuration files), for the
+# NCCL check: the device has no MPI. device_run.sh unpacks it at the same absolute paths, where
+# Open MPI looks for its plugins, without overwriting anything already there. The libraries its
+# programs load (libmpi, libopen-rte, libopen-pal, libpmix) come from bundle/lib, not from here,
+# and its OpenSHMEM, Fortran, Java and MPI-IO parts stay behind. A plugin whose library is absent
+# there (InfiniBand, UCX, libfabric, munge) is skipped by Open MPI; one host needs none of them.
+if (( ! fuzz )) && grep -q "FLOWBENCH_HAVE_MPI" "$build/build.ninja" 2>/dev/null; then
+    mpi_pkgs=(openmpi-bin openmpi-common libopenmpi3 libpmix2)
+    dpkg -L "${mpi_pkgs[@]}" | grep -v '^/usr/share/\(doc\|man\|lintian\)' |
+        grep -v '/libmpi\.\|/libopen-\|/libpmix\.\|oshmem\|mpifh\|usempi\|_java\|romio' |
+        while read -r f; do if [[ -f $f || -L $f ]]; then echo "${f#/}"; fi; done >"$stage/mpi-files"
+    for name in libpmix.so.2; do
+        path=$(awk -v n="$name" '$1 == n && /x86-64/ && !p {p = $NF} END {print p}' <<<"$cache")
+        [[ -n "$path" && ! -e "$stage/bundle/lib/$name" ]] && cp -L "$path" "$stage/bundle/lib/$name"
+    done
+    tar -C / -cJf "$stage/bundle/mpi.tar.xz" -T "$stage/mpi-files"
+    echo "device_bundle: Open MPI's runtime, $(wc -l <"$stage/mpi-files") files" \
+        "($(($(stat -c %s "$stage/bundle/mpi.tar.xz") >> 10)) KiB)"
+fi
 # The peer (../shared/bench/peer_torch.py) does not travel with the checkout: it goes beside the
 # bundle, and device_run.sh passes it to the benchmark.
 peer=${FLOWBENCH_PEER:-../shared/bench/peer_torch.py}

@@ -31,9 +31,11 @@ for name in libcudnn.so.9 libcublas.so.13 libcudart.so.13 libnccl.so.2; do
 done
 export LD_LIBRARY_PATH=$(IFS=:; echo "${libdirs[*]}")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export FASHION_MNIST_DIR=$root/data
+# The bundle's data is unpacked (it packs smaller); the peer reads only .gz.
+for f in "$root"/data/*-ubyte; do gzip -1 -k "$f"; done
 
 {
-    echo "== nvidia-smi"; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+    echo "== $(date -u +%FT%TZ) nvidia-smi"; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
     echo "== flowbench-cli devices"; "$root/bin/flowbench-cli" devices
     echo "== missing libraries"; ldd "$root/bin/flowbench-cli" | grep "not found" || echo none
     echo "== test_backend_ops"; "$root/bin/test_backend_ops"
@@ -77,6 +79,59 @@ verdict = "PASS" if same else ("FAIL" if sys.argv[3] == "true" else "differs")
 print(f"{verdict}: resumed run {'identical to' if same else 'differs from'} the uninterrupted one")
 PY
     done
+    # Data-parallel on GPUs (NCCL), with the Open MPI runtime the bundle carries (the device has
+    # none): `mpirun -np 1` runs the whole path with one rank (NCCL's id over MPI, its
+    # communicator, the broadcast of the weights, the in-place sums, their CUDA events) and, with
+    # train.deterministic, should end where one plain process ends. Two ranks on one GPU is what
+    # a person gets with -np 2 on a one-GPU host: it must end in a clear message, not a hang.
+    if [[ -f $root/mpi.tar.xz ]]; then
+        # The device may have an Open MPI of its own (another version, with another PMIx) at the
+        # paths Debian's uses: ours stays apart, its plugins found through Open MPI's component
+        # path. PMIx reads its plugins only from the folder it was built for, so the device's
+        # are moved aside there (the machine is given back after the call).
+        echo "== the device's own MPI: $(ls /usr/bin/orterun /usr/bin/mpirun 2>/dev/null | tr '\n' ' ')"
+        mkdir -p "$work/mpi" && tar -C "$work/mpi" -xJf "$root/mpi.tar.xz"
+        m=$work/mpi/usr/lib/x86_64-linux-gnu
+        pmix_dir=/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix
+        [[ -d $pmix_dir ]] && mv "$pmix_dir" "$pmix_dir.device"
+        mkdir -p "$(dirname "$pmix_dir")" && cp -a "$m/pmix2/lib/pmix" "$pmix_dir"
+        export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$m
+        export OMPI_MCA_mca_base_component_path=$m/openmpi/lib/openmpi3
+        orterun=$work/mpi/usr/bin/orterun
+        export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader \
+            OMPI_MCA_pml=ob1 OMPI_MCA_mca_base_component_show_load_errors=0 PMIX_MCA_gds=hash \
+            OMPI_MCA_btl_vader_single_copy_mechanism=none
+        dp=(run resources/examples/fashion_mnist_cnn.json --device cuda --set train.epochs=2
+            --set train.deterministic=true --set train_data.path="$root/data"
+            --set test_data.path="$root/data")
+        echo "== NCCL: one plain process, then mpirun -np 1 (the data-parallel path, one rank)"
+        "$root/bin/flowbench-cli" "${dp[@]}" --out "$work/dp-plain" 2>/dev/null | tail -1 |
+            tee "$work/dp-plain.json"
+        timeout 180 "$orterun" -np 1 -x LD_LIBRARY_PATH -x FASHION_MNIST_DIR \
+            "$root/bin/flowbench-cli" "${dp[@]}" --out "$work/dp-1" \
+            --events "$work/dp-1/events.jsonl" | tail -1 | tee "$work/dp-1.json"
+        echo "exit ${PIPESTATUS[0]}"
+        grep -h '"type":"log"' "$work/dp-1/events.jsonl" 2>/dev/null |
+            grep -i "nccl\|rank\|parallel\|graph" | head -8
+        grep -h '"type":"epoch"' "$work/dp-1/events.jsonl" 2>/dev/null | tail -1
+        python3 - "$work/dp-plain.json" "$work/dp-1.json" <<'PY'
+import json, sys
+try:
+    a, b = (json.load(open(f)) for f in sys.argv[1:3])
+except Exception as e:
+    sys.exit(f"FAIL: no summary to compare ({e})")
+same = a["final_loss"] == b["final_loss"] and a["test_accuracy"] == b["test_accuracy"]
+same = same and a["status"] == b["status"] == "ok"
+print(f"plain:       loss {a['final_loss']!r} acc {a['test_accuracy']!r}")
+print(f"mpirun -np 1: loss {b['final_loss']!r} acc {b['test_accuracy']!r} status {b['status']}")
+print("same end" if same else "differs", "(train.deterministic=true)")
+PY
+        echo "== NCCL: mpirun -np 2 on one GPU"
+        timeout 120 "$orterun" -np 2 -x LD_LIBRARY_PATH -x FASHION_MNIST_DIR \
+            "$root/bin/flowbench-cli" "${dp[@]}" --set train_data.limit=6000 \
+            --set test_data.limit=1000 --out "$work/dp-2" 2>&1 | tail -12
+        echo "exit ${PIPESTATUS[0]} (124: still running after 120 s)"
+    fi
 } 2>&1 | tee "$out/device_checks.txt"
 
 if (( bench )); then
@@ -85,5 +140,8 @@ if (( bench )); then
     args=(--cli "$root/bin/flowbench-cli" --data "$root/data" --peer-python python3 --save
           --results-dir "$out" --tta-peer-from 6 --peer .device/peer_torch.py)
     (( quick )) && args+=(--rounds 1 --skip-tta)
-    python3 bench/gpu_vs_peer.py "${args[@]}" 2>&1 | tee "$out/gpu_bench.txt"
+    echo "== $(date -u +%FT%TZ) bench/gpu_vs_peer.py" | tee "$out/gpu_bench.txt"
+    PYTHONUNBUFFERED=1 timeout "${FLOWBENCH_BENCH_TIMEOUT:-420}" python3 bench/gpu_vs_peer.py "${args[@]}" 2>&1 |
+        tee -a "$out/gpu_bench.txt"
+    echo "== $(date -u +%FT%TZ) done" | tee -a "$out/gpu_bench.txt"
 fi

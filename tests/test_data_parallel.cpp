@@ -75,6 +75,51 @@ private:
     std::string m_host = "here";
 };
 
+// One rank of a job of two on hosts of the test's choosing. Its double sums add what the other
+// rank put in (`other`, recorded from that rank's own call by this same class), and it records
+// what it put in itself.
+class ScriptedCommunicator final : public dist::Communicator {
+public:
+    ScriptedCommunicator(int rank, std::vector<std::string> hosts)
+        : m_rank(rank)
+        , m_hosts(std::move(hosts))
+    {}
+    int rank() const override { return m_rank; }
+    int size() const override { return 2; }
+    int localSize() const override { return m_hosts[0] == m_hosts[1] ? 2 : 1; }
+    int localRank() const override { return m_hosts[0] == m_hosts[1] ? m_rank : 0; }
+    const std::string &host() const override { return m_hosts[size_t(m_rank)]; }
+    std::string hostOf(int r) const override { return m_hosts[size_t(r)]; }
+    void allReduceSum(float *, size_t) override {}
+    void allReduceSum(double *data, size_t count) override
+    {
+        recorded.assign(data, data + count);
+        for (size_t i = 0; i < count && i < other.size(); ++i)
+            data[i] += other[i];
+    }
+    void broadcast(void *, size_t, int) override {}
+    std::unique_ptr<Pending> startAllReduceSum(float *, size_t) override { return nullptr; }
+    bool test(Pending &) override { return true; }
+    void wait(Pending &) override {}
+
+    std::vector<double> recorded, other;
+
+private:
+    int m_rank;
+    std::vector<std::string> m_hosts;
+};
+
+// What rank 0 hears from sharedGpuProblem when rank 1 runs on `hosts[1]` with GPU `gpu1`.
+std::string sharedGpuSeenByRank0(const std::vector<std::string> &hosts, const std::string &gpu0,
+                                 const std::string &gpu1)
+{
+    ScriptedCommunicator rank1(1, hosts);
+    dist::sharedGpuProblem(rank1, gpu1);
+    ScriptedCommunicator rank0(0, hosts);
+    rank0.other = rank1.recorded;
+    return dist::sharedGpuProblem(rank0, gpu0);
+}
+
 struct Trainer {
     exec::TrainingJob job;
     nn::Model model;
@@ -118,6 +163,22 @@ data::Batch randomBatch(int64_t n)
 class TestDataParallel : public QObject {
     Q_OBJECT
 private slots:
+    // `mpirun -np 2` on a host of one GPU: both ranks take GPU 0, and NCCL would refuse them with
+    // "Duplicate GPU detected". Every rank learns it before NCCL starts, in words.
+    void twoRanksOnOneGpuAreToldBeforeNccl()
+    {
+        const std::string gpu = "0 (PCI 00000000:3C:00.0)";
+        const std::string shared = sharedGpuSeenByRank0({"node1", "node1"}, gpu, gpu);
+        QVERIFY2(shared.find("ranks 0 and 1 on node1 would share its GPU " + gpu) == 0,
+                 shared.c_str());
+        QVERIFY(shared.find("at most as many ranks on each host as it has GPUs") !=
+                std::string::npos);
+        // Different GPUs on one host, or GPU 0 of two hosts: nothing to say.
+        QCOMPARE(sharedGpuSeenByRank0({"node1", "node1"}, gpu, "1 (PCI 00000000:4D:00.0)"),
+                 std::string());
+        QCOMPARE(sharedGpuSeenByRank0({"node1", "node2"}, gpu, gpu), std::string());
+    }
+
     void bucketsOverlapTheBackwardPassAndMakeTheSameUpdate()
     {
         Backend &cpu = *backendFor(Device::cpu()).value();

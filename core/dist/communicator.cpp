@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <cstdlib>
 #include <thread>
@@ -174,6 +175,33 @@ bool mpiBuilt()
 #else
     return false;
 #endif
+}
+
+std::string sharedGpuProblem(Communicator &comm, const std::string &gpu)
+{
+    // Each rank writes a hash of its host and GPU into its own slot and the sum gathers them: a
+    // job's communicator has sums, not gathers. 52 bits, so that a double holds it exactly.
+    uint64_t h = 1469598103934665603ull; // FNV-1a
+    for (char c : comm.host() + "/" + gpu) {
+        h ^= static_cast<unsigned char>(c);
+        h *= 1099511628211ull;
+    }
+    std::vector<double> ids(static_cast<size_t>(comm.size()), 0.0);
+    ids[static_cast<size_t>(comm.rank())] = static_cast<double>((h >> 12) | 1);
+    comm.allReduceSum(ids.data(), ids.size());
+    for (size_t a = 0; a < ids.size(); ++a)
+        for (size_t b = a + 1; b < ids.size(); ++b)
+            if (ids[a] == ids[b]) {
+                const std::string host = comm.hostOf(static_cast<int>(a));
+                const bool mine =
+                    static_cast<int>(a) == comm.rank() || static_cast<int>(b) == comm.rank();
+                return "ranks " + std::to_string(a) + " and " + std::to_string(b) + " on " + host +
+                       " would share " + (mine ? "its GPU " + gpu : std::string("a GPU")) +
+                       ", and NCCL needs a GPU of its own for each rank: start at most as many "
+                       "ranks on each host as it has GPUs (mpirun -np N on one host, "
+                       "--map-by ppr:N:node across hosts)";
+            }
+    return {};
 }
 
 std::string mpiLibraryVersion()

@@ -69,6 +69,13 @@ public:
 Result<std::unique_ptr<DeviceCollectives>> makeDeviceCollectives(Communicator &comm, int cudaDevice,
                                                                  void *cudaStream);
 
+// Whether two ranks of `comm` would use the same GPU, `gpu` naming this rank's (its PCI bus id).
+// NCCL needs a GPU of its own for each rank, and refuses a communicator where two share one
+// ("Duplicate GPU detected"), which is what `mpirun -np 2` on a host of one GPU gives. Every rank
+// calls it, so that all of them stop together: the message names the two ranks, their host and
+// the GPU, and says what to start instead; "" where every rank has a GPU of its own.
+std::string sharedGpuProblem(Communicator &comm, const std::string &gpu);
+
 // Whether this build has MPI, and the MPI library's own version line ("" without).
 bool mpiBuilt();
 std::string mpiLibraryVersion();

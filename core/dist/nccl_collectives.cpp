@@ -137,6 +137,11 @@ Result<std::unique_ptr<DeviceCollectives>> makeDeviceCollectives(Communicator &c
 {
     // Every rank takes part in the id's broadcast, even one whose GPU cannot be used: a rank that
     // left early would leave the others waiting in it.
+    char bus[32] = "";
+    const std::string gpu = cudaDeviceGetPCIBusId(bus, sizeof bus, cudaDevice) == cudaSuccess
+                                ? std::to_string(cudaDevice) + " (PCI " + bus + ")"
+                                : std::to_string(cudaDevice);
+    if (std::string shared = sharedGpuProblem(comm, gpu); !shared.empty()) return makeError(shared);
     ncclUniqueId id{};
     ncclResult_t made = ncclSuccess;
     if (comm.rank() == 0) made = ncclGetUniqueId(&id);
