@@ -71,7 +71,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = ("mlp", "cnn")
 BATCH = 128  # the reference batch size: the pipelines' train.batch_size and the peer's --batch
 # Event stream versions whose `run_start`, `log` and `epoch` events this script knows.
-KNOWN_EVENT_VERSIONS = (2, 3, 4, 5)  # 4 and 5 only add data-parallel fields
+KNOWN_EVENT_VERSIONS = (2, 3, 4, 5, 6)  # 4 to 6 only add fields
 RESIDENT_MARK = "is now resident"  # the runner's log message when epochs start from device memory
 # Asks the peer's interpreter for its PyTorch version and TF32 defaults (recorded, not changed).
 TORCH_QUERY = r"""

@@ -23,7 +23,7 @@ set -euo pipefail
 # ccache: rebuilds compile only what changed, and the package's build reuses the README's.
 BUILD_PKGS=(build-essential ccache cmake ninja-build pkg-config qt6-base-dev qt6-qpa-plugins
             libqcustomplot-dev fonts-dejavu-core libdnnl-dev nlohmann-json3-dev zlib1g-dev
-            libopencv-dev libsndfile1-dev libsamplerate0-dev qt6-multimedia-dev libpulse-dev
+            libopencv-dev libjpeg-dev libsndfile1-dev libsamplerate0-dev qt6-multimedia-dev libpulse-dev
             ocl-icd-opencl-dev libonnx-dev libprotobuf-dev libssl-dev libopenmpi-dev openmpi-bin)
 # espeak-ng, flite, festival with three English voices and sox make the spoken-digits data set
 # (scripts/make_spoken_digits.sh).

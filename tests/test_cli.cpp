@@ -478,7 +478,7 @@ private slots:
             if (!line.isEmpty()) events << QJsonDocument::fromJson(line).object();
         QVERIFY(events.size() >= 4);
         QCOMPARE(events.first()["type"].toString(), QString("run_start"));
-        QCOMPARE(events.first()["version"].toInt(), 5);
+        QCOMPARE(events.first()["version"].toInt(), 6);
         QCOMPARE(events.last()["type"].toString(), QString("summary"));
         int hardware = 0;
         for (const auto &e : events) {

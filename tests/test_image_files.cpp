@@ -198,17 +198,24 @@ struct Collect : exec::RunObserver {
     std::vector<std::string> warnings; // "node: text"
     std::vector<std::string> notes;    // "node: text", information about a node
     float lastAccuracy = -1;
+    std::vector<std::string> infos; // the run's own information lines
     std::optional<exec::DataFlowReport> lastFlow;
+    std::vector<exec::DataFlowReport> flows;
     void message(LogLevel level, const std::string &text) override
     {
         if (level == LogLevel::Warning) warnings.push_back(": " + text);
+        if (level == LogLevel::Info) infos.push_back(text);
     }
     void nodeMessage(LogLevel level, const std::string &node, const std::string &text) override
     {
         if (level == LogLevel::Warning) warnings.push_back(node + ": " + text);
         if (level == LogLevel::Info) notes.push_back(node + ": " + text);
     }
-    void dataflow(const exec::DataFlowReport &r) override { lastFlow = r; }
+    void dataflow(const exec::DataFlowReport &r) override
+    {
+        lastFlow = r;
+        flows.push_back(r);
+    }
     void epochFinished(const exec::EpochResult &e) override
     {
         lastAccuracy = e.evaluations.at(0).accuracy;
@@ -366,6 +373,74 @@ private slots:
     // Found by fuzz_image in CI: a 100-byte picture whose header declares a huge size made
     // OpenCV ask for 2.4 GB before it found the pixels missing. The declared size is checked
     // first, in every format read; one of Qt's own small pictures is patched to declare more.
+    // JPEGs are decoded by libjpeg-turbo at M/8 of their size and then averaged down: the
+    // picture must be the one the lossless file of the same pixels gives.
+    void jpegsScaledInTheDctKeepThePicture()
+    {
+        QTemporaryDir dir;
+        QImage img(160, 120, QImage::Format_RGB32);
+        for (int y = 0; y < img.height(); ++y)
+            for (int x = 0; x < img.width(); ++x)
+                img.setPixel(x, y, qRgb(x * 255 / 159, y * 255 / 119, (x / 20 + y / 20) % 2 * 200));
+        const QString png = dir.filePath("a.png"), jpg = dir.filePath("a.jpg");
+        save(img, png);
+        QVERIFY(img.save(jpg, "JPG", 98));
+        for (bool colour : {true, false})
+            for (auto resize :
+                 {ImageFilesOptions::Resize::Stretch, ImageFilesOptions::Resize::Pad}) {
+                ImageFilesOptions o = options(48, 64, colour); // 160 wide to 64: decoded at 4/8
+                o.resize = resize;
+                auto a = decodeImageFile(png.toStdString(), o);
+                auto b = decodeImageFile(jpg.toStdString(), o);
+                QVERIFY(a.ok() && b.ok());
+                QCOMPARE(b->size(), a->size());
+                double sum = 0;
+                int worst = 0;
+                for (size_t i = 0; i < a->size(); ++i) {
+                    const int d = std::abs(int((*a)[i]) - int((*b)[i]));
+                    sum += d;
+                    worst = std::max(worst, d);
+                }
+                const double mean = sum / double(a->size());
+                QVERIFY2(mean < 2.5 && worst < 40,
+                         qPrintable(QString("mean %1, worst %2").arg(mean).arg(worst)));
+            }
+    }
+
+    // A photo whose EXIF says "turn me" (orientation 6: 90 degrees clockwise) is read turned, as
+    // a viewer shows it, whichever decoder reads it.
+    void jpegExifOrientationIsApplied()
+    {
+        QTemporaryDir dir;
+        QImage img = solid(16, 8, Qt::black);
+        for (int y = 0; y < 8; ++y)
+            for (int x = 0; x < 8; ++x)
+                img.setPixel(x, y, qRgb(255, 255, 255)); // the left half white
+        const QString plain = dir.filePath("plain.jpg");
+        QVERIFY(img.save(plain, "JPG", 100));
+        QByteArray turned = readBytes(plain);
+        const char app1[] = "\xFF\xE1\x00\x22"
+                            "Exif\0\0"
+                            "MM\x00\x2A\x00\x00\x00\x08"
+                            "\x00\x01"
+                            "\x01\x12\x00\x03\x00\x00\x00\x01\x00\x06\x00\x00"
+                            "\x00\x00\x00\x00";
+        turned.insert(2, QByteArray(app1, 36));
+        writeBytes(dir.filePath("turned.jpg"), turned);
+        const ImageFilesOptions o = options(16, 8, false); // 8 wide, 16 high, stretched
+        auto a = decodeImageFile(plain.toStdString(), o);
+        auto b = decodeImageFile(dir.filePath("turned.jpg").toStdString(), o);
+        QVERIFY2(b.ok(), b.ok() ? "" : b.error().str().c_str());
+        QVERIFY(a.ok());
+        // As stored, stretched to 8 x 16: white on the left. Turned: white on top.
+        auto at = [](const std::vector<uint8_t> &p, int x, int y) {
+            return int(p[size_t(y * 8 + x)]);
+        };
+        QVERIFY(at(*a, 1, 14) > 200 && at(*a, 6, 1) < 50);
+        QVERIFY2(at(*b, 6, 1) > 200 && at(*b, 1, 14) < 50,
+                 qPrintable(QString("%1 %2").arg(at(*b, 6, 1)).arg(at(*b, 1, 14))));
+    }
+
     void hugeDeclaredSizesAreRefusedBeforeDecoding_data()
     {
         QTest::addColumn<QByteArray>("bytes");
@@ -589,6 +664,11 @@ private slots:
             QCOMPARE(stats->sourceHits, int64_t(2 * 14)); // two epochs over every sample
             QCOMPARE(stats->sourceDecoded, int64_t(2 * 26));
             QCOMPARE(stats->cacheSamples, int64_t(0)); // no float cache past the budget
+            // The workers' time in decoding is counted, as a part of the source's; none in
+            // reading a disk cache, as there is none.
+            QVERIFY(stats->sourceDecodeSeconds > 0);
+            QVERIFY(stats->sourceDecodeSeconds <= stats->stages.at(0).busySeconds);
+            QCOMPARE(stats->sourceDiskSeconds, 0.0);
         }
         // A resumed epoch: batch 3 of epoch 1 onwards.
         const auto resumed = batchesOf(streamed, 2, 1, nullptr, 1, 3);
@@ -682,6 +762,38 @@ private slots:
         QVERIFY2(c.lastAccuracy >= 0.9f, qPrintable(QString::number(c.lastAccuracy)));
     }
 
+    // A run that waits on its source decoding files says so: the shares of the workers' time
+    // in the dataflow reports, and the cause beside the bottleneck in the summary and the log.
+    void aDecodeBoundRunSaysSo()
+    {
+        QTemporaryDir dir;
+        writeColourClasses(dir.path(), 40); // 80 pictures read at 160 x 160: 6 MB, cache_mb 1
+        json doc = folderPipeline(dir.path(), "all", 160, "off", 2, 10);
+        for (auto &n : doc["nodes"])
+            if (n["id"] == "fc1") n["params"]["out_features"] = 2; // a model that waits on data
+        auto pipeline = graph::parsePipeline(doc.dump(), "decode_bound.json");
+        QVERIFY2(pipeline.ok(), pipeline.ok() ? "" : pipeline.error().str().c_str());
+        exec::RunOptions ro;
+        ro.threads = 1;
+        ro.dataWorkers = 1;
+        Collect c;
+        auto r = exec::runPipeline(pipeline.value(), ro, c);
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().str().c_str());
+        QCOMPARE(r->bottleneck, std::string("train_data"));
+        QCOMPARE(r->bottleneckCause, std::string("decoding"));
+        QVERIFY(r->dataWaitShare > 0.05);
+        bool said = false, reported = false;
+        for (const std::string &m : c.infos)
+            said =
+                said || m.find("bottleneck: train_data (decoding its files)") != std::string::npos;
+        for (const auto &f : c.flows) {
+            QCOMPARE(f.sourceDiskShare, 0.0);
+            reported = reported || (f.sourceDecodeShare > 0 && f.bottleneckCause == "decoding");
+        }
+        QVERIFY2(said, c.infos.empty() ? "no information" : c.infos.back().c_str());
+        QVERIFY(reported);
+    }
+
     // The disk cache of decoded samples: written while a data set larger than its budget is
     // loaded, then read instead of decoding (on the workers, and by the next load, which
     // decodes nothing); the batches are the same bytes as from memory; a changed file makes
@@ -730,6 +842,8 @@ private slots:
             QCOMPARE(stats->sourceHits, int64_t(2 * 14));
             QCOMPARE(stats->sourceFromDisk, int64_t(2 * 26)); // nothing decoded on the workers
             QCOMPARE(stats->sourceDecoded, int64_t(0));
+            QVERIFY(stats->sourceDiskSeconds > 0);
+            QCOMPARE(stats->sourceDecodeSeconds, 0.0);
         }
 
         // The next load reads the cache and decodes nothing: a file overwritten with another

@@ -902,8 +902,10 @@ int executeRun(const std::string &pipeline, const std::vector<std::string> &sett
     summary["stopped"] = s.stopped;
     summary["data_wait_share"] = std::round(s.dataWaitShare * 1e4) / 1e4;
     summary["bottleneck"] = s.bottleneck;
-    if (!s.bottleneckCause.empty()) { // a data-parallel run
-        summary["bottleneck_cause"] = s.bottleneckCause;
+    // A data-parallel run's, or "decoding" / "waiting on disk" where the data source held the
+    // trainer up.
+    if (!s.bottleneckCause.empty()) summary["bottleneck_cause"] = s.bottleneckCause;
+    if (s.slowestRank >= 0) { // a data-parallel run
         summary["comm_share"] = std::round(s.commShare * 1e4) / 1e4;
         summary["rank_wait_share"] = std::round(s.rankWaitShare * 1e4) / 1e4;
         summary["allreduce_share"] = std::round(s.allReduceShare * 1e4) / 1e4;

@@ -142,7 +142,7 @@ void RunReporter::runStarted(const exec::RunInfo &info)
         libraries[name] = version;
     m_ranks = info.ranks;
     event({{"type", "run_start"},
-           {"version", 5},
+           {"version", 6},
            {"pipeline", info.pipeline},
            {"device", info.device},
            {"threads", info.threads},
@@ -332,6 +332,9 @@ void RunReporter::dataflow(const exec::DataFlowReport &r)
            {"source_decoded", r.sourceDecoded},
            {"source_from_disk", r.sourceFromDisk},
            {"source_hit_rate", round3(r.sourceHitRate)},
+           {"source_disk_share", round3(r.sourceDiskShare)},
+           {"source_decode_share", round3(r.sourceDecodeShare)},
+           {"bottleneck_cause", r.bottleneckCause},
            {"edges", edges},
            {"stages", stages}});
 }

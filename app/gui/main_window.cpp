@@ -1941,7 +1941,17 @@ void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
                 QString label = eventFlag(stage, "cached")
                                     ? tr("cached")
                                     : tr("busy %1%").arg(100 * busy, 0, 'f', 0);
-                if (first && streaming) {
+                // Where its workers' time went, this interval: decoding files and reading the
+                // disk cache ("busy 95%: decode 90%"): the storage story. Short enough for the
+                // node's width.
+                const double decodeShare = 100 * eventNumber(e, "source_decode_share", 0);
+                const double diskShare = 100 * eventNumber(e, "source_disk_share", 0);
+                if (first && streaming && decodeShare + diskShare >= 1) {
+                    QStringList parts;
+                    if (decodeShare >= 1) parts << tr("decode %1%").arg(decodeShare, 0, 'f', 0);
+                    if (diskShare >= 1) parts << tr("disk %1%").arg(diskShare, 0, 'f', 0);
+                    label += ": " + parts.join(", ");
+                } else if (first && streaming) {
                     const double hits = 100 * eventNumber(e, "source_hit_rate", 0);
                     const double disk = eventNumber(e, "source_from_disk", 0);
                     const double served = disk + eventNumber(e, "source_hits", 0) +
@@ -1958,7 +1968,8 @@ void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
                 m_scene->setNodeProgress(eventString(stage, "node"), busy, label);
             }
         }
-        m_scene->setBottleneck(eventString(e, "bottleneck"));
+        m_scene->setBottleneck(eventString(e, "bottleneck"),
+                               QString::fromStdString(eventString(e, "bottleneck_cause")));
     } else if (type == "epoch") {
         if (auto it = e.find("evaluations"); it != e.end() && it->is_array())
             for (const auto &ev : *it)

@@ -5,6 +5,7 @@
 #include "core/base/rng.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -261,7 +262,7 @@ DataFlow::Item DataFlow::gather(int64_t index, const std::vector<int64_t> &order
     item.samples.resize(size_t(n));
     float *x = item.x.f32();
     int32_t *y = item.y.data<int32_t>();
-    int64_t held = 0, decoded = 0, fromDisk = 0;
+    int64_t held = 0, decoded = 0, fromDisk = 0, diskNanos = 0, decodeNanos = 0;
     for (int64_t i = 0; i < n; ++i) {
         const int64_t s = order[size_t(begin + i)];
         item.samples[size_t(i)] = s;
@@ -271,18 +272,32 @@ DataFlow::Item DataFlow::gather(int64_t index, const std::vector<int64_t> &order
         } else {
             // A sample not held is read from the disk cache or decoded from its file here, on
             // the worker (streaming).
+            // Timed by where the sample came from, so that the report can say whether a source
+            // that holds the trainer up waits on the disk or decodes.
             SampleOrigin from = SampleOrigin::Memory;
+            const auto t0 = std::chrono::steady_clock::now();
             if (Status st = readSample(ds, s, dst, &from); !st.ok())
                 throw std::runtime_error(st.error().message);
-            ++(from == SampleOrigin::Memory      ? held
-               : from == SampleOrigin::DiskCache ? fromDisk
-                                                 : decoded);
+            const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now() - t0)
+                                   .count();
+            if (from == SampleOrigin::Memory) {
+                ++held;
+            } else if (from == SampleOrigin::DiskCache) {
+                ++fromDisk;
+                diskNanos += ns;
+            } else {
+                ++decoded;
+                decodeNanos += ns;
+            }
         }
         y[i] = ds.labels[size_t(s)];
     }
     m_heldServed += held;
     m_decodedServed += decoded;
     m_diskServed += fromDisk;
+    m_diskNanos += diskNanos;
+    m_decodeNanos += decodeNanos;
     return item;
 }
 
@@ -427,6 +442,8 @@ FlowStats DataFlow::stats() const
     s.sourceHits = m_heldServed.load();
     s.sourceDecoded = m_decodedServed.load();
     s.sourceFromDisk = m_diskServed.load();
+    s.sourceDiskSeconds = double(m_diskNanos.load()) * 1e-9;
+    s.sourceDecodeSeconds = double(m_decodeNanos.load()) * 1e-9;
     const auto now = Clock::now();
     for (size_t j = 0; j < m_lanes.size(); ++j) {
         const Lane &lane = m_lanes[j];

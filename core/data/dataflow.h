@@ -78,6 +78,9 @@ struct FlowStats {
     // from their files.
     int64_t sourceSamples = 0, sourceHeld = 0, sourceHits = 0, sourceDecoded = 0,
             sourceFromDisk = 0;
+    // The workers' time in the source spent reading samples from the disk cache and decoding
+    // them from their files (a part of its busySeconds; the rest is copying held samples).
+    double sourceDiskSeconds = 0, sourceDecodeSeconds = 0;
     int workers = 0;
 };
 
@@ -187,6 +190,7 @@ private:
     double m_consumerWait = 0;
     // Samples the source served from memory and decoded from files (gather, on the workers).
     mutable std::atomic<int64_t> m_heldServed{0}, m_decodedServed{0}, m_diskServed{0};
+    mutable std::atomic<int64_t> m_diskNanos{0}, m_decodeNanos{0};
 };
 
 } // namespace fb::data

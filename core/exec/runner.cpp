@@ -465,6 +465,18 @@ std::string bottleneckOf(const std::vector<data::StageStats> &busy, double waitS
     return worst ? worst->node : consumer;
 }
 
+// Why `bottleneck`, where it is the data source (the first stage), holds the trainer up: the
+// larger of its disk reads and its decoding when that is at least half of the source's time;
+// "" where the source is not the bottleneck or mostly copies samples it holds.
+std::string sourceCause(const std::string &bottleneck, const data::StageStats *source,
+                        double diskSeconds, double decodeSeconds)
+{
+    if (!source || source->node != bottleneck) return {};
+    const double worst = std::max(diskSeconds, decodeSeconds);
+    if (worst <= 0 || worst < 0.5 * source->busySeconds) return {};
+    return decodeSeconds >= diskSeconds ? "decoding" : "waiting on disk";
+}
+
 // A data-parallel run's shares of rank 0's training time, from every rank's totals: the least
 // time any rank spent in collectives is the sums themselves (the slowest rank hardly waits);
 // what rank 0 spent beyond that, it waited for slower ranks.
@@ -549,6 +561,13 @@ public:
             r.edges.push_back(std::move(x));
         }
         r.bottleneck = bottleneckOf(delta, r.waitShare, m_consumer);
+        const double dDisk = now.sourceDiskSeconds - m_last.sourceDiskSeconds;
+        const double dDecode = now.sourceDecodeSeconds - m_last.sourceDecodeSeconds;
+        const double workerTime = dt * std::max(now.workers, 1);
+        r.sourceDiskShare = std::clamp(dDisk / workerTime, 0.0, 1.0);
+        r.sourceDecodeShare = std::clamp(dDecode / workerTime, 0.0, 1.0);
+        r.bottleneckCause =
+            sourceCause(r.bottleneck, delta.empty() ? nullptr : &delta[0], dDisk, dDecode);
         m_last = now;
         m_lastTime = t;
         m_lastTrain = trainSeconds;
@@ -559,6 +578,14 @@ public:
     std::string bottleneck(double waitShare) const
     {
         return bottleneckOf(m_flow.stats().stages, waitShare, m_consumer);
+    }
+
+    // Over the whole run: "decoding", "waiting on disk" or "" (sourceCause).
+    std::string sourceBottleneckCause(const std::string &bottleneck) const
+    {
+        const data::FlowStats now = m_flow.stats();
+        return sourceCause(bottleneck, now.stages.empty() ? nullptr : &now.stages[0],
+                           now.sourceDiskSeconds, now.sourceDecodeSeconds);
     }
 
 private:
@@ -1369,6 +1396,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     observer.dataflow(flowReporter.report(trainSeconds));
     summary.dataWaitShare = waitShare;
     summary.bottleneck = flowReporter.bottleneck(waitShare);
+    summary.bottleneckCause = flowReporter.sourceBottleneckCause(summary.bottleneck);
     std::string why = "the model's steps";
     std::string ranksPart;
     if (dp) {
@@ -1403,7 +1431,11 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     observer.message(LogLevel::Info,
                      "training waited " + percent(waitShare) + " of its time for data" + ranksPart +
                          "; bottleneck: " + summary.bottleneck +
-                         (summary.bottleneck == job.trainNode ? " (" + why + ")" : ""));
+                         (summary.bottleneck == job.trainNode     ? " (" + why + ")"
+                          : summary.bottleneckCause == "decoding" ? " (decoding its files)"
+                          : summary.bottleneckCause == "waiting on disk"
+                              ? " (waiting on disk: reading its disk cache)"
+                              : ""));
     summary.stopped = stopping && !diverged;
     summary.diverged = diverged;
     summary.epochs = job.epochs;

@@ -108,6 +108,12 @@ struct DataFlowReport {
     int64_t sourceSamples = 0, sourceHeld = 0, sourceHits = 0, sourceDecoded = 0,
             sourceFromDisk = 0;
     double sourceHitRate = 1;
+    // The shares of the workers' time, this interval, that the source spent reading samples
+    // from its disk cache and decoding them from their files (parts of its busyShare).
+    double sourceDiskShare = 0, sourceDecodeShare = 0;
+    // Why the bottleneck holds the trainer up, where the source is it: "decoding" or "waiting on
+    // disk"; "" otherwise (see bottleneckCause of RunSummary for the run's).
+    std::string bottleneckCause;
     std::vector<Edge> edges;
     std::vector<Stage> stages;
 };
@@ -139,7 +145,9 @@ struct RunSummary {
     double dataWaitShare = 0; // share of training time spent waiting for data
     std::string bottleneck;   // the node that limited throughput over the run
     // Data-parallel runs: what bounded the train node's steps: "compute", "all-reduce" or
-    // "other ranks" (the largest share of rank 0's step time), with the shares of Progress.
+    // "other ranks" (the largest share of rank 0's step time), with the shares of Progress. A
+    // run whose bottleneck is its data source: "decoding" or "waiting on disk" where most of the
+    // source's time went to that; "" otherwise.
     std::string bottleneckCause;
     double commShare = 0, rankWaitShare = 0, allReduceShare = 0;
     int slowestRank = -1; // the rank that computed longest (data-parallel runs)

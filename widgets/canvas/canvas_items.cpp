@@ -374,7 +374,9 @@ void NodeItem::paint(QPainter *p, const QStyleOptionGraphicsItem *, QWidget *)
         p->setFont(f);
         p->setPen(QColor(0xff, 0x8c, 0x00));
         p->drawText(QRectF(0, -20, kWidth, 16), Qt::AlignLeft | Qt::AlignBottom,
-                    QObject::tr("bottleneck"));
+                    m_bottleneckCause.isEmpty()
+                        ? QObject::tr("bottleneck")
+                        : QObject::tr("bottleneck: %1").arg(m_bottleneckCause));
     } else if (m_diffMark != DiffMark::None) {
         f.setPixelSize(11);
         f.setBold(true);
@@ -434,10 +436,11 @@ void NodeItem::setProgress(double progress, const QString &text)
     static_cast<ProgressItem *>(m_progressItem)->set(progress, text);
 }
 
-void NodeItem::setBottleneck(bool b)
+void NodeItem::setBottleneck(bool b, const QString &cause)
 {
-    if (b == m_bottleneck) return;
+    if (b == m_bottleneck && cause == m_bottleneckCause) return;
     m_bottleneck = b;
+    m_bottleneckCause = b ? cause : QString();
     update();
 }
 

@@ -75,7 +75,8 @@ public:
 
     // Live state during a run. progress < 0 hides the bar.
     void setProgress(double progress, const QString &text = {});
-    void setBottleneck(bool bottleneck);
+    // `cause`, where known, is shown beside the mark: "bottleneck: decoding".
+    void setBottleneck(bool bottleneck, const QString &cause = {});
     void clearRunState();
     double progress() const { return m_progress; }
     bool isBottleneck() const { return m_bottleneck; }
@@ -109,6 +110,7 @@ private:
     QString m_progressText;
     QGraphicsItem *m_progressItem = nullptr; // a ProgressItem child while there is progress
     bool m_bottleneck = false;
+    QString m_bottleneckCause;
     DiffMark m_diffMark = DiffMark::None;
     QString m_diffText;
 };

@@ -573,12 +573,12 @@ void GraphScene::setNodeProgress(const std::string &id, double progress, const Q
     if (NodeItem *item = nodeItem(id)) item->setProgress(progress, text);
 }
 
-void GraphScene::setBottleneck(const std::string &id)
+void GraphScene::setBottleneck(const std::string &id, const QString &cause)
 {
-    if (id == m_bottleneck) return;
-    if (NodeItem *old = nodeItem(m_bottleneck)) old->setBottleneck(false);
+    if (id != m_bottleneck)
+        if (NodeItem *old = nodeItem(m_bottleneck)) old->setBottleneck(false);
     m_bottleneck = id;
-    if (NodeItem *item = nodeItem(id)) item->setBottleneck(true);
+    if (NodeItem *item = nodeItem(id)) item->setBottleneck(true, cause);
 }
 
 void GraphScene::setDiffMarks(const std::map<std::string, std::pair<DiffMark, QString>> &marks)

@@ -71,7 +71,8 @@ public:
                      double queueFill, bool cached = false);
     void setNodeProgress(const std::string &id, double progress, const QString &text = {});
     // Marks one node as the bottleneck (empty: none).
-    void setBottleneck(const std::string &id);
+    // The node that limits throughput, and why where known ("decoding", "waiting on disk").
+    void setBottleneck(const std::string &id, const QString &cause = {});
     // Marks the nodes that differ from another run's pipeline (widgets/runs/run_diff_view.h);
     // every other node unmarked.
     void setDiffMarks(const std::map<std::string, std::pair<DiffMark, QString>> &marks);

@@ -18,7 +18,7 @@ class RunRecord : public QObject {
     Q_OBJECT
 public:
     // The newest event stream version this reader knows (docs/events.md); older ones read too.
-    static constexpr int kStreamVersion = 5;
+    static constexpr int kStreamVersion = 6;
 
     explicit RunRecord(QObject *parent = nullptr);
 
