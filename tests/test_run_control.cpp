@@ -297,7 +297,7 @@ private slots:
         QVERIFY(ev.size() > 5);
         const QJsonObject start = ev.first();
         QCOMPARE(start["type"].toString(), QString("run_start"));
-        QCOMPARE(start["version"].toInt(), 5);
+        QCOMPARE(start["version"].toInt(), 6);
         for (const char *k : {"pipeline", "device", "threads", "data_workers", "epochs",
                               "first_epoch", "first_step", "steps_per_epoch", "train_samples",
                               "parameters", "out_dir", "flowbench", "libraries"})
@@ -327,9 +327,16 @@ private slots:
                         e["recent_accuracy"].toDouble() <= 1);
             } else if (type == "dataflow") {
                 QCOMPARE(e["consumer"].toString(), QString("train"));
-                for (const char *k : {"workers", "wait_share", "total_wait_share", "bottleneck",
-                                      "edges", "stages", "cached_samples", "cache_samples"})
+                for (const char *k :
+                     {"workers", "wait_share", "total_wait_share", "bottleneck", "edges", "stages",
+                      "cached_samples", "cache_samples", "source_disk_share", "source_decode_share",
+                      "bottleneck_cause"})
                     QVERIFY2(e.contains(k), k);
+                // Fashion-MNIST is held in memory: nothing is read from a disk cache or decoded
+                // on the workers, and nothing is the source's fault.
+                QCOMPARE(e["source_disk_share"].toDouble(), 0.0);
+                QCOMPARE(e["source_decode_share"].toDouble(), 0.0);
+                QCOMPARE(e["bottleneck_cause"].toString(), QString());
                 chain.clear();
                 for (const auto &x : e["edges"].toArray()) {
                     const QJsonObject edge = x.toObject();
