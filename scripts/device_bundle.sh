@@ -74,17 +74,17 @@ while ((${#queue[@]})); do
 done
 for path in "${stubs[@]}"; do
     name=$(basename "$path")
+    body='xorl %eax, %eax; ret' what="returning 0"
+    if [[ " ${trapped[*]} " == *" $name "* ]]; then body=ud2 what="that trap"; fi
     # The symbols the bundled libraries import that this library defines.
     nm -D --defined-only "$path" | awk '$2 == "T" || $2 == "W" {print $3}' | sed 's/@.*//' |
         sort -u >"$stage/defined"
     for l in "$stage"/bundle/lib/*; do nm -D --undefined-only "$l"; done | awk '{print $2}' |
         sed 's/@.*//' | sort -u | comm -12 - "$stage/defined" |
-        awk -v body="$([[ " ${trapped[*]} " == *" $name "* ]] && echo 'ud2' || echo 'xorl %eax, %eax; ret')" \
-            '{printf ".globl %s\n.type %s,@function\n%s:\n\t%s\n", $1, $1, $1, body}' \
+        awk -v body="$body" '{printf ".globl %s\n.type %s,@function\n%s:\n\t%s\n", $1, $1, $1, body}' \
             >"$stage/stub.s"
     gcc -shared -nostdlib -Wl,-soname,"$name" -o "$stage/bundle/lib/$name" "$stage/stub.s"
-    echo "device_bundle: $name is a stub of $(grep -c '^\.globl' "$stage/stub.s") functions" \
-        "$([[ " ${trapped[*]} " == *" $name "* ]] && echo "that trap" || echo "returning 0")"
+    echo "device_bundle: $name is a stub of $(grep -c '^\.globl' "$stage/stub.s") functions $what"
 done
 # Qt finds no platform plugin and needs none: the GPU tests are core tests.
 # The data goes unpacked: xz packs it 4 MB smaller than gzip did. device_run.sh gzips it again
@@ -104,10 +104,9 @@ if (( ! fuzz )) && grep -q "FLOWBENCH_HAVE_MPI" "$build/build.ninja" 2>/dev/null
     dpkg -L "${mpi_pkgs[@]}" | grep -v '^/usr/share/\(doc\|man\|lintian\)' |
         grep -v '/libmpi\.\|/libopen-\|/libpmix\.\|oshmem\|mpifh\|usempi\|_java\|romio' |
         while read -r f; do if [[ -f $f || -L $f ]]; then echo "${f#/}"; fi; done >"$stage/mpi-files"
-    for name in libpmix.so.2; do
-        path=$(awk -v n="$name" '$1 == n && /x86-64/ && !p {p = $NF} END {print p}' <<<"$cache")
-        [[ -n "$path" && ! -e "$stage/bundle/lib/$name" ]] && cp -L "$path" "$stage/bundle/lib/$name"
-    done
+    # Open MPI's PMIx plugin loads libpmix, which libmpi does not.
+    path=$(awk '$1 == "libpmix.so.2" && /x86-64/ && !p {p = $NF} END {print p}' <<<"$cache")
+    if [[ -n "$path" ]]; then cp -L "$path" "$stage/bundle/lib/libpmix.so.2"; fi
     tar -C / -cJf "$stage/bundle/mpi.tar.xz" -T "$stage/mpi-files"
     echo "device_bundle: Open MPI's runtime, $(wc -l <"$stage/mpi-files") files" \
         "($(($(stat -c %s "$stage/bundle/mpi.tar.xz") >> 10)) KiB)"

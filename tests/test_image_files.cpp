@@ -222,6 +222,19 @@ struct Collect : exec::RunObserver {
     }
 };
 
+// Runs a pipeline document in this process with `threads` threads and `workers` data workers,
+// `c` watching; a pipeline that does not parse is an error of the run.
+Result<exec::RunSummary> runDoc(const json &doc, const char *name, int threads, int workers,
+                                Collect &c)
+{
+    auto pipeline = graph::parsePipeline(doc.dump(), name);
+    if (!pipeline.ok()) return pipeline.error();
+    exec::RunOptions o;
+    o.threads = threads;
+    o.dataWorkers = workers;
+    return exec::runPipeline(pipeline.value(), o, c);
+}
+
 } // namespace
 
 class TestImageFiles : public QObject {
@@ -598,13 +611,8 @@ private slots:
             if (n["id"] == "optimizer") n["params"]["lr"] = 0.02;
             if (n["id"] == "fc2") n["params"]["out_features"] = 2;
         }
-        auto pipeline = graph::parsePipeline(doc.dump(), "colour.json");
-        QVERIFY2(pipeline.ok(), pipeline.ok() ? "" : pipeline.error().str().c_str());
-        exec::RunOptions o;
-        o.threads = 2;
-        o.dataWorkers = 1;
         Collect c;
-        auto r = exec::runPipeline(pipeline.value(), o, c);
+        auto r = runDoc(doc, "colour.json", 2, 1, c);
         QVERIFY2(r.ok(), r.ok() ? "" : r.error().str().c_str());
         bool named = false;
         for (const std::string &w : c.warnings)
@@ -740,13 +748,8 @@ private slots:
                 QFile::copy(dir.filePath(QString("%1/%2.png").arg(c).arg(i - 40)),
                             dir.filePath(QString("%1/%2.png").arg(c).arg(i)));
         const json doc = folderPipeline(dir.path(), "all", 64, "off", 3, 10);
-        auto pipeline = graph::parsePipeline(doc.dump(), "streamed.json");
-        QVERIFY2(pipeline.ok(), pipeline.ok() ? "" : pipeline.error().str().c_str());
-        exec::RunOptions ro;
-        ro.threads = 2;
-        ro.dataWorkers = 2;
         Collect c;
-        auto r = exec::runPipeline(pipeline.value(), ro, c);
+        auto r = runDoc(doc, "streamed.json", 2, 2, c);
         QVERIFY2(r.ok(), r.ok() ? "" : r.error().str().c_str());
         bool noted = false;
         for (const std::string &n : c.notes)
@@ -771,13 +774,8 @@ private slots:
         json doc = folderPipeline(dir.path(), "all", 160, "off", 2, 10);
         for (auto &n : doc["nodes"])
             if (n["id"] == "fc1") n["params"]["out_features"] = 2; // a model that waits on data
-        auto pipeline = graph::parsePipeline(doc.dump(), "decode_bound.json");
-        QVERIFY2(pipeline.ok(), pipeline.ok() ? "" : pipeline.error().str().c_str());
-        exec::RunOptions ro;
-        ro.threads = 1;
-        ro.dataWorkers = 1;
         Collect c;
-        auto r = exec::runPipeline(pipeline.value(), ro, c);
+        auto r = runDoc(doc, "decode_bound.json", 1, 1, c);
         QVERIFY2(r.ok(), r.ok() ? "" : r.error().str().c_str());
         QCOMPARE(r->bottleneck, std::string("train_data"));
         QCOMPARE(r->bottleneckCause, std::string("decoding"));

@@ -1941,11 +1941,12 @@ void MainWindow::showEventStateUnchecked(const nlohmann::json &e)
                 QString label = eventFlag(stage, "cached")
                                     ? tr("cached")
                                     : tr("busy %1%").arg(100 * busy, 0, 'f', 0);
-                // Where its workers' time went, this interval: decoding files and reading the
-                // disk cache ("busy 95%: decode 90%"): the storage story. Short enough for the
-                // node's width.
-                const double decodeShare = 100 * eventNumber(e, "source_decode_share", 0);
-                const double diskShare = 100 * eventNumber(e, "source_disk_share", 0);
+                // The source: where its workers' time went, this interval, decoding files and
+                // reading the disk cache ("busy 95%: decode 90%"): the storage story. Short
+                // enough for the node's width.
+                const double decodeShare =
+                    first ? 100 * eventNumber(e, "source_decode_share", 0) : 0.0;
+                const double diskShare = first ? 100 * eventNumber(e, "source_disk_share", 0) : 0.0;
                 if (first && streaming && decodeShare + diskShare >= 1) {
                     QStringList parts;
                     if (decodeShare >= 1) parts << tr("decode %1%").arg(decodeShare, 0, 'f', 0);

@@ -271,16 +271,19 @@ DataFlow::Item DataFlow::gather(int64_t index, const std::vector<int64_t> &order
             std::memcpy(dst, m_cache.data() + s * sampleSize, size_t(sampleSize) * sizeof(float));
         } else {
             // A sample not held is read from the disk cache or decoded from its file here, on
-            // the worker (streaming).
-            // Timed by where the sample came from, so that the report can say whether a source
-            // that holds the trainer up waits on the disk or decodes.
+            // the worker (streaming), and timed by where it came from, so that the report can
+            // say whether a source that holds the trainer up waits on the disk or decodes. A
+            // held sample is only copied: no clock is read for it.
             SampleOrigin from = SampleOrigin::Memory;
-            const auto t0 = std::chrono::steady_clock::now();
+            const bool timed = !ds.isHeld(s);
+            const auto t0 =
+                timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
             if (Status st = readSample(ds, s, dst, &from); !st.ok())
                 throw std::runtime_error(st.error().message);
-            const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now() - t0)
-                                   .count();
+            const int64_t ns = timed ? std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                           std::chrono::steady_clock::now() - t0)
+                                           .count()
+                                     : 0;
             if (from == SampleOrigin::Memory) {
                 ++held;
             } else if (from == SampleOrigin::DiskCache) {

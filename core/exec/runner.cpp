@@ -30,6 +30,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <tuple>
 
 namespace fb::exec {
 
@@ -574,18 +575,15 @@ public:
         return r;
     }
 
-    // Over the whole run.
-    std::string bottleneck(double waitShare) const
-    {
-        return bottleneckOf(m_flow.stats().stages, waitShare, m_consumer);
-    }
-
-    // Over the whole run: "decoding", "waiting on disk" or "" (sourceCause).
-    std::string sourceBottleneckCause(const std::string &bottleneck) const
+    // Over the whole run: the bottleneck, and where it is the source why ("decoding",
+    // "waiting on disk" or "": sourceCause).
+    std::pair<std::string, std::string> bottleneck(double waitShare) const
     {
         const data::FlowStats now = m_flow.stats();
-        return sourceCause(bottleneck, now.stages.empty() ? nullptr : &now.stages[0],
-                           now.sourceDiskSeconds, now.sourceDecodeSeconds);
+        std::string node = bottleneckOf(now.stages, waitShare, m_consumer);
+        std::string cause = sourceCause(node, now.stages.empty() ? nullptr : &now.stages[0],
+                                        now.sourceDiskSeconds, now.sourceDecodeSeconds);
+        return {std::move(node), std::move(cause)};
     }
 
 private:
@@ -1395,8 +1393,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         std::clamp(flow.stats().consumerWaitSeconds / std::max(trainSeconds, 1e-9), 0.0, 1.0);
     observer.dataflow(flowReporter.report(trainSeconds));
     summary.dataWaitShare = waitShare;
-    summary.bottleneck = flowReporter.bottleneck(waitShare);
-    summary.bottleneckCause = flowReporter.sourceBottleneckCause(summary.bottleneck);
+    std::tie(summary.bottleneck, summary.bottleneckCause) = flowReporter.bottleneck(waitShare);
     std::string why = "the model's steps";
     std::string ranksPart;
     if (dp) {
