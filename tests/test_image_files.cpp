@@ -84,7 +84,8 @@ std::multiset<int> firstPixels(const ImageDataset &ds)
 }
 
 // Noisy images of two colours with (nearly) the same brightness: told apart by colour only.
-void writeColourClasses(const QString &dir, int perClass)
+// perClass noisy pictures of side x side pixels in each of two colour classes.
+void writeColourClasses(const QString &dir, int perClass, int side = 20)
 {
     uint32_t state = 12345;
     auto noise = [&state] {
@@ -95,9 +96,9 @@ void writeColourClasses(const QString &dir, int perClass)
     const char *names[2] = {"rust", "steel"};
     for (int c = 0; c < 2; ++c)
         for (int i = 0; i < perClass; ++i) {
-            QImage img(20, 20, QImage::Format_RGB32);
-            for (int y = 0; y < 20; ++y)
-                for (int x = 0; x < 20; ++x) {
+            QImage img(side, side, QImage::Format_RGB32);
+            for (int y = 0; y < side; ++y)
+                for (int x = 0; x < side; ++x) {
                     const int d = noise();
                     img.setPixelColor(x, y,
                                       QColor(std::clamp(colours[c].red() + d, 0, 255),
@@ -770,8 +771,10 @@ private slots:
     void aDecodeBoundRunSaysSo()
     {
         QTemporaryDir dir;
-        writeColourClasses(dir.path(), 40); // 80 pictures read at 160 x 160: 6 MB, cache_mb 1
-        json doc = folderPipeline(dir.path(), "all", 160, "off", 2, 10);
+        // 80 noisy pictures of 400 x 400 (decoding one takes milliseconds, where the chain's
+        // other stages take microseconds a sample), read at 96 x 96: 2.2 MB, past cache_mb 1.
+        writeColourClasses(dir.path(), 40, 400);
+        json doc = folderPipeline(dir.path(), "all", 96, "off", 2, 10);
         for (auto &n : doc["nodes"])
             if (n["id"] == "fc1") n["params"]["out_features"] = 2; // a model that waits on data
         Collect c;
