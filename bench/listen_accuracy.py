@@ -22,6 +22,7 @@ false alarms an hour, together.
 """
 
 import argparse
+import collections
 import datetime
 import json
 import os
@@ -30,6 +31,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from listen_latency import CLI, ROOT, save_report, train_example  # noqa: E402
@@ -64,15 +66,25 @@ def training_words():
 
 
 def make_recording(path, truth, words, seed, digit_percent, others=None):
+    """Makes the recording (or keeps one made before at that path) and reads its truth."""
+    if os.path.exists(path) and os.path.exists(truth):
+        print(f"using {path}, made before", file=sys.stderr)
+        return read_truth(truth)
     env = dict(os.environ)
     if others:
         env["FLOWBENCH_LISTEN_OTHERS"] = " ".join(others)
     subprocess.run(["bash", os.path.join(ROOT, "tests", "make_listen_recording.sh"), path, truth,
                     str(words), str(seed), str(digit_percent)], check=True, env=env)
+    return read_truth(truth)
+
+
+def read_truth(truth):
+    """[start, end, label, found, word, voice] for each spoken word."""
     rows = []
     for line in open(truth).read().strip().splitlines():
-        start, end, label = line.split("\t")[:3]
-        rows.append([float(start), float(end), label, False])
+        parts = line.split("\t")
+        word, voice = (parts[3], parts[4]) if len(parts) >= 5 else ("?", "?")
+        rows.append([float(parts[0]), float(parts[1]), parts[2], False, word, voice])
     return rows
 
 
@@ -86,9 +98,12 @@ def listen(model, rec, args, threads):
 
 
 def score(detections, truth):
-    """(digits, right, wrong, false alarms), as test_spoken_digits counts them."""
+    """(digits, right, wrong, false alarms, misses, alarms), as test_spoken_digits counts them;
+    misses: the (word, voice) of each digit not found; alarms: for each false alarm, the class
+    it named and the word spoken nearest its time ("-" for none within half a second)."""
     truth = [list(w) for w in truth]
     right = wrong = false_alarms = 0
+    alarms = []
     for d in detections:
         t = d["time"]
         at = None
@@ -97,12 +112,15 @@ def score(detections, truth):
                 at = w
         if at is None:
             false_alarms += 1
+            near = [w for w in truth if w[0] - 0.5 <= t <= w[1] + 0.5]
+            alarms.append((d["class"], near[0][4] if near else "-"))
         elif at[2] == d["class"] and not at[3]:
             at[3] = True
             right += 1
         else:
             wrong += 1
-    return sum(w[2] != "other" for w in truth), right, wrong, false_alarms
+    misses = [(w[4], w[5]) for w in truth if w[2] != "other" and not w[3]]
+    return (sum(w[2] != "other" for w in truth), right, wrong, false_alarms, misses, alarms)
 
 
 def main():
@@ -115,11 +133,19 @@ def main():
     ap.add_argument("--minutes", type=float, default=20,
                     help="length of the recording with no digits, for false alarms per hour")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--recordings", metavar="DIR",
+                    help="keep the recordings in DIR and use the ones already there (made by an "
+                    "earlier run with the same --seeds and --minutes), so that models are "
+                    "compared on the same sounds and a second run skips making them")
     ap.add_argument("--save", action="store_true",
                     help="write bench/results/listen-accuracy-<time>.md")
     a = ap.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="flowbench-kws-")
+    where = tmp
+    if a.recordings:
+        where = a.recordings
+        os.makedirs(where, exist_ok=True)
     model = a.model
     if not model:
         model = os.path.join(tmp, "run")
@@ -128,29 +154,39 @@ def main():
     seeds = [int(s) for s in a.seeds.split(",") if s]
     detection = []
     for s in seeds:
-        rec = os.path.join(tmp, f"digits{s}.wav")
+        rec = os.path.join(where, f"digits{s}.wav")
         detection.append((rec, make_recording(rec, rec + ".tsv", 120, s, 60)))
     unseen = sorted(set(WORDS) - training_words() - HOMOPHONES)
     # About 1.35 s a word with its gap: words for the minutes asked.
     n_other = max(1, int(a.minutes * 60 / 1.35))
     print(f"making {a.minutes:g} minutes of other words ({len(unseen)} of them), noise and "
           "silence ...", file=sys.stderr)
-    quiet = os.path.join(tmp, "no-digits.wav")
+    # Named after its words too: a recording kept from before the training words changed is not
+    # the same test.
+    tag = zlib.crc32(" ".join(unseen).encode())
+    quiet = os.path.join(where, f"no-digits-{a.minutes:g}min-{tag:08x}.wav")
     quiet_truth = make_recording(quiet, quiet + ".tsv", n_other, 1, 0, unseen)
 
-    settings = [[], ["--threshold", "0.8"], ["--threshold", "0.9"], ["--average", "5"],
-                ["--average", "5", "--threshold", "0.8"]]
+    settings = [[], ["--average", "3", "--threshold", "0.7", "--centre-ms", "0"],
+                ["--average", "3", "--threshold", "0.7"], ["--threshold", "0.7"],
+                ["--threshold", "0.8"], ["--average", "5", "--threshold", "0.7"]]
     rows = []
+    misses, alarms = [], [] # at the defaults: what to work on next
     for args in settings:
         digits = right = wrong = fa = 0
         for rec, truth in detection:
             d, _ = listen(model, rec, args, a.threads)
-            n, r_, w_, f_ = score(d, truth)
+            n, r_, w_, f_, missed, _ = score(d, truth)
             digits, right, wrong, fa = digits + n, right + r_, wrong + w_, fa + f_
+            if not args:
+                misses += missed
         d, summary = listen(model, quiet, args, a.threads)
         hours = summary["seconds"] / 3600
-        _, _, _, quiet_fa = score(d, quiet_truth)
-        rows.append((" ".join(args) or "defaults (average 3, threshold 0.7)", digits, right,
+        _, _, _, quiet_fa, _, raised = score(d, quiet_truth)
+        if not args:
+            alarms = raised
+        rows.append((" ".join(args) or "defaults (average 4, threshold 0.6, centre 300 ms)",
+                     digits, right,
                      wrong, fa, quiet_fa, hours))
         print(f"{rows[-1][0]}: {right}/{digits} digits, {quiet_fa} false alarms in "
               f"{hours * 60:.1f} min", file=sys.stderr)
@@ -173,6 +209,15 @@ def main():
     for name, digits, right, wrong, fa, quiet_fa, h in rows:
         out.append(f"| `{name}` | {right}/{digits} ({100 * right / digits:.1f}%) | {wrong} | {fa} | "
                    f"{quiet_fa / h:.0f} ({quiet_fa} in {h * 60:.1f} min) |")
+    def most(pairs, n=12):
+        return ", ".join(f"{k} {v}" for k, v in collections.Counter(pairs).most_common(n))
+
+    out += ["", "At the defaults:", "",
+            f"- digits missed, by voice: {most(v for _, v in misses) or 'none'}",
+            f"- digits missed, by word: {most(w for w, _ in misses) or 'none'}",
+            f"- false alarms, by the word nearest them: "
+            f"{most(w for _, w in alarms) or 'none'}",
+            f"- false alarms, by the class named: {most(c for c, _ in alarms) or 'none'}"]
     out += ["", "Issue 19's aim: at least 95% of the digits and at most 2 false alarms an hour.",
             "", f"Command: `python3 bench/listen_accuracy.py"
             f"{' --model ' + a.model if a.model else ''} --seeds {a.seeds} "

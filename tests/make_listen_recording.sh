@@ -6,11 +6,12 @@
 #
 #   tests/make_listen_recording.sh OUT.wav TRUTH.tsv [WORDS] [SEED] [DIGIT_PERCENT]
 #
-# TRUTH.tsv: one line per spoken word, "start<TAB>end<TAB>label" in seconds, where label is the
-# digit ("0".."9") or "other"; noise bursts are not listed. WORDS (default 120) words in all,
-# about DIGIT_PERCENT (default 60) of them digits; 0 makes a recording of other words, noise and
-# silence only, for counting false alarms (bench/listen_accuracy.py). The other words are the 20
-# below, none of them in the data set, or FLOWBENCH_LISTEN_OTHERS (words separated by spaces).
+# TRUTH.tsv: one line per spoken word, "start<TAB>end<TAB>label<TAB>word<TAB>voice", times in
+# seconds, label the digit ("0".."9") or "other"; noise bursts are not listed. WORDS (default
+# 120) words in all, about DIGIT_PERCENT (default 60) of them digits; 0 makes a recording of
+# other words, noise and silence only, for counting false alarms (bench/listen_accuracy.py). The
+# other words are the 20 below, none of them in the data set, or FLOWBENCH_LISTEN_OTHERS (words
+# separated by spaces).
 # Needs espeak-ng and sox.
 set -euo pipefail
 out=$1 truth=$2 n=${3:-120} seed=${4:-1} digit_percent=${5:-60}
@@ -51,7 +52,8 @@ for ((i = 0; i < n; i++)); do
     sox -q "$tmp/raw$i.wav" -r 16000 -c 1 -b 16 "$tmp/w$i.wav" \
         silence 1 0.01 0.5% reverse silence 1 0.01 0.5% reverse norm -$(( 3 + RANDOM % 10 ))
     len=$(soxi -s "$tmp/w$i.wav")
-    printf '%s\t%s\t%s\n' "$(seconds $t)" "$(seconds $(( t + len )))" "$label" >> "$truth"
+    printf '%s\t%s\t%s\t%s\t%s\n' "$(seconds $t)" "$(seconds $(( t + len )))" "$label" "$word" \
+        "$voice" >> "$truth"
     parts+=("$tmp/w$i.wav")
     t=$(( t + len ))
 done

@@ -165,6 +165,67 @@ private slots:
         QCOMPARE(detections, 0);
     }
 
+    // A model that mistakes the end of a word at a window's edge for another word (as the
+    // spoken-digits model hears "biscuit"'s end as "six"): with the centring gate only windows
+    // whose sound is in their middle count, so it hears the word once, as itself.
+    void offCentreWindowsDoNotCount()
+    {
+        constexpr int64_t rate = 16000;
+        // A 0.2 s tone at [2.0, 2.2) s in 4 s of silence.
+        std::vector<float> x(size_t(4 * rate), 0.0f);
+        for (int64_t i = 2 * rate; i < 2 * rate + rate / 5; ++i)
+            x[size_t(i)] = 0.5f * float(std::sin(2 * 3.14159265 * 440 * double(i) / rate));
+        // Class 0 for a sound in the window's middle, 1 for one near an edge.
+        auto edgeFooled = [](const std::vector<float> &w) {
+            double sum = 0, at = 0;
+            for (size_t i = 0; i < w.size(); ++i) {
+                sum += std::abs(w[i]);
+                at += std::abs(w[i]) * double(i);
+            }
+            std::vector<float> logits(kNames.size(), 0.0f);
+            const double where = sum > 0 ? at / sum / double(w.size()) : -1;
+            logits[where < 0 ? 3 : (where < 0.15 || where > 0.85) ? 1 : 0] = 8.0f;
+            return logits;
+        };
+        auto hear = [&](double centreMs) {
+            ListenOptions o;
+            o.average = 1;
+            o.centreMs = centreMs;
+            auto made = Listener::make(edgeFooled, kNames, rate, rate, o);
+            if (!made.ok()) qFatal("%s", made.error().str().c_str());
+            Listener l = std::move(made).value();
+            Heard h;
+            l.push(
+                x.data(), x.size(), [&](const ListenWindow &w) { h.windows.push_back(w); },
+                [&](const Detection &d) { h.detections.push_back(d); });
+            l.finish([&](const ListenWindow &w) { h.windows.push_back(w); },
+                     [&](const Detection &d) { h.detections.push_back(d); });
+            return h;
+        };
+        const Heard every = hear(0);
+        QVERIFY(!every.detections.empty());
+        QCOMPARE(every.detections[0].label, std::string("1")); // the tone at the right edge
+
+        const Heard gated = hear(250);
+        QCOMPARE(gated.detections.size(), size_t(1));
+        QCOMPARE(gated.detections[0].label, std::string("0"));
+        QVERIFY2(std::abs(gated.detections[0].time - 2.1) < 0.3,
+                 qPrintable(QString::number(gated.detections[0].time)));
+        int centred = 0;
+        for (const ListenWindow &w : gated.windows) {
+            const double middle = (w.start + w.end) / 2;
+            // The middle of the part of the tone in the window, measured to a frame (32 ms).
+            if (w.start < 2.2 && w.end > 2.0) {
+                const double heard = (std::max(w.start, 2.0) + std::min(w.end, 2.2)) / 2;
+                QVERIFY2(std::abs(w.soundOffset - (heard - middle)) < 0.04,
+                         qPrintable(QString("%1 at %2").arg(w.soundOffset).arg(w.start)));
+                QCOMPARE(w.centred, std::abs(w.soundOffset) <= 0.25);
+                centred += w.centred;
+            }
+        }
+        QVERIFY2(centred >= 4 && centred <= 6, qPrintable(QString::number(centred)));
+    }
+
     void optionsOutOfRangeAreRefused()
     {
         auto refused = [](ListenOptions o, const char *words) {
@@ -184,6 +245,9 @@ private slots:
         QVERIFY(refused(o, "--threshold"));
         o.threshold = std::nan("");
         QVERIFY(refused(o, "--threshold"));
+        o = {};
+        o.centreMs = 600; // more than half the window
+        QVERIFY(refused(o, "--centre-ms"));
     }
 };
 

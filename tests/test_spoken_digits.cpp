@@ -80,7 +80,7 @@ QList<Word> readTruth(const QString &file)
     if (!f.open(QIODevice::ReadOnly)) return truth;
     for (const QByteArray &line : f.readAll().trimmed().split('\n')) {
         const QList<QByteArray> parts = line.split('\t');
-        if (parts.size() == 3)
+        if (parts.size() >= 3) // then the word and the voice
             truth.append({parts[0].toDouble(), parts[1].toDouble(), QString::fromUtf8(parts[2])});
     }
     return truth;
@@ -126,8 +126,11 @@ Heard score(const QStringList &lines, QList<Word> truth, double offset = 0)
 // with 3 false alarms; the figures below are version 2's.)
 constexpr double kHeldOutVoices = 0.82;  // 87.1, 87.5, 87.9% measured
 constexpr double kHeldOutEngine = 0.40;  // 57.0, 57.2, 48.7% measured (10 epochs)
-constexpr double kListenDetected = 0.75; // 89.6, 88.1% (60 and 59 of 67) measured
-constexpr int kListenFalseAlarms = 8;    // 2, 3, 5 measured
+// Listening (ListenOptions' defaults: 4 windows at 0.6, centred windows only): 85.1% and 1
+// false alarm measured; with 3 windows at 0.7 and every window counted, as before the gate,
+// 89.6 and 88.1%, and 2, 3 and 5.
+constexpr double kListenDetected = 0.75;
+constexpr int kListenFalseAlarms = 8;
 
 } // namespace
 

@@ -41,9 +41,11 @@ samples at --rate (what the window's Listen mode sends from its microphone), unt
 Options:
   --window-ms MS     the window (default and only value: the length the model was trained on)
   --hop-ms MS        from one window to the next (default 100)
-  --average K        windows averaged (default 3)
-  --threshold P      averaged probability of a detection (default 0.7)
+  --average K        windows averaged (default 4)
+  --threshold P      averaged probability of a detection (default 0.6)
   --suppress-ms S    no detection this soon after another (default 500)
+  --centre-ms C      a window counts only when its sound's middle is within C ms of its own,
+                     as the model learnt words (default 300; 0: every window)
   --ignore A,B,...   classes never detected (default background,unknown,silence,noise)
   --windows          also one line per window: its top classes and time
   --seconds S        with --mic: stop after S seconds (default: at Ctrl-C)
@@ -52,7 +54,8 @@ Options:
 
 Output (stdout, JSON lines):
   {"kind": "detection", "time", "start", "end", "class", "index", "probability", "window"}
-  {"kind": "window", "window", "start", "end", "top": [{"class", "probability"}, ...], "ms"}
+  {"kind": "window", "window", "start", "end", "top": [{"class", "probability"}, ...],
+   "probabilities": {class: this window's probability, ...}, "sound_offset", "centred", "ms"}
   {"kind": "summary", "status": "ok", "input", "seconds", "windows", "detections",
    "latency_ms": {"p50", "p99", "max"}}           (last line; "status": "error" on failure)
 Exit codes: 0 ok, 1 the recording or microphone could not be read, 2 bad usage or model.
@@ -96,11 +99,19 @@ json windowJson(const exec::ListenWindow &w, const std::vector<std::string> &nam
                        {"probability", rounded(w.averaged[size_t(c)], 1e4)},
                        {"window_probability", rounded(w.probabilities[size_t(c)], 1e4)}});
     }
+    // Every class's probability in this window alone, for detectors tried outside the engine
+    // (bench/listen_accuracy.py --sweep).
+    json all = json::object();
+    for (size_t c = 0; c < w.probabilities.size(); ++c)
+        all[c < names.size() ? names[c] : std::to_string(c)] = rounded(w.probabilities[c], 1e4);
     return {{"kind", "window"},
             {"window", w.index},
             {"start", rounded(w.start, 1000)},
             {"end", rounded(w.end, 1000)},
             {"top", top},
+            {"probabilities", all},
+            {"sound_offset", rounded(w.soundOffset, 1000)},
+            {"centred", w.centred},
             {"ms", rounded(w.milliseconds, 1000)}};
 }
 
@@ -221,8 +232,8 @@ int listen(int argc, char **argv)
         } else if (a == "--windows") {
             windows = true;
         } else if (a == "--window-ms" || a == "--hop-ms" || a == "--average" ||
-                   a == "--threshold" || a == "--suppress-ms" || a == "--seconds" ||
-                   a == "--device" || a == "--ignore" || a == "--rate") {
+                   a == "--threshold" || a == "--suppress-ms" || a == "--centre-ms" ||
+                   a == "--seconds" || a == "--device" || a == "--ignore" || a == "--rate") {
             if (i + 1 >= argc) return usage(a + " needs a value");
             const std::string v = argv[++i];
             if (a == "--device") {
@@ -244,6 +255,7 @@ int listen(int argc, char **argv)
             if (a == "--hop-ms") o.hopMs = x;
             if (a == "--threshold") o.threshold = x;
             if (a == "--suppress-ms") o.suppressMs = x;
+            if (a == "--centre-ms") o.centreMs = x;
             if (a == "--seconds") seconds = x;
             if (a == "--rate") rate = x;
             if (a == "--average") {

@@ -19,9 +19,6 @@ namespace fb::data {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// [first, last) of the samples whose frames are within trimDb of the loudest frame.
 std::pair<size_t, size_t> audibleRange(const std::vector<float> &x, double trimDb)
 {
     constexpr size_t frame = 512, hop = 128;
@@ -43,8 +40,6 @@ std::pair<size_t, size_t> audibleRange(const std::vector<float> &x, double trimD
         --last;
     return {first * hop, std::min(x.size(), (last - 1) * hop + frame)};
 }
-
-} // namespace
 
 FilePattern::FilePattern(const std::string &pattern)
 {

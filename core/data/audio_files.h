@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fb::data {
@@ -42,6 +43,10 @@ struct AudioFilesOptions {
     // The length of every sample, in samples.
     int64_t samples() const { return int64_t(std::llround(seconds * double(sampleRate))); }
 };
+
+// [first, last) of the samples whose frames (512 samples, hop 128, by RMS) are within trimDb of
+// the loudest frame: the part of a recording that trimming keeps.
+std::pair<size_t, size_t> audibleRange(const std::vector<float> &x, double trimDb);
 
 // Samples of one recording: mono, at the options' rate, trimmed, padded or cropped. The error
 // says why a file is not a readable recording (missing, not audio, truncated, empty).

@@ -1,5 +1,7 @@
 #include "core/exec/listen.h"
 
+#include "core/data/audio_files.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -36,8 +38,11 @@ Result<Listener> Listener::make(Predictor &p, const ListenOptions &o)
         return Error{
             "the model's saved preprocessing has no sample rate or length", {}, p.modelFile(), 0};
     Predictor *predictor = &p;
+    ListenOptions withTrim = o;
+    withTrim.trimDb = pre.value("trim_db", 0.0);
+    if (withTrim.trimDb <= 0) withTrim.centreMs = 0; // it learnt recordings as they came
     return make([predictor](const std::vector<float> &w) { return predictor->scores(w, 1); },
-                p.classNames(), rate, window, o);
+                p.classNames(), rate, window, withTrim);
 }
 
 Result<Listener> Listener::make(Scorer scorer, std::vector<std::string> names, int64_t rate,
@@ -56,6 +61,12 @@ Result<Listener> Listener::make(Scorer scorer, std::vector<std::string> names, i
         return Error{"--threshold must be above 0 and at most 1", {}, {}, 0};
     if (!(o.suppressMs >= 0 && o.suppressMs <= 3.6e6))
         return Error{"--suppress-ms must be from 0 to an hour", {}, {}, 0};
+    if (!(o.centreMs >= 0 && o.centreMs <= windowMs / 2))
+        return Error{"--centre-ms must be from 0 to half the window (" +
+                         std::to_string(int64_t(std::llround(windowMs / 2))) + " ms)",
+                     {},
+                     {},
+                     0};
     const int64_t hop = std::max<int64_t>(1, std::llround(o.hopMs * double(rate) / 1000.0));
     return Listener(std::move(scorer), std::move(names), o, rate, window, hop);
 }
@@ -129,7 +140,18 @@ void Listener::runWindow(const std::function<void(const ListenWindow &)> &onWind
     w.milliseconds =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
-    m_recent.push_back(w.probabilities);
+    std::vector<float> counted = w.probabilities;
+    if (m_o.centreMs > 0) {
+        const auto [first, last] = data::audibleRange(samples, m_o.trimDb);
+        w.soundOffset = (double(first + last) / 2.0 - double(m_window) / 2.0) / double(m_rate);
+        w.centred = std::abs(w.soundOffset) * 1000.0 <= m_o.centreMs;
+        if (!w.centred) {
+            std::fill(counted.begin(), counted.end(), 0.0f);
+            const auto quiet = std::find(m_ignored.begin(), m_ignored.end(), true);
+            if (quiet != m_ignored.end()) counted[size_t(quiet - m_ignored.begin())] = 1.0f;
+        }
+    }
+    m_recent.push_back(std::move(counted));
     while (m_recent.size() > size_t(m_o.average))
         m_recent.pop_front();
     w.averaged.assign(scores.size(), 0.0f);
