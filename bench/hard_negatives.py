@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Hard negatives for a keyword model: made-up words that the model takes for a keyword.
+
+    python3 bench/hard_negatives.py --model runs/<run> --out ~/spoken_digits_hard
+    flowbench-cli run spoken_digits --set train_data.path=~/spoken_digits_hard \\
+        --set test_data.path=~/spoken_digits_hard --out runs/hard
+    python3 bench/listen_accuracy.py --model runs/hard --recordings ~/kws-recordings
+
+espeak-ng says --words made-up words (1 to 3 syllables of English onsets, vowels and codas in
+espeak-ng's phonemes, never a digit) in the spoken-digits data set's own espeak-ng voices; the
+model hears each one (`flowbench-cli infer`, one process), and the ones it calls a class other
+than unknown or background with at least --threshold are the hard negatives. --out becomes the
+data set (links to --data's recordings) plus those, as "unknown" recordings of the voice that
+said them, so the speaker split keeps them with that voice. The words the model already rejects
+teach it little; the ones it mistakes are the sounds near a digit that no word list has. This is
+the mining step of production keyword spotters, done with speech synthesis instead of hours of
+recorded speech (docs/audio.md has what it did to the false alarms and the digits).
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from listen_latency import CLI  # noqa: E402
+
+ACCENTS = ["en-gb", "en-us", "en-gb-scotland", "en-gb-x-rp", "en-gb-x-gbclan", "en-029"]
+VARIANTS = ["m1", "m2", "m3", "m4", "m5", "m6", "m7", "f1", "f2", "f3", "f4", "f5"]
+ONSETS = ["", "p", "b", "t", "d", "k", "g", "f", "v", "T", "D", "s", "z", "S", "h", "m", "n",
+          "l", "r", "w", "j", "tS", "dZ", "st", "sp", "sk", "pl", "bl", "kl", "gl", "fl", "sl",
+          "pr", "br", "tr", "dr", "kr", "gr", "fr", "Tr", "sw", "kw", "sm", "sn"]
+VOWELS = ["a", "E", "I", "0", "V", "U", "i:", "u:", "A:", "O:", "3:", "eI", "aI", "OI", "aU",
+          "oU", "i@", "e@"]
+CODAS = ["", "", "p", "b", "t", "d", "k", "g", "f", "v", "s", "z", "S", "m", "n", "N", "l",
+         "ks", "nt", "nd", "st", "mp", "lt", "ns", "ts"]
+# The digits as espeak-ng's English voices say them (espeak-ng -x): never made up.
+DIGITS = {"z'i@roU", "w'0n", "w'Vn", "t'u:", "Tr'i:", "f'o@", "f'O@", "f'o@r", "f'aIv",
+          "f'aI2v", "s'Iks", "s'Ev@n", "'eIt", "n'aIn"}
+
+
+def made_up_word(rng):
+    while True:
+        syllables = []
+        for s in range(rng.randint(1, 3)):
+            vowel = rng.choice(VOWELS) if s == 0 or rng.random() < 0.5 else "@"
+            syllables.append(rng.choice(ONSETS) + ("'" if s == 0 else "") + vowel +
+                             rng.choice(CODAS))
+        word = "".join(syllables)
+        if word not in DIGITS:
+            return word
+
+
+def say(job):
+    """espeak-ng says the phonemes in the voice at a speed and pitch of its own; 16 kHz mono."""
+    path, voice, phonemes, speed, pitch = job
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = os.path.join(tmp, "w.wav")
+        subprocess.run(["espeak-ng", "-v", voice, "-s", str(speed), "-p", str(pitch), "-w", raw,
+                        f"[[{phonemes}]]"], check=True)
+        subprocess.run(["sox", "-q", "-V1", raw, "-r", "16000", "-c", "1", "-b", "16", path,
+                        "norm", "-3"], check=True)
+    return path
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", required=True, help="a run folder of a model trained on the data")
+    ap.add_argument("--data", default=os.path.expanduser("~/.local/share/flowbench/spoken_digits"))
+    ap.add_argument("--out", required=True, help="the new data folder (made; must not exist)")
+    ap.add_argument("--words", type=int, default=9000, help="made-up words to try")
+    ap.add_argument("--threshold", type=float, default=0.5,
+                    help="a word is a hard negative when the model gives a keyword this much")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    a = ap.parse_args()
+    if os.path.exists(a.out):
+        sys.exit(f"{a.out} exists; give a new folder")
+    pool = os.path.join(a.out, ".made-up")
+    os.makedirs(pool)
+
+    rng = random.Random(a.seed)
+    jobs = []
+    for i in range(a.words):
+        accent, variant = rng.choice(ACCENTS), rng.choice(VARIANTS)
+        name = f"unknown_espeak-{accent}-{variant}_h{i + 1}.wav"
+        jobs.append((os.path.join(pool, name), f"{accent}+{variant}", made_up_word(rng),
+                     rng.randint(120, 199), rng.randint(25, 74)))
+    print(f"saying {a.words} made-up words ...", file=sys.stderr)
+    with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
+        paths = list(ex.map(say, jobs))
+
+    r = subprocess.run([CLI, "infer", a.model] + paths, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"infer failed: {r.stderr[-2000:]}")
+    said = {p: j for p, j in zip(paths, jobs)}
+    hard = []
+    for line in r.stdout.splitlines():
+        row = json.loads(line)
+        top = row.get("top", [{}])[0]
+        if top.get("class") not in (None, "unknown", "background") and \
+                top["probability"] >= a.threshold:
+            hard.append((row["input"], top["class"], said[row["input"]][2]))
+
+    for f in sorted(os.listdir(a.data)):
+        if f.endswith(".wav"):
+            os.symlink(os.path.abspath(os.path.join(a.data, f)), os.path.join(a.out, f))
+    for path, _, _ in hard:
+        os.replace(path, os.path.join(a.out, os.path.basename(path)))
+    shutil.rmtree(pool) # audio_folder reads subfolders too: the rest must go
+    with open(os.path.join(a.out, ".hard_negatives.tsv"), "w") as f:
+        f.write("".join(f"{os.path.basename(p)}\t{c}\t{w}\n" for p, c, w in hard))
+    by_class = {}
+    for _, c, _ in hard:
+        by_class[c] = by_class.get(c, 0) + 1
+    print(f"{len(hard)} of {a.words} made-up words heard as a keyword at >= {a.threshold} "
+          f"({', '.join(f'{c}: {n}' for c, n in sorted(by_class.items()))}); {a.out} holds "
+          f"{a.data}'s recordings and these as unknown (.hard_negatives.tsv lists them)")
+
+
+if __name__ == "__main__":
+    main()
