@@ -18,20 +18,20 @@ recorded speech (docs/audio.md has what it did to the false alarms and the digit
 """
 
 import argparse
+import collections
 import concurrent.futures
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from listen_latency import CLI  # noqa: E402
+from listen_latency import CLI, ROOT  # noqa: E402
 
-ACCENTS = ["en-gb", "en-us", "en-gb-scotland", "en-gb-x-rp", "en-gb-x-gbclan", "en-029"]
-VARIANTS = ["m1", "m2", "m3", "m4", "m5", "m6", "m7", "f1", "f2", "f3", "f4", "f5"]
 ONSETS = ["", "p", "b", "t", "d", "k", "g", "f", "v", "T", "D", "s", "z", "S", "h", "m", "n",
           "l", "r", "w", "j", "tS", "dZ", "st", "sp", "sk", "pl", "bl", "kl", "gl", "fl", "sl",
           "pr", "br", "tr", "dr", "kr", "gr", "fr", "Tr", "sw", "kw", "sm", "sn"]
@@ -42,6 +42,16 @@ CODAS = ["", "", "p", "b", "t", "d", "k", "g", "f", "v", "s", "z", "S", "m", "n"
 # The digits as espeak-ng's English voices say them (espeak-ng -x): never made up.
 DIGITS = {"z'i@roU", "w'0n", "w'Vn", "t'u:", "Tr'i:", "f'o@", "f'O@", "f'o@r", "f'aIv",
           "f'aI2v", "s'Iks", "s'Ev@n", "'eIt", "n'aIn"}
+
+
+def script_list(name):
+    """A bash array of scripts/make_spoken_digits.sh (its espeak-ng accents and variants), so
+    that the made-up words are said in the data set's own voices."""
+    text = open(os.path.join(ROOT, "scripts", "make_spoken_digits.sh")).read()
+    m = re.search(rf"^{name}=\((.*?)\)", text, re.S | re.M)
+    if not m:
+        sys.exit(f"no {name}=(...) in scripts/make_spoken_digits.sh")
+    return m.group(1).split()
 
 
 def made_up_word(rng):
@@ -84,10 +94,11 @@ def main():
     pool = os.path.join(a.out, ".made-up")
     os.makedirs(pool)
 
+    accents, variants = script_list("accents"), script_list("variants")
     rng = random.Random(a.seed)
     jobs = []
     for i in range(a.words):
-        accent, variant = rng.choice(ACCENTS), rng.choice(VARIANTS)
+        accent, variant = rng.choice(accents), rng.choice(variants)
         name = f"unknown_espeak-{accent}-{variant}_h{i + 1}.wav"
         jobs.append((os.path.join(pool, name), f"{accent}+{variant}", made_up_word(rng),
                      rng.randint(120, 199), rng.randint(25, 74)))
@@ -112,12 +123,10 @@ def main():
             os.symlink(os.path.abspath(os.path.join(a.data, f)), os.path.join(a.out, f))
     for path, _, _ in hard:
         os.replace(path, os.path.join(a.out, os.path.basename(path)))
-    shutil.rmtree(pool) # audio_folder reads subfolders too: the rest must go
+    shutil.rmtree(pool)  # audio_folder reads subfolders too: the rest must go
     with open(os.path.join(a.out, ".hard_negatives.tsv"), "w") as f:
         f.write("".join(f"{os.path.basename(p)}\t{c}\t{w}\n" for p, c, w in hard))
-    by_class = {}
-    for _, c, _ in hard:
-        by_class[c] = by_class.get(c, 0) + 1
+    by_class = collections.Counter(c for _, c, _ in hard)
     print(f"{len(hard)} of {a.words} made-up words heard as a keyword at >= {a.threshold} "
           f"({', '.join(f'{c}: {n}' for c, n in sorted(by_class.items()))}); {a.out} holds "
           f"{a.data}'s recordings and these as unknown (.hard_negatives.tsv lists them)")

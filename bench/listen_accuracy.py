@@ -171,7 +171,7 @@ def main():
                 ["--average", "3", "--threshold", "0.7"], ["--threshold", "0.7"],
                 ["--threshold", "0.8"], ["--average", "5", "--threshold", "0.7"]]
     rows = []
-    misses, alarms = [], [] # at the defaults: what to work on next
+    misses, alarms = [], []  # at the defaults: what to work on next
     for args in settings:
         digits = right = wrong = fa = 0
         for rec, truth in detection:
@@ -186,8 +186,7 @@ def main():
         if not args:
             alarms = raised
         rows.append((" ".join(args) or "defaults (average 4, threshold 0.6, centre 300 ms)",
-                     digits, right,
-                     wrong, fa, quiet_fa, hours))
+                     digits, right, wrong, fa, quiet_fa, hours))
         print(f"{rows[-1][0]}: {right}/{digits} digits, {quiet_fa} false alarms in "
               f"{hours * 60:.1f} min", file=sys.stderr)
 

@@ -43,9 +43,11 @@ struct Heard {
     std::vector<Detection> detections;
 };
 
-Heard listen(const std::vector<float> &x, ListenOptions o, size_t chunk = 7)
+// The stream heard by a listener of `score` at `rate`, windows of 1 s.
+Heard listen(const std::vector<float> &x, ListenOptions o, size_t chunk = 7,
+             const Listener::Scorer &score = scoreWindow, int64_t rate = 100)
 {
-    auto made = Listener::make(scoreWindow, kNames, 100, 100, o);
+    auto made = Listener::make(score, kNames, rate, rate, o);
     if (!made.ok()) qFatal("%s", made.error().str().c_str());
     Listener l = std::move(made).value();
     Heard h;
@@ -191,16 +193,7 @@ private slots:
             ListenOptions o;
             o.average = 1;
             o.centreMs = centreMs;
-            auto made = Listener::make(edgeFooled, kNames, rate, rate, o);
-            if (!made.ok()) qFatal("%s", made.error().str().c_str());
-            Listener l = std::move(made).value();
-            Heard h;
-            l.push(
-                x.data(), x.size(), [&](const ListenWindow &w) { h.windows.push_back(w); },
-                [&](const Detection &d) { h.detections.push_back(d); });
-            l.finish([&](const ListenWindow &w) { h.windows.push_back(w); },
-                     [&](const Detection &d) { h.detections.push_back(d); });
-            return h;
+            return listen(x, o, 1600, edgeFooled, rate);
         };
         const Heard every = hear(0);
         QVERIFY(!every.detections.empty());
