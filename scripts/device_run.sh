@@ -54,6 +54,12 @@ for f in "$root"/data/*-ubyte; do gzip -1 -k "$f"; done
             --out "$work/run-cnn-$how" --events "$work/run-cnn-$how/events.jsonl" | tail -1
         grep -h '"type":"log"' "$work/run-cnn-$how/events.jsonl" | grep -i "graph\|resident\|precision" || true
     done
+    # `summary --measure` times a few synthetic training steps on the CPU and on the GPU and
+    # prints the GFLOP/s each achieved beside the FLOP count (docs/summary.md).
+    for m in cnn mlp; do
+        echo "== summary --measure: $m"
+        "$root/bin/flowbench-cli" summary resources/examples/fashion_mnist_$m.json --measure
+    done
     # A run stopped after epoch 1 and resumed must end as the uninterrupted run does, to the bit,
     # with train.deterministic; without it cuDNN's timed algorithm choice may differ between the
     # processes (shown for comparison, not a failure).
