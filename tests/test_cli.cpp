@@ -241,7 +241,8 @@ private slots:
 
     // `make-data spoken-digits` runs scripts/make_spoken_digits.sh (found in the source tree of
     // this build tree): a count people can follow on stderr, the folder and count on stdout.
-    // Two of the 79 voices (2 x 36 recordings and 8 background noises) keep it quick.
+    // Two of the 151 voices (2 x 33 recordings, their 11 hard negatives and 4 background noises)
+    // keep it quick.
     void makeDataMakesSpokenDigitsWithProgress()
     {
         if (const QString why = missingSpeechTools(); !why.isEmpty()) QSKIP(qPrintable(why));
@@ -254,22 +255,22 @@ private slots:
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QCOMPARE(r.summary["status"].toString(), QString("ok"));
         QCOMPARE(r.summary["path"].toString(), QDir(out).absolutePath());
-        QCOMPARE(r.summary["recordings"].toInt(), 92);
-        QCOMPARE(QDir(out).entryList({"*_*_*.wav"}, QDir::Files).size(), 92);
+        QCOMPARE(r.summary["recordings"].toInt(), 81);
+        QCOMPARE(QDir(out).entryList({"*_*_*.wav"}, QDir::Files).size(), 81);
         // The count grows, and people see it between the start and the end.
-        static const QRegularExpression made("made (\\d+) of 92\n");
+        static const QRegularExpression made("made (\\d+) of 81\n");
         QList<int> counts;
         for (auto it = made.globalMatch(r.err); it.hasNext();)
             counts << it.next().captured(1).toInt();
         QVERIFY2(!counts.isEmpty(), qPrintable(r.err));
         QVERIFY2(std::is_sorted(counts.begin(), counts.end()), qPrintable(r.err));
-        QVERIFY2(std::any_of(counts.begin(), counts.end(), [](int n) { return n > 0 && n < 92; }),
+        QVERIFY2(std::any_of(counts.begin(), counts.end(), [](int n) { return n > 0 && n < 81; }),
                  qPrintable(r.err));
         // A complete folder is left as it is.
         const CliResult again = cli(args, 60000, env);
         QCOMPARE(again.exitCode, 0);
-        QVERIFY2(again.err.contains("92 recordings already in"), qPrintable(again.err));
-        QCOMPARE(again.summary["recordings"].toInt(), 92);
+        QVERIFY2(again.err.contains("81 recordings already in"), qPrintable(again.err));
+        QCOMPARE(again.summary["recordings"].toInt(), 81);
     }
 
     // Stopped (the window's Cancel sends SIGTERM): the script stops handing out recordings,
@@ -287,7 +288,7 @@ private slots:
         p.start(FLOWBENCH_CLI, {"make-data", "spoken-digits", "--out", out});
         QVERIFY(p.waitForStarted());
         QString err;
-        static const QRegularExpression started("made [1-9][0-9]* of 4404");
+        static const QRegularExpression started("made [1-9][0-9]* of 6502");
         QElapsedTimer t;
         t.start();
         while (!err.contains(started) && t.elapsed() < 60000 && p.state() == QProcess::Running) {
@@ -307,7 +308,7 @@ private slots:
         auto made = [&] { return QDir(out).entryList({"*_*_*.wav"}, QDir::Files); };
         QTest::qWait(1500); // the recordings being made when it stopped are finished
         const int kept = int(made().size());
-        QVERIFY2(kept > 0 && kept < 4404, qPrintable(QString::number(kept)));
+        QVERIFY2(kept > 0 && kept < 6502, qPrintable(QString::number(kept)));
         QTest::qWait(2000);
         QCOMPARE(int(made().size()), kept);
         QCOMPARE(QDir(out).entryList({"*.tmp.wav"}, QDir::Files), QStringList());

@@ -552,8 +552,8 @@ private slots:
 
     // File > Make Spoken-Digits Data Set runs `flowbench-cli make-data spoken-digits` and shows
     // its count in a progress dialog, then where the recordings went; the example opened then
-    // has nothing to point at. Two voices (92 recordings with their background noise) keep it
-    // quick.
+    // has nothing to point at. Two voices (81 recordings with their hard negatives and background
+    // noise) keep it quick.
     void makesTheSpokenDigitsWithProgress()
     {
         if (const QString why = missingSpeechTools(); !why.isEmpty()) QSKIP(qPrintable(why));
@@ -577,19 +577,19 @@ private slots:
         QVERIFY(why.contains("already"));
         bool sawCount = false;
         connect(dialog, &app::DataSetDialog::progressed, this, [&](int made, int total) {
-            if (made > 0 && made < total && total == 92 &&
-                dialog->text().contains(QString("Made %1 of 92 recordings").arg(made)) &&
-                dialog->progressBar()->value() == made && dialog->progressBar()->maximum() == 92)
+            if (made > 0 && made < total && total == 81 &&
+                dialog->text().contains(QString("Made %1 of 81 recordings").arg(made)) &&
+                dialog->progressBar()->value() == made && dialog->progressBar()->maximum() == 81)
                 sawCount = true;
         });
         QTRY_VERIFY_WITH_TIMEOUT(!dialog->isWorking(), 120000);
         qunsetenv("FLOWBENCH_PROGRESS_SECONDS");
         QCOMPARE(dialog->state(), app::DataSetDialog::State::Done);
         QVERIFY(sawCount);
-        QVERIFY2(dialog->text().contains("Done: 92 recordings in " + digits),
+        QVERIFY2(dialog->text().contains("Done: 81 recordings in " + digits),
                  qPrintable(dialog->text()));
-        QVERIFY(win.w.log()->text().contains("Done: 92 recordings in " + digits));
-        QCOMPARE(recordingsIn(digits), 92);
+        QVERIFY(win.w.log()->text().contains("Done: 81 recordings in " + digits));
+        QCOMPARE(recordingsIn(digits), 81);
         QPushButton *close = dialog->buttons()->button(QDialogButtonBox::Close);
         QVERIFY(close);
         close->click();
@@ -613,7 +613,7 @@ private slots:
         app::DataSetDialog *dialog = win.w.dataSetDialog();
         QTRY_VERIFY_WITH_TIMEOUT(dialog->made() > 0, 60000);
         qunsetenv("FLOWBENCH_PROGRESS_SECONDS");
-        QCOMPARE(dialog->total(), 4404);
+        QCOMPARE(dialog->total(), 6502);
         dialog->buttons()->button(QDialogButtonBox::Cancel)->click();
         QTRY_VERIFY_WITH_TIMEOUT(!dialog->isWorking(), 10000);
         QCOMPARE(dialog->state(), app::DataSetDialog::State::Cancelled);
@@ -621,7 +621,7 @@ private slots:
         QVERIFY(win.w.log()->text().contains("Cancelled with"));
         QTest::qWait(1500); // the recordings being made at the cancel are finished
         const int kept = recordingsIn(digits);
-        QVERIFY2(kept > 0 && kept < 4404, qPrintable(QString::number(kept)));
+        QVERIFY2(kept > 0 && kept < 6502, qPrintable(QString::number(kept)));
         QTest::qWait(2000);
         QCOMPARE(recordingsIn(digits), kept);
         QCOMPARE(QDir(digits).entryList({"*.tmp.wav"}, QDir::Files), QStringList());

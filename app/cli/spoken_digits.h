@@ -11,7 +11,7 @@ namespace fb::cli {
 
 struct SpokenDigitsRequest {
     std::string outDir; // empty: spokenDigitsDefaultDir()
-    int voices = 0;     // only the first N of the 79 voices (tests, quick tries); 0 = all
+    int voices = 0;     // only the first N of the 151 voices (tests, quick tries); 0 = all
 };
 
 struct SpokenDigitsOutcome {
@@ -32,13 +32,13 @@ std::string spokenDigitsDefaultDir();
 std::string findSpokenDigitsScript(std::vector<std::string> *looked = nullptr);
 
 // The tools the script needs for that many voices (0 = all) that are not on the PATH
-// ("espeak-ng", "sox"; flite and festival's text2wave past espeak-ng's 72 voices).
+// ("espeak-ng", "sox"; flite and festival's text2wave past espeak-ng's 144 voices).
 std::vector<std::string> missingSpokenDigitsTools(int voices = 0);
 // The Debian packages that give every tool and voice the script uses.
 inline constexpr const char *kSpokenDigitsPackages =
     "espeak-ng flite festival festvox-kallpc16k festvox-kdlpc16k festvox-us-slt-hts sox";
 
-// Runs the script: its progress ("spoken digits: made N of 4404") goes to stderr as it comes.
+// Runs the script: its progress ("spoken digits: made N of 6502") goes to stderr as it comes.
 // SIGINT, SIGTERM or SIGHUP stop it; the recordings made are kept and a later call makes only
 // the rest.
 SpokenDigitsOutcome makeSpokenDigits(const SpokenDigitsRequest &request);
