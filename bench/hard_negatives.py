@@ -33,13 +33,20 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from listen_latency import CLI, ROOT  # noqa: E402
 
-ONSETS = ["", "p", "b", "t", "d", "k", "g", "f", "v", "T", "D", "s", "z", "S", "h", "m", "n",
-          "l", "r", "w", "j", "tS", "dZ", "st", "sp", "sk", "pl", "bl", "kl", "gl", "fl", "sl",
-          "pr", "br", "tr", "dr", "kr", "gr", "fr", "Tr", "sw", "kw", "sm", "sn"]
-VOWELS = ["a", "E", "I", "0", "V", "U", "i:", "u:", "A:", "O:", "3:", "eI", "aI", "OI", "aU",
-          "oU", "i@", "e@"]
-CODAS = ["", "", "p", "b", "t", "d", "k", "g", "f", "v", "s", "z", "S", "m", "n", "N", "l",
-         "ks", "nt", "nd", "st", "mp", "lt", "ns", "ts"]
+
+def script_list(name):
+    """A bash array of scripts/make_spoken_digits.sh, so that this tool and the data set share one
+    definition: its espeak-ng accents and variants (the made-up words are said in the data set's
+    own voices), and its pseudo_word's onsets, vowels and codas (the same made-up words)."""
+    text = open(os.path.join(ROOT, "scripts", "make_spoken_digits.sh")).read()
+    m = re.search(rf"^\s*(?:local )?{name}=\((.*?)\)", text, re.S | re.M)
+    if not m:
+        sys.exit(f"no {name}=(...) in scripts/make_spoken_digits.sh")
+    return ["" if item == '""' else item for item in m.group(1).split()]
+
+
+# English onsets, vowels and codas in espeak-ng's phonemes, as the data set's made-up words have.
+ONSETS, VOWELS, CODAS = script_list("onsets"), script_list("vowels"), script_list("codas")
 # The digits as espeak-ng's English voices say them (espeak-ng -x), as phonemes.
 DIGITS = ["z i@ r oU", "w 0 n", "w V n", "t u:", "T r i:", "f o@", "f O@", "f o@ r", "f aI v",
           "s I k s", "s E v @ n", "eI t", "n aI n"]
@@ -92,16 +99,6 @@ def digit_like(word):
     ph = phonemes(word)
     return consonants(ph) in DIGIT_CONSONANTS or \
         min(edit_distance(ph, d) for d in DIGIT_PHONEMES) <= 1
-
-
-def script_list(name):
-    """A bash array of scripts/make_spoken_digits.sh (its espeak-ng accents and variants), so
-    that the made-up words are said in the data set's own voices."""
-    text = open(os.path.join(ROOT, "scripts", "make_spoken_digits.sh")).read()
-    m = re.search(rf"^{name}=\((.*?)\)", text, re.S | re.M)
-    if not m:
-        sys.exit(f"no {name}=(...) in scripts/make_spoken_digits.sh")
-    return m.group(1).split()
 
 
 def made_up_word(rng):

@@ -309,10 +309,12 @@ espeak_jobs=() # espeak-ng's recordings (and the background noise)
 other_jobs=()  # flite's and festival's, made from their raw words
 names=()
 raw_list=() # flite's and festival's words, synthesized once and varied by sox per take
+declare -A made_voice=() # the espeak-ng voices made, whose hard negatives are made too
 k=0
 for s in "${speakers[@]}"; do
     read -r engine voice takes n_other <<<"$s"
     speaker="$engine-${voice/+/-}"
+    [[ $engine == espeak ]] && made_voice[$voice]=1
     for d in "${!digits[@]}"; do
         for ((t = 1; t <= takes; t++)); do
             # espeak-ng's second take may say the digit as another accent would (make_one).
@@ -341,11 +343,6 @@ for s in "${speakers[@]}"; do
     k=$((k + 1))
 done
 # The hard negatives of the voices made (all of them unless FLOWBENCH_SPOKEN_DIGITS_VOICES).
-declare -A made_voice=()
-for s in "${speakers[@]}"; do
-    read -r engine voice _ <<<"$s"
-    [[ $engine == espeak ]] && made_voice[$voice]=1
-done
 for h in "${hard_negatives[@]}"; do
     IFS=/ read -r voice word speed pitch n <<<"$h"
     [[ -n "${made_voice[$voice]:-}" ]] || continue
@@ -371,16 +368,11 @@ if [[ "$done_before" =~ ^$version\ ([0-9]+)$ ]] && (( BASH_REMATCH[1] >= want ))
 fi
 mkdir -p "$out/.raw"
 rm -f "$out/.complete"
-# The first version's recordings (espeak-ng only, speakers named ACCENT-VARIANT): the same
-# digits in the older effects would be read as 72 more speakers.
-rm -f "$out"/[0-9]_en-*_[0-9].wav "$out"/[0-9]_en-*_[0-9].tmp.wav
-# Version 2's other words (finished or not: it wrote no .version) are other words for the same
-# names now; they are made again, so that a folder brought up to date holds what a new one does.
+# A folder of another version (the first two wrote no .version) is made again, finished or
+# not: its voices, takes and noise clips' names differ, so that every recording goes (and its
+# half-made .tmp.wav); flite's and festival's raw words in .raw are kept.
 if [[ "$(cat "$out/.version" 2>/dev/null || true)" != "$version" ]]; then
-    rm -f "$out"/unknown_*.wav
-    # Version 4 changed the voices, their takes and the noise clips' names: every recording of an
-    # older version is made again (flite's and festival's raw words are kept).
-    rm -f "$out"/[0-9]_*.wav "$out"/background_*.wav
+    rm -f "$out"/[0-9]_*.wav "$out"/unknown_*.wav "$out"/background_*.wav
     echo "$version" > "$out/.version"
 fi
 

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Digits found at a false-alarm budget: a keyword model's operating curve over detector settings.
+
+    python3 bench/listen_curve.py --model runs/<run> --recordings ~/kws-recordings
+    python3 bench/listen_curve.py --model runs/a --model runs/b --recordings ...   # averaged
+
+bench/listen_accuracy.py runs the engine at six settings; this tool asks `flowbench-cli listen
+--windows` once per recording for every window's probabilities and whether it is centred, then
+replays the detector over them in Python for every setting of 2 to 6 windows and thresholds 0.4 to
+0.95, and prints, for each false-alarm budget, the most digits found at a setting within it. Use it
+to compare models where their false alarms differ; its figure at the defaults should agree with
+listen_accuracy.py's (docs/audio.md's "Dead units" table was made this way). Why a copy of the
+detector instead of the engine: one `listen` run a setting would take 40 runs a model; the replay
+is the engine's rule (core/exec/listen.cpp: the average of the last K centred windows, an
+off-centre window counted as certain background, one detection a word, --suppress-ms 500). With
+several --model, their window probabilities are averaged (models listening together).
+--recordings is a folder kept by listen_accuracy.py --recordings: digits*.wav and no-digits-*.wav
+with their .tsv truths.
+"""
+
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from listen_accuracy import read_truth, score  # noqa: E402
+from listen_latency import CLI  # noqa: E402
+
+IGNORED = {"background", "unknown"}
+LIMITS = (0, 2, 5, 10, 20, 50, 100)
+
+
+def windows(model, recording):
+    """Each window's probabilities as the detector counts them (off-centre: certain background),
+    its start and end."""
+    r = subprocess.run([CLI, "listen", model, recording, "--windows"], capture_output=True,
+                       text=True, check=True)
+    out = []
+    for line in r.stdout.splitlines():
+        w = json.loads(line)
+        if w["kind"] != "window":
+            continue
+        p = w["probabilities"]
+        if not w["centred"]:
+            p = {c: float(c == "background") for c in p}
+        out.append((p, w["start"], w["end"]))
+    return out
+
+
+def detect(wins, average, threshold, hop=0.1, suppress=0.5):
+    """listen's detector (core/exec/listen.cpp) over the windows: the detections' class and time."""
+    found, recent, last, last_class, armed = [], [], -1e9, None, True
+    for p, start, end in wins:
+        recent = (recent + [p])[-average:]
+        avg = {c: sum(r[c] for r in recent) / len(recent) for c in p}
+        top = max(avg, key=avg.get)
+        heard = top not in IGNORED and avg[top] >= threshold
+        if not heard or top != last_class:
+            armed = True
+        if not heard or not armed:
+            continue
+        time = (start - hop * (len(recent) - 1) + end) / 2
+        armed, last_class = False, top
+        if time - last < suppress:
+            continue  # a suppressed word is spent, not detected late
+        found.append({"class": top, "time": time})
+        last = time
+    return found
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", action="append", required=True, help="a run folder (repeatable)")
+    ap.add_argument("--recordings", required=True, help="listen_accuracy.py's kept recordings")
+    a = ap.parse_args()
+    recordings = sorted(glob.glob(os.path.join(a.recordings, "*.wav")))
+    if not any("no-digits" in r for r in recordings):
+        sys.exit(f"no no-digits-*.wav in {a.recordings}: make them with listen_accuracy.py")
+    data = []
+    for rec in recordings:
+        per_model = [windows(m, rec) for m in a.model]
+        wins = [({c: sum(m[i][0][c] for m in per_model) / len(per_model) for c in ws[0][0]},
+                 ws[0][1], ws[0][2]) for i, ws in enumerate(zip(*per_model))]
+        data.append((rec, wins, read_truth(rec + ".tsv")))
+    points = []
+    for average in (2, 3, 4, 5, 6):
+        for threshold in (0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95):
+            digits = right = alarms = 0
+            hours = 0.0
+            for rec, wins, truth in data:
+                n, r, _, f, _, _ = score(detect(wins, average, threshold), truth)
+                if "no-digits" in os.path.basename(rec):
+                    alarms += f
+                    hours += wins[-1][2] / 3600
+                else:
+                    digits += n
+                    right += r
+            points.append((100 * right / digits, alarms / hours, average, threshold))
+    print(f"models: {', '.join(a.model)}; {a.recordings}")
+    print("| false alarms an hour at most | digits found | setting | false alarms an hour |")
+    print("|---:|---:|---|---:|")
+    for limit in LIMITS:
+        best = max((p for p in points if p[1] <= limit), default=None)
+        if best:
+            print(f"| {limit} | {best[0]:.1f}% | --average {best[2]} --threshold {best[3]} | "
+                  f"{best[1]:.1f} |")
+        else:
+            print(f"| {limit} | - | - | - |")
+    d = next(p for p in points if p[2] == 4 and p[3] == 0.6)
+    print(f"defaults (--average 4 --threshold 0.6): {d[0]:.1f}% at {d[1]:.1f} an hour")
+
+
+if __name__ == "__main__":
+    main()
