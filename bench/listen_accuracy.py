@@ -4,6 +4,7 @@ time, and how many false alarms it raises per hour of other words, noise and sil
 
     python3 bench/listen_accuracy.py                     # trains the example (20 epochs) first
     python3 bench/listen_accuracy.py --model runs/<run> --minutes 60 --save
+    python3 bench/listen_accuracy.py --model runs/<run> --with runs/<run2> ...   # listening together
 
 Recordings are made by tests/make_listen_recording.sh with voices of two English accents the
 spoken-digits data set does not have (espeak-ng's West Midlands and New York):
@@ -127,6 +128,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", help="a run folder of a model trained on recordings "
                     "(default: train resources/examples/spoken_digits.json)")
+    ap.add_argument("--with", dest="others", action="append", default=[], metavar="MODEL",
+                    help="another model listening too (listen --with; repeatable)")
     ap.add_argument("--data", default=os.path.expanduser("~/.local/share/flowbench/spoken_digits"))
     ap.add_argument("--epochs", type=int, default=20)
     ap.add_argument("--seeds", default="7,3,11", help="detection recordings, 120 words each")
@@ -151,6 +154,7 @@ def main():
         model = os.path.join(tmp, "run")
         train_example(model, a.data, a.epochs, a.threads)
 
+    together = [x for m in a.others for x in ("--with", m)]
     seeds = [int(s) for s in a.seeds.split(",") if s]
     detection = []
     for s in seeds:
@@ -177,12 +181,12 @@ def main():
     for args in settings:
         digits = right = wrong = fa = 0
         for rec, truth in detection:
-            d, _ = listen(model, rec, args, a.threads)
+            d, _ = listen(model, rec, args + together, a.threads)
             n, r_, w_, f_, missed, _ = score(d, truth)
             digits, right, wrong, fa = digits + n, right + r_, wrong + w_, fa + f_
             if not args:
                 misses += missed
-        d, summary = listen(model, quiet, args, a.threads)
+        d, summary = listen(model, quiet, args + together, a.threads)
         hours = summary["seconds"] / 3600
         _, _, _, quiet_fa, _, raised = score(d, quiet_truth)
         if not args:
@@ -197,7 +201,8 @@ def main():
     out = [
         f"# Keyword-spotting accuracy, {stamp}",
         "",
-        f"Model: {a.model or f'the spoken-digits example trained {a.epochs} epochs on {a.data}'}."
+        f"Model: {a.model or f'the spoken-digits example trained {a.epochs} epochs on {a.data}'}"
+        f"{''.join(f', with {m}' for m in a.others)}."
         f" Machine: {platform.processor() or platform.machine()}.",
         f"Detection: seeds {a.seeds} of tests/make_listen_recording.sh, "
         f"{rows[0][1]} digits among other words. False alarms: {hours * 60:.1f} minutes of "

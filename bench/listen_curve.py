@@ -3,6 +3,7 @@
 
     python3 bench/listen_curve.py --model runs/<run> --recordings ~/kws-recordings
     python3 bench/listen_curve.py --model runs/a --model runs/b --recordings ...   # averaged
+    python3 bench/listen_curve.py --cache ~/kws-windows ...    # each model hears each recording once
 
 bench/listen_accuracy.py runs the engine at six settings; this tool asks `flowbench-cli listen
 --windows` once per recording for every window's probabilities and whether it is centred, then
@@ -20,6 +21,7 @@ with their .tsv truths.
 
 import argparse
 import glob
+import hashlib
 import json
 import os
 import subprocess
@@ -33,13 +35,33 @@ IGNORED = {"background", "unknown"}
 LIMITS = (0, 2, 5, 10, 20, 50, 100)
 
 
-def windows(model, recording):
-    """Each window's probabilities as the detector counts them (off-centre: certain background),
-    its start and end."""
+def listen_windows(model, recording, cache):
+    """`listen --windows`' lines for the recording, from the cache folder when that model (by
+    its file's path, size and time) heard it before."""
+    path = None
+    if cache:
+        f = model if os.path.isfile(model) else os.path.join(model, "model.safetensors")
+        st = os.stat(f)
+        key = hashlib.sha1(f"{os.path.abspath(f)}:{st.st_size}:{st.st_mtime_ns}".encode())
+        path = os.path.join(cache, f"{key.hexdigest()[:16]}-{os.path.basename(recording)}.jsonl")
+        if os.path.exists(path):
+            with open(path) as cached:
+                return cached.read().splitlines()
     r = subprocess.run([CLI, "listen", model, recording, "--windows"], capture_output=True,
                        text=True, check=True)
+    if path:
+        os.makedirs(cache, exist_ok=True)
+        with open(path + ".part", "w") as out:
+            out.write(r.stdout)
+        os.replace(path + ".part", path)
+    return r.stdout.splitlines()
+
+
+def windows(model, recording, cache=None):
+    """Each window's probabilities as the detector counts them (off-centre: certain background),
+    its start and end."""
     out = []
-    for line in r.stdout.splitlines():
+    for line in listen_windows(model, recording, cache):
         w = json.loads(line)
         if w["kind"] != "window":
             continue
@@ -75,13 +97,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", action="append", required=True, help="a run folder (repeatable)")
     ap.add_argument("--recordings", required=True, help="listen_accuracy.py's kept recordings")
+    ap.add_argument("--cache", help="keep each model's windows here and reuse them (the 2-hour "
+                    "recording takes a model 1.5 minutes to hear on 2 cores)")
     a = ap.parse_args()
     recordings = sorted(glob.glob(os.path.join(a.recordings, "*.wav")))
     if not any("no-digits" in r for r in recordings):
         sys.exit(f"no no-digits-*.wav in {a.recordings}: make them with listen_accuracy.py")
     data = []
     for rec in recordings:
-        per_model = [windows(m, rec) for m in a.model]
+        per_model = [windows(m, rec, a.cache) for m in a.model]
         wins = [({c: sum(m[i][0][c] for m in per_model) / len(per_model) for c in ws[0][0]},
                  ws[0][1], ws[0][2]) for i, ws in enumerate(zip(*per_model))]
         data.append((rec, wins, read_truth(rec + ".tsv")))

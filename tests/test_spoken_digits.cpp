@@ -66,6 +66,13 @@ QJsonObject lastLine(const QString &out)
     return QJsonDocument::fromJson(out.trimmed().split('\n').last().toUtf8()).object();
 }
 
+// tests/make_listen_recording.sh: WORDS words (SEED draws them) into wav, their truth into tsv.
+Run makeListenRecording(const QString &wav, const QString &tsv, int words, int seed)
+{
+    return run("bash", {kSource + "/tests/make_listen_recording.sh", wav, tsv,
+                        QString::number(words), QString::number(seed)});
+}
+
 // A word of tests/make_listen_recording.sh's truth file: where it is spoken, and what.
 struct Word {
     double start, end;
@@ -141,7 +148,8 @@ constexpr int kListenFalseAlarms = 8;
 class TestSpokenDigits : public QObject {
     Q_OBJECT
 
-    QTemporaryDir m_trained; // the example trained by heldOutVoicesAreRecognised
+    QTemporaryDir m_trained;  // the example trained by heldOutVoicesAreRecognised
+    QTemporaryDir m_oneEpoch; // one epoch on every recording, by inferReproducesTheEvaluation
 
 private slots:
     void initTestCase()
@@ -241,8 +249,7 @@ private slots:
                  "heldOutVoicesAreRecognised did not train a model");
         QTemporaryDir dir;
         const QString rec = dir.filePath("rec.wav"), truthFile = dir.filePath("rec.tsv");
-        const Run make =
-            run("bash", {kSource + "/tests/make_listen_recording.sh", rec, truthFile, "120", "7"});
+        const Run make = makeListenRecording(rec, truthFile, 120, 7);
         QVERIFY2(make.exitCode == 0, qPrintable(make.err));
         const QList<Word> truth = readTruth(truthFile);
         QVERIFY(truth.size() == 120);
@@ -355,10 +362,7 @@ private slots:
         QVERIFY(QFileInfo::exists(m_trained.filePath("run/model.safetensors")));
         QTemporaryDir dir;
         const QString rec = dir.filePath("rec.wav"), truthFile = dir.filePath("rec.tsv");
-        QCOMPARE(
-            run("bash", {kSource + "/tests/make_listen_recording.sh", rec, truthFile, "16", "11"})
-                .exitCode,
-            0);
+        QCOMPARE(makeListenRecording(rec, truthFile, 16, 11).exitCode, 0);
         const QList<Word> truth = readTruth(truthFile);
 
         // The server, on a socket in the test's folder, gone with the test.
@@ -458,7 +462,7 @@ private slots:
     // confusion matrix (the digits, background and unknown).
     void inferReproducesTheEvaluation()
     {
-        QTemporaryDir dir;
+        QTemporaryDir &dir = m_oneEpoch;
         const Run r =
             run(FLOWBENCH_CLI,
                 {"run", kSource + "/resources/examples/spoken_digits.json", "--device", "cpu",
@@ -500,6 +504,76 @@ private slots:
             }
         qInfo("after one epoch: %d of %lld recordings misrecognised, the same through infer", wrong,
               static_cast<long long>(files.size()));
+    }
+
+    // Two models listening together (`listen --with`): every window's probabilities are the
+    // mean of what each model alone gives it, and the detections come from that mean. A model
+    // that hears other windows (half a second) is refused, naming it and why.
+    void modelsListenTogether()
+    {
+        const QString a = m_trained.filePath("run"), b = m_oneEpoch.filePath("run");
+        QVERIFY(QFileInfo::exists(a + "/model.safetensors"));
+        QVERIFY(QFileInfo::exists(b + "/model.safetensors"));
+        QTemporaryDir dir;
+        const QString rec = dir.filePath("rec.wav"), truthFile = dir.filePath("rec.tsv");
+        QCOMPARE(makeListenRecording(rec, truthFile, 16, 11).exitCode, 0);
+        auto windows = [&](const QStringList &models, QStringList *detections) {
+            // (0.4: the one-epoch model is unsure, and the mean with it too.)
+            QStringList args{"listen", models[0], rec, "--windows", "--threshold", "0.4"};
+            for (int i = 1; i < models.size(); ++i)
+                args << "--with" << models[i];
+            const Run r = run(FLOWBENCH_CLI, args);
+            QList<QJsonObject> w;
+            if (r.exitCode != 0) {
+                qWarning("%s", qPrintable(r.err.right(2000)));
+                return w;
+            }
+            for (const QString &line : r.out.trimmed().split('\n')) {
+                const QJsonObject o = QJsonDocument::fromJson(line.toUtf8()).object();
+                if (o["kind"] == "window") w << o["probabilities"].toObject();
+                if (o["kind"] == "detection" && detections) *detections << o["class"].toString();
+            }
+            return w;
+        };
+        QStringList heard;
+        const QList<QJsonObject> wa = windows({a}, nullptr), wb = windows({b}, nullptr),
+                                 both = windows({a, b}, &heard);
+        QVERIFY(!both.isEmpty());
+        QCOMPARE(both.size(), wa.size());
+        QCOMPARE(both.size(), wb.size());
+        double worst = 0, apart = 0;
+        for (int i = 0; i < both.size(); ++i)
+            for (const QString &c : both[i].keys()) {
+                const double pa = wa[i][c].toDouble(), pb = wb[i][c].toDouble();
+                worst = std::max(worst, std::abs(both[i][c].toDouble() - (pa + pb) / 2));
+                apart = std::max(apart, std::abs(pa - pb));
+            }
+        qInfo("two models together: %lld windows, each within %.5f of the mean of the two "
+              "(which differ by up to %.2f); %lld detections",
+              static_cast<long long>(both.size()), worst, apart,
+              static_cast<long long>(heard.size()));
+        QVERIFY2(worst < 2e-4, qPrintable(QString::number(worst))); // JSON's 4 decimals
+        QVERIFY(apart > 0.1); // two models that differ, or the mean proves nothing
+        QVERIFY(!heard.isEmpty());
+
+        // Half-second windows: another model's length is refused before anything is heard.
+        const Run half =
+            run(FLOWBENCH_CLI, {"run",      kSource + "/resources/examples/spoken_digits.json",
+                                "--device", "cpu",
+                                "--set",    "train_data.path=" + kData,
+                                "--set",    "test_data.path=" + kData,
+                                "--set",    "train_data.seconds=0.5",
+                                "--set",    "test_data.seconds=0.5",
+                                "--set",    "train_data.limit=240",
+                                "--set",    "test_data.limit=60",
+                                "--set",    "train.epochs=1",
+                                "--out",    dir.filePath("half")});
+        QVERIFY2(half.exitCode == 0, qPrintable(half.err.right(3000)));
+        const Run refused = run(FLOWBENCH_CLI, {"listen", a, rec, "--with", dir.filePath("half")});
+        QCOMPARE(refused.exitCode, 2);
+        const QString message = lastLine(refused.out)["error"].toObject()["message"].toString();
+        QVERIFY2(message.contains(dir.filePath("half")) && message.contains("seconds"),
+                 qPrintable(refused.out + refused.err));
     }
 };
 

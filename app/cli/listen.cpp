@@ -35,6 +35,9 @@ averaged over the last few windows, and a class other than background noise and 
 is detected when its average reaches the threshold (docs/audio.md, "Listen").
 
 MODEL is a run folder, its model.safetensors or a checkpoint of a model trained on recordings.
+--with MODEL2 (repeatable) has other models listen too: every window's probabilities are the
+mean of the models'; models trained apart (another seed) usually raise fewer false alarms
+together at the same digits found. They need the same classes, sample rate and length.
 --stdin reads the stream from standard input instead, as raw 16-bit signed little-endian mono
 samples at --rate (what the window's Listen mode sends from its microphone), until it ends.
 
@@ -47,6 +50,7 @@ Options:
   --centre-ms C      a window counts only when its sound's middle is within C ms of its own,
                      as the model learnt words (default 300; 0: every window)
   --ignore A,B,...   classes never detected (default background,unknown,silence,noise)
+  --with MODEL2      another model listening too (repeatable; probabilities averaged)
   --windows          also one line per window: its top classes and time
   --seconds S        with --mic: stop after S seconds (default: at Ctrl-C)
   --rate HZ          with --stdin: the samples' rate (default: the model's)
@@ -207,6 +211,7 @@ int fromMicrophone(int64_t rate, double seconds,
 int listen(int argc, char **argv)
 {
     std::string model, input, device = "cpu";
+    std::vector<std::string> others; // --with
     bool mic = false, windows = false, fromStdin = false;
     double windowMs = 0, seconds = 0, rate = 0;
     exec::ListenOptions o;
@@ -233,9 +238,14 @@ int listen(int argc, char **argv)
             windows = true;
         } else if (a == "--window-ms" || a == "--hop-ms" || a == "--average" ||
                    a == "--threshold" || a == "--suppress-ms" || a == "--centre-ms" ||
-                   a == "--seconds" || a == "--device" || a == "--ignore" || a == "--rate") {
+                   a == "--seconds" || a == "--device" || a == "--ignore" || a == "--rate" ||
+                   a == "--with") {
             if (i + 1 >= argc) return usage(a + " needs a value");
             const std::string v = argv[++i];
+            if (a == "--with") {
+                others.push_back(v);
+                continue;
+            }
             if (a == "--device") {
                 device = v;
                 continue;
@@ -282,10 +292,17 @@ int listen(int argc, char **argv)
                                : "--rate goes with --stdin");
     if (seconds < 0) return usage("--seconds must not be negative");
 
-    auto predictor = exec::Predictor::open(model, device);
-    if (!predictor.ok()) return fail(kExitBadInput, predictor.error().str(), input);
-    exec::Predictor &p = *predictor.value();
-    auto made = exec::Listener::make(p, o);
+    std::vector<std::unique_ptr<exec::Predictor>> opened;
+    std::vector<exec::Predictor *> predictors;
+    others.insert(others.begin(), model);
+    for (const std::string &path : others) {
+        auto predictor = exec::Predictor::open(path, device);
+        if (!predictor.ok()) return fail(kExitBadInput, predictor.error().str(), input);
+        opened.push_back(std::move(predictor).value());
+        predictors.push_back(opened.back().get());
+    }
+    exec::Predictor &p = *predictors.front();
+    auto made = exec::Listener::make(predictors, o);
     if (!made.ok()) {
         const Error &e = made.error();
         return e.file.empty() ? usage(e.message) : fail(kExitBadInput, e.str(), input);
@@ -297,8 +314,11 @@ int listen(int argc, char **argv)
         return usage("--window-ms: the model hears windows of " +
                      std::to_string(int64_t(std::llround(modelMs))) +
                      " ms, the length of the recordings it was trained on");
+    std::string heardBy = p.modelFile();
+    for (size_t i = 1; i < predictors.size(); ++i)
+        heardBy += " with " + predictors[i]->modelFile();
     std::fprintf(stderr, "model: %s (%zu classes; %.0f ms windows every %.0f ms)\n",
-                 safeText(p.modelFile()).c_str(), p.classNames().size(), modelMs,
+                 safeText(heardBy).c_str(), p.classNames().size(), modelMs,
                  1000.0 * double(listener.hopSamples()) / double(listener.sampleRate()));
 
     std::vector<double> latencies;

@@ -25,24 +25,77 @@ std::string plainName(const std::string &name)
 
 Result<Listener> Listener::make(Predictor &p, const ListenOptions &o)
 {
-    if (!p.audio())
-        return Error{"listen needs a model trained on recordings (an audio_folder source); this "
-                     "one reads images",
-                     {},
-                     p.modelFile(),
-                     0};
+    return make(std::vector<Predictor *>{&p}, o);
+}
+
+Result<Listener> Listener::make(const std::vector<Predictor *> &predictors, const ListenOptions &o)
+{
+    if (predictors.empty() || !predictors.front()) return Error{"listen needs a model", {}, {}, 0};
+    Predictor &p = *predictors.front();
+    for (Predictor *other : predictors)
+        if (!other->audio())
+            return Error{"listen needs a model trained on recordings (an audio_folder source); "
+                         "this one reads images",
+                         {},
+                         other->modelFile(),
+                         0};
     const nlohmann::json &pre = p.preprocessing();
     const int64_t rate = pre.value("sample_rate", int64_t(0));
     const int64_t window = int64_t(std::llround(pre.value("seconds", 0.0) * double(rate)));
     if (rate <= 0 || window <= 0)
         return Error{
             "the model's saved preprocessing has no sample rate or length", {}, p.modelFile(), 0};
-    Predictor *predictor = &p;
+    for (size_t i = 1; i < predictors.size(); ++i) {
+        Predictor &q = *predictors[i];
+        auto names = [](const std::vector<std::string> &n) {
+            std::string s;
+            for (const auto &c : n)
+                s += (s.empty() ? "" : ", ") + c;
+            return s;
+        };
+        if (q.classNames() != p.classNames())
+            return Error{"its classes (" + names(q.classNames()) + ") are not " + p.modelFile() +
+                             "'s (" + names(p.classNames()) +
+                             ") in the same order: models listen together only with the same "
+                             "classes",
+                         {},
+                         q.modelFile(),
+                         0};
+        const nlohmann::json &qp = q.preprocessing();
+        for (const char *key : {"sample_rate", "seconds", "trim_db"})
+            if (qp.value(key, 0.0) != pre.value(key, 0.0))
+                return Error{"its " + std::string(key) + " (" +
+                                 qp.value(key, nlohmann::json()).dump() + ") is not " +
+                                 p.modelFile() + "'s (" + pre.value(key, nlohmann::json()).dump() +
+                                 "): models listen together only to the same windows",
+                             {},
+                             q.modelFile(),
+                             0};
+    }
     ListenOptions withTrim = o;
     withTrim.trimDb = pre.value("trim_db", 0.0);
     if (withTrim.trimDb <= 0) withTrim.centreMs = 0; // it learnt recordings as they came
-    return make([predictor](const std::vector<float> &w) { return predictor->scores(w, 1); },
-                p.classNames(), rate, window, withTrim);
+    if (predictors.size() == 1) {
+        Predictor *predictor = &p;
+        return make([predictor](const std::vector<float> &w) { return predictor->scores(w, 1); },
+                    p.classNames(), rate, window, withTrim);
+    }
+    // The mean of the models' probabilities, as scores whose softmax is that mean (its log).
+    auto together = [predictors](const std::vector<float> &w) {
+        std::vector<double> mean;
+        for (Predictor *q : predictors) {
+            const std::vector<float> s = q->scores(w, 1);
+            const std::vector<double> prob = softmax(s.data(), int64_t(s.size()));
+            mean.resize(prob.size(), 0.0);
+            for (size_t c = 0; c < prob.size(); ++c)
+                mean[c] += prob[c] / double(predictors.size());
+        }
+        std::vector<float> out(mean.size());
+        for (size_t c = 0; c < mean.size(); ++c)
+            out[c] = float(std::log(std::max(mean[c], 1e-30))); // (NaN stays NaN: never heard)
+        return out;
+    };
+    return make(together, p.classNames(), rate, window, withTrim);
 }
 
 Result<Listener> Listener::make(Scorer scorer, std::vector<std::string> names, int64_t rate,

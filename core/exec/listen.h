@@ -44,7 +44,7 @@ struct ListenOptions {
 struct ListenWindow {
     int64_t index = 0;                // 0, 1, 2, ... in the stream
     double start = 0, end = 0;        // seconds from the stream's start
-    std::vector<float> probabilities; // this window's softmax
+    std::vector<float> probabilities; // this window's softmax (several models: their mean)
     std::vector<float> averaged;      // the mean of the last `average` windows' probabilities
     int32_t top = 0;                  // the class of averaged's largest value
     double soundOffset = 0;           // seconds from the window's middle to its sound's
@@ -69,6 +69,15 @@ public:
     // The predictor must hold an audio model (Predictor::audio()); the error says why not, or
     // which option is out of range. The predictor must outlive the listener.
     static Result<Listener> make(Predictor &predictor, const ListenOptions &options);
+    // Several models listening together: each hears every window through its own saved
+    // preprocessing, and their probabilities are averaged, window by window, before anything
+    // else (the window's "probabilities" are that mean). They must have the same classes in
+    // the same order and the same sample rate, length and trim_db (one window, one centring
+    // gate); the error names the first model that differs, and how. Models trained apart make
+    // different mistakes, so that together they cry wolf less at the same digits found
+    // (docs/audio.md, "Models listening together"); each costs its forward pass per window.
+    static Result<Listener> make(const std::vector<Predictor *> &predictors,
+                                 const ListenOptions &options);
     // Any scorer of windows of `windowSamples` at `sampleRate` with these classes (tests).
     static Result<Listener> make(Scorer scorer, std::vector<std::string> classNames,
                                  int64_t sampleRate, int64_t windowSamples,
