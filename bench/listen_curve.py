@@ -5,7 +5,7 @@
     python3 bench/listen_curve.py --model runs/a --model runs/b --recordings ...   # averaged
     python3 bench/listen_curve.py --cache ~/kws-windows ...    # each model hears each recording once
 
-bench/listen_accuracy.py runs the engine at six settings; this tool asks `flowbench-cli listen
+bench/listen_accuracy.py runs the engine at eight settings; this tool asks `flowbench-cli listen
 --windows` once per recording for every window's probabilities and whether it is centred, then
 replays the detector over them in Python for every setting of 2 to 6 windows and thresholds 0.4 to
 0.95, and prints, for each false-alarm budget, the most digits found at a setting within it. Use it

@@ -210,8 +210,8 @@ int fromMicrophone(int64_t rate, double seconds,
 
 int listen(int argc, char **argv)
 {
-    std::string model, input, device = "cpu";
-    std::vector<std::string> others; // --with
+    std::string input, device = "cpu";
+    std::vector<std::string> models(1); // MODEL, then every --with
     bool mic = false, windows = false, fromStdin = false;
     double windowMs = 0, seconds = 0, rate = 0;
     exec::ListenOptions o;
@@ -243,7 +243,7 @@ int listen(int argc, char **argv)
             if (i + 1 >= argc) return usage(a + " needs a value");
             const std::string v = argv[++i];
             if (a == "--with") {
-                others.push_back(v);
+                models.push_back(v);
                 continue;
             }
             if (a == "--device") {
@@ -274,8 +274,8 @@ int listen(int argc, char **argv)
             }
         } else if (a.starts_with("--")) {
             return usage("unknown option " + a);
-        } else if (model.empty()) {
-            model = a;
+        } else if (models.front().empty()) {
+            models.front() = a;
         } else if (input.empty()) {
             input = a;
         } else {
@@ -283,7 +283,7 @@ int listen(int argc, char **argv)
                          "' as well");
         }
     }
-    if (model.empty()) return usage("listen needs a model (a run folder or .safetensors)");
+    if (models.front().empty()) return usage("listen needs a model (a run folder or .safetensors)");
     if (int(mic) + int(fromStdin) + int(!input.empty()) != 1)
         return usage(mic || fromStdin ? "listen takes one of a recording, --mic and --stdin"
                                       : "listen needs a recording, --mic or --stdin");
@@ -294,8 +294,7 @@ int listen(int argc, char **argv)
 
     std::vector<std::unique_ptr<exec::Predictor>> opened;
     std::vector<exec::Predictor *> predictors;
-    others.insert(others.begin(), model);
-    for (const std::string &path : others) {
+    for (const std::string &path : models) {
         auto predictor = exec::Predictor::open(path, device);
         if (!predictor.ok()) return fail(kExitBadInput, predictor.error().str(), input);
         opened.push_back(std::move(predictor).value());

@@ -45,14 +45,14 @@ Result<Listener> Listener::make(const std::vector<Predictor *> &predictors, cons
     if (rate <= 0 || window <= 0)
         return Error{
             "the model's saved preprocessing has no sample rate or length", {}, p.modelFile(), 0};
+    auto names = [](const std::vector<std::string> &n) {
+        std::string s;
+        for (const auto &c : n)
+            s += (s.empty() ? "" : ", ") + c;
+        return s;
+    };
     for (size_t i = 1; i < predictors.size(); ++i) {
         Predictor &q = *predictors[i];
-        auto names = [](const std::vector<std::string> &n) {
-            std::string s;
-            for (const auto &c : n)
-                s += (s.empty() ? "" : ", ") + c;
-            return s;
-        };
         if (q.classNames() != p.classNames())
             return Error{"its classes (" + names(q.classNames()) + ") are not " + p.modelFile() +
                              "'s (" + names(p.classNames()) +
