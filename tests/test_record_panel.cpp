@@ -543,6 +543,35 @@ private slots:
         for (int xPixel = 0; xPixel < strip.width(); ++xPixel)
             marks += strip.pixel(xPixel, 60) == qRgb(120, 255, 140);
         QVERIFY2(marks >= 2, qPrintable(QString::number(marks)));
+        QVERIFY2(panel.status().contains("1 model listening, threshold 0.60 over 4 windows"),
+                 qPrintable(panel.status()));
+
+        // The detector's settings and other models reach the engine: the same run twice
+        // (the mean of a model with itself is the model), a lower threshold over 3 windows, and
+        // the same words heard; the engine's summary says how it listened.
+        panel.setListenThreshold(0.5);
+        panel.setListenAverage(3);
+        panel.setListenWith({dir.filePath("run")});
+        QCOMPARE(panel.listenWith(), QStringList{dir.filePath("run")});
+        QVERIFY2(panel.startListening(&why), qPrintable(why));
+        QTest::qWait(500);
+        QVERIFY(g_mic->play(words));
+        QTest::qWait(300);
+        panel.stopListening();
+        QVERIFY(stopped.wait(30000));
+        heard.clear();
+        for (const auto &h : panel.detections())
+            heard << h.label;
+        QCOMPARE(heard, (QStringList{"high", "low"}));
+        QVERIFY2(panel.status().contains("2 models listening, threshold 0.50 over 3 windows"),
+                 qPrintable(panel.status()));
+        // A run that is not there, to listen together with: listening ends at once, naming it.
+        panel.setListenWith({dir.filePath("run"), dir.filePath("no-such-run")});
+        QVERIFY(panel.startListening(&why));
+        QVERIFY(stopped.wait(30000));
+        QVERIFY2(panel.status().contains("Listening stopped") &&
+                     panel.status().contains("no-such-run"),
+                 qPrintable(panel.status()));
     }
 };
 

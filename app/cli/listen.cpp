@@ -61,6 +61,7 @@ Output (stdout, JSON lines):
   {"kind": "window", "window", "start", "end", "top": [{"class", "probability"}, ...],
    "probabilities": {class: this window's probability, ...}, "sound_offset", "centred", "ms"}
   {"kind": "summary", "status": "ok", "input", "seconds", "windows", "detections",
+   "models", "detector": {"average", "threshold", "hop_ms", "centre_ms", "suppress_ms"},
    "latency_ms": {"p50", "p99", "max"}}           (last line; "status": "error" on failure)
 Exit codes: 0 ok, 1 the recording or microphone could not be read, 2 bad usage or model.
 )";
@@ -397,6 +398,14 @@ int listen(int argc, char **argv)
                  {"seconds", rounded(heard, 1000)},
                  {"windows", int64_t(latencies.size())},
                  {"detections", detections},
+                 // What heard it, so that a log (or the window's status) says how.
+                 {"models", int64_t(models.size())},
+                 {"detector",
+                  {{"average", o.average},
+                   {"threshold", o.threshold},
+                   {"hop_ms", o.hopMs},
+                   {"centre_ms", o.centreMs},
+                   {"suppress_ms", o.suppressMs}}},
                  {"latency_ms",
                   {{"p50", rounded(percentile(latencies, 0.5), 1000)},
                    {"p99", rounded(percentile(latencies, 0.99), 1000)},

@@ -869,6 +869,8 @@ void MainWindow::restoreSettings()
     const int device = m_device->findData(m_wantedDevice);
     auto *model = qobject_cast<QStandardItemModel *>(m_device->model());
     if (device >= 0 && model && model->item(device)->isEnabled()) m_device->setCurrentIndex(device);
+    m_inference->setListenThreshold(s.value("listen/threshold", 0.6).toDouble());
+    m_inference->setListenAverage(s.value("listen/average", 4).toInt());
     refreshRecentMenu();
 }
 
@@ -878,6 +880,8 @@ void MainWindow::saveSettings()
     s.setValue("window/geometry", saveGeometry());
     s.setValue("window/state", saveState());
     s.setValue("run/device", m_device->currentData());
+    s.setValue("listen/threshold", m_inference->listenThreshold());
+    s.setValue("listen/average", m_inference->listenAverage());
 }
 
 void MainWindow::updateTitle()

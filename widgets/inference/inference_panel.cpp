@@ -11,6 +11,9 @@
 
 #include <QAudioSource>
 #include <QCheckBox>
+#include <QCoreApplication>
+#include <QDoubleSpinBox>
+#include <QSpinBox>
 #include <QMediaDevices>
 #include <QTemporaryDir>
 #include <QDragEnterEvent>
@@ -24,6 +27,7 @@
 #include <QListWidget>
 #include <QMimeData>
 #include <QPainter>
+#include <QPointer>
 #include <QProcess>
 #include <QPushButton>
 #include <QTimer>
@@ -145,6 +149,10 @@ InferencePanel::InferencePanel(QWidget *parent)
     , m_showSaliency(new QCheckBox(tr("Show what mattered")))
     , m_record(new QPushButton(tr("Hold to record")))
     , m_listenButton(new QPushButton(tr("Listen")))
+    , m_threshold(new QDoubleSpinBox)
+    , m_average(new QSpinBox)
+    , m_with(new QLineEdit)
+    , m_addWith(new QPushButton(tr("Add…")))
     , m_stripTimer(new QTimer(this))
     , m_strip(new QLabel)
     , m_status(new QLabel)
@@ -215,6 +223,35 @@ InferencePanel::InferencePanel(QWidget *parent)
             stopListening();
         }
     });
+    // How it detects: the engine's defaults; 0.9 is the setting for listening all day
+    // (docs/audio.md: two thirds of the digits at under one false alarm an hour).
+    m_threshold->setObjectName("inferenceListenThreshold");
+    m_threshold->setRange(0.05, 0.99);
+    m_threshold->setSingleStep(0.05);
+    m_threshold->setDecimals(2);
+    m_threshold->setValue(0.6);
+    m_threshold->setToolTip(
+        tr("A word is detected when its probability, averaged over the last windows, reaches "
+           "this. Higher: fewer false alarms and more words missed; 0.9 suits listening all "
+           "day, 0.6 (the default) someone speaking to it"));
+    m_average->setObjectName("inferenceListenAverage");
+    m_average->setRange(1, 20);
+    m_average->setValue(4);
+    m_average->setToolTip(tr("Windows (0.1 s apart) whose probabilities are averaged before the "
+                             "threshold"));
+    m_with->setObjectName("inferenceListenWith");
+    m_with->setPlaceholderText(tr("other trained runs to listen together (optional)"));
+    m_with->setToolTip(
+        tr("Runs of the same classes, trained apart (another seed or data set), separated by "
+           "';': each hears every window and their probabilities are averaged, which raises "
+           "fewer false alarms at the same words found"));
+    m_addWith->setObjectName("inferenceListenAddWith");
+    m_addWith->setToolTip(tr("Add a trained run to listen together with the model"));
+    connect(m_addWith, &QPushButton::clicked, this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(
+            this, tr("Choose a run to listen together with the model"), model());
+        if (!dir.isEmpty()) setListenWith(listenWith() << dir);
+    });
     m_strip->setObjectName("inferenceListenStrip");
     m_strip->setMinimumSize(400, 120);
     // The picture follows the label's width; the label must not hold the panel at the
@@ -249,6 +286,14 @@ InferencePanel::InferencePanel(QWidget *parent)
     top->addWidget(m_record);
     top->addWidget(m_listenButton);
     top->addWidget(m_showSaliency);
+    auto *detector = new QHBoxLayout;
+    detector->addWidget(new QLabel(tr("Listen: threshold")));
+    detector->addWidget(m_threshold);
+    detector->addWidget(new QLabel(tr("over")));
+    detector->addWidget(m_average);
+    detector->addWidget(new QLabel(tr("windows, together with")));
+    detector->addWidget(m_with, 1);
+    detector->addWidget(m_addWith);
     auto *right = new QVBoxLayout;
     auto *heading = new QHBoxLayout;
     heading->addWidget(m_title, 1);
@@ -265,6 +310,7 @@ InferencePanel::InferencePanel(QWidget *parent)
     body->addLayout(right, 1);
     auto *layout = new QVBoxLayout(this);
     layout->addLayout(top);
+    layout->addLayout(detector);
     layout->addWidget(m_status);
     layout->addLayout(body, 1);
 
@@ -344,7 +390,19 @@ void InferencePanel::stopRecording()
 
 InferencePanel::~InferencePanel()
 {
-    if (m_listenSource) m_listenSource->stop();
+    // The microphones first, while the panel is whole. One stopped a moment ago (listening
+    // whose engine failed at once) may still wait for its deleteLater: with Qt 6.4's PulseAudio
+    // backend, deleting it from here or among QWidget's children crashed in ~QAudioSource
+    // (test_record_panel), and delivering its pending deleteLater did not.
+    for (QAudioSource *source : findChildren<QAudioSource *>(Qt::FindDirectChildrenOnly)) {
+        QPointer<QAudioSource> alive(source);
+        QCoreApplication::sendPostedEvents(source, QEvent::DeferredDelete);
+        if (alive) {
+            source->stop();
+            delete source;
+        }
+    }
+    m_listenSource = m_source = nullptr;
     if (m_listen) {
         m_listen->disconnect(this);
         m_listen->kill();
@@ -400,8 +458,19 @@ bool InferencePanel::startListening(QString *why)
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     if (!env.contains("OMP_NUM_THREADS")) env.insert("OMP_NUM_THREADS", "1");
     m_listen->setProcessEnvironment(env);
-    m_listen->start(m_cli, {"listen", model(), "--stdin", "--rate",
-                            QString::number(m_format.sampleRate()), "--windows"});
+    QStringList args{"listen",
+                     model(),
+                     "--stdin",
+                     "--rate",
+                     QString::number(m_format.sampleRate()),
+                     "--windows",
+                     "--threshold",
+                     QString::number(listenThreshold()),
+                     "--average",
+                     QString::number(listenAverage())};
+    for (const QString &other : listenWith())
+        args << "--with" << other;
+    m_listen->start(m_cli, args);
     if (!m_listen->waitForStarted(10000))
         return refuse(tr("Could not start %1: %2").arg(m_cli, m_listen->errorString()));
     m_listenSource = new QAudioSource(m_input, m_format, this);
@@ -430,6 +499,7 @@ bool InferencePanel::startListening(QString *why)
         m_listenButton->setChecked(true);
     }
     m_listenButton->setText(tr("Stop listening"));
+    setListenSettingsEnabled(false); // read once, at the start
     return true;
 }
 
@@ -473,6 +543,45 @@ void InferencePanel::stopListening()
     if (listening()) m_listen->closeWriteChannel();
     m_stripTimer->stop();
     drawStrip();
+}
+
+void InferencePanel::setListenSettingsEnabled(bool on)
+{
+    for (QWidget *w : std::initializer_list<QWidget *>{m_threshold, m_average, m_with, m_addWith})
+        w->setEnabled(on);
+}
+
+void InferencePanel::setListenThreshold(double probability)
+{
+    m_threshold->setValue(probability);
+}
+
+double InferencePanel::listenThreshold() const
+{
+    return m_threshold->value();
+}
+
+void InferencePanel::setListenAverage(int windows)
+{
+    m_average->setValue(windows);
+}
+
+int InferencePanel::listenAverage() const
+{
+    return m_average->value();
+}
+
+void InferencePanel::setListenWith(const QStringList &models)
+{
+    m_with->setText(models.join("; "));
+}
+
+QStringList InferencePanel::listenWith() const
+{
+    QStringList models;
+    for (const QString &part : m_with->text().split(';', Qt::SkipEmptyParts))
+        if (!part.trimmed().isEmpty()) models << part.trimmed();
+    return models;
 }
 
 double InferencePanel::windowMsPercentile(double q) const
@@ -526,14 +635,26 @@ void InferencePanel::readListenLines()
             drawStrip(); // the mark at once, not at the next tick
             emit detected(h.label, h.time);
         } else if (kind == "summary") {
-            if (eventString(j, "status") == "ok" && !m_listenFailed)
+            if (eventString(j, "status") == "ok" && !m_listenFailed) {
+                // How it heard, as the engine reports it: the models and the detector.
+                const auto found = j.find("detector");
+                const nlohmann::json detector =
+                    found != j.end() && found->is_object() ? *found : nlohmann::json{};
+                const int models = int(eventNumber(j, "models", 1));
+                const QString how = tr("threshold %1 over %2 windows")
+                                        .arg(eventNumber(detector, "threshold"), 0, 'f', 2)
+                                        .arg(int(eventNumber(detector, "average")));
                 m_status->setText(
                     tr("Listened for %1 s: %n word(s) detected; a window took %2 ms at p50 and "
                        "%3 ms at p99.",
                        nullptr, int(m_heard.size()))
                         .arg(eventNumber(j, "seconds"), 0, 'f', 1)
                         .arg(windowMsPercentile(0.5), 0, 'f', 2)
-                        .arg(windowMsPercentile(0.99), 0, 'f', 2));
+                        .arg(windowMsPercentile(0.99), 0, 'f', 2) +
+                    " " +
+                    (models == 1 ? tr("1 model listening, %1.").arg(how)
+                                 : tr("%1 models listening, %2.").arg(models).arg(how)));
+            }
         }
     }
 }
@@ -565,6 +686,7 @@ void InferencePanel::listenEnded(int exitCode)
         m_listenButton->setChecked(false);
     }
     m_listenButton->setText(tr("Listen"));
+    setListenSettingsEnabled(true);
     emit listeningStopped();
 }
 

@@ -15,6 +15,8 @@
 
 class QAudioSource;
 class QCheckBox;
+class QDoubleSpinBox;
+class QSpinBox;
 class QTemporaryDir;
 class QCustomPlot;
 class QLabel;
@@ -58,6 +60,15 @@ public:
     // Stops the microphone; the child hears the end of the stream, prints its summary and ends.
     void stopListening();
     bool listening() const;
+    // How Listen mode detects (`listen --threshold`, `--average`) and which other trained runs
+    // hear every window with the model (`--with`, their probabilities averaged). Read when
+    // listening starts; the main window keeps the threshold and the windows between sessions.
+    void setListenThreshold(double probability);
+    double listenThreshold() const;
+    void setListenAverage(int windows);
+    int listenAverage() const;
+    void setListenWith(const QStringList &models);
+    QStringList listenWith() const;
     struct Heard {
         QString label;
         double time = 0, probability = 0; // seconds from the start of listening
@@ -120,6 +131,10 @@ private:
     void stopRecording();
     // Listen mode.
     QPushButton *m_listenButton;
+    QDoubleSpinBox *m_threshold;
+    QSpinBox *m_average;
+    QLineEdit *m_with; // other runs, separated by ';'
+    QPushButton *m_addWith;
     QProcess *m_listen = nullptr;
     QAudioSource *m_listenSource = nullptr;
     QIODevice *m_listenIo = nullptr;
@@ -136,6 +151,7 @@ private:
     QList<Heard> m_heard;
     std::vector<double> m_windowMs;
     void readListenLines();
+    void setListenSettingsEnabled(bool on);
     void takeListenAudio();
     void drawStrip();
     void listenEnded(int exitCode);
