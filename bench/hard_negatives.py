@@ -118,6 +118,10 @@ def say(job):
     path, voice, phonemes, speed, pitch = job
     with tempfile.TemporaryDirectory() as tmp:
         raw = os.path.join(tmp, "w.wav")
+        # espeak-ng 1.51 ignores a variant after "en-gb"; "en" is the same accent and keeps
+        # it (scripts/make_spoken_digits.sh's espeak_voice).
+        if voice.startswith("en-gb+"):
+            voice = "en+" + voice[len("en-gb+"):]
         subprocess.run(["espeak-ng", "-v", voice, "-s", str(speed), "-p", str(pitch), "-w", raw,
                         f"[[{phonemes}]]"], check=True)
         subprocess.run(["sox", "-q", "-V1", raw, "-r", "16000", "-c", "1", "-b", "16", path,
