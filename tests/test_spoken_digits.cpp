@@ -53,11 +53,20 @@ Run run(const QString &program, const QStringList &args, int timeoutMs = 600000)
 {
     QProcess p;
     p.start(program, args);
-    p.waitForFinished(timeoutMs);
+    // Still running at the limit is a failure, never a success: killed, exit -1, said so.
+    const bool finished = p.waitForFinished(timeoutMs);
+    if (!finished) {
+        p.kill();
+        p.waitForFinished(10000);
+    }
     Run r;
-    r.exitCode = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+    r.exitCode = finished && p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
     r.out = QString::fromUtf8(p.readAllStandardOutput());
     r.err = QString::fromUtf8(p.readAllStandardError());
+    if (!finished)
+        r.err += QString("\n%1 was still running after %2 s and was killed")
+                     .arg(QFileInfo(program).fileName())
+                     .arg(timeoutMs / 1000);
     return r;
 }
 

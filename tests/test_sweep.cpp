@@ -212,7 +212,12 @@ private slots:
         const QJsonObject record = readJson(dir.filePath("s.sweep.json"));
         QCOMPARE(record["status"].toString(), QString("stopped"));
         const QJsonArray trials = record["trials"].toArray();
-        QCOMPARE(trials[0].toObject()["status"].toString(), QString("stopped"));
+        QVERIFY2(trials[0].toObject()["status"].toString() == "stopped",
+                 qPrintable(QJsonDocument(trials[0].toObject()).toJson() + [&] {
+                     QFile f(dir.filePath("s-01/cli-output.txt"));
+                     f.open(QIODevice::ReadOnly);
+                     return f.readAll().right(1500);
+                 }()));
         QCOMPARE(trials[2].toObject()["status"].toString(), QString("not run"));
         QVERIFY(!QDir(dir.filePath("s-01/checkpoints")).isEmpty());
         QCOMPARE(readJson(dir.filePath("s-01/run.json"))["status"].toString(), QString("stopped"));

@@ -3,6 +3,8 @@
 #include "core/exec/control.h"
 
 #include <atomic>
+#include <signal.h>
+
 #include <thread>
 
 namespace fb::cli {
@@ -24,6 +26,7 @@ private:
     bool m_readStdin;
     std::atomic<bool> m_stop{false};
     std::thread m_thread;
+    sigset_t m_oldMask{}; // the constructing thread's, given back by the destructor
 };
 
 } // namespace fb::cli
