@@ -2,9 +2,9 @@
 
 #include "core/exec/control.h"
 
-#include <atomic>
 #include <signal.h>
 
+#include <atomic>
 #include <thread>
 
 namespace fb::cli {

@@ -869,8 +869,10 @@ void MainWindow::restoreSettings()
     const int device = m_device->findData(m_wantedDevice);
     auto *model = qobject_cast<QStandardItemModel *>(m_device->model());
     if (device >= 0 && model && model->item(device)->isEnabled()) m_device->setCurrentIndex(device);
-    m_inference->setListenThreshold(s.value("listen/threshold", 0.6).toDouble());
-    m_inference->setListenAverage(s.value("listen/average", 4).toInt());
+    // The panel starts at the engine's defaults; a saved choice replaces them.
+    m_inference->setListenThreshold(
+        s.value("listen/threshold", m_inference->listenThreshold()).toDouble());
+    m_inference->setListenAverage(s.value("listen/average", m_inference->listenAverage()).toInt());
     refreshRecentMenu();
 }
 

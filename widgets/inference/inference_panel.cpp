@@ -223,8 +223,8 @@ InferencePanel::InferencePanel(QWidget *parent)
             stopListening();
         }
     });
-    // How it detects: the engine's defaults; 0.9 is the setting for listening all day
-    // (docs/audio.md: two thirds of the digits at under one false alarm an hour).
+    // How it detects: the engine's defaults (ListenOptions); 0.9 is the setting for listening
+    // all day (docs/audio.md, "How often it is right, and how often it cries wolf").
     m_threshold->setObjectName("inferenceListenThreshold");
     m_threshold->setRange(0.05, 0.99);
     m_threshold->setSingleStep(0.05);
@@ -579,7 +579,7 @@ void InferencePanel::setListenWith(const QStringList &models)
 QStringList InferencePanel::listenWith() const
 {
     QStringList models;
-    for (const QString &part : m_with->text().split(';', Qt::SkipEmptyParts))
+    for (const QString &part : m_with->text().split(';'))
         if (!part.trimmed().isEmpty()) models << part.trimmed();
     return models;
 }
