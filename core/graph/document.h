@@ -21,7 +21,7 @@ struct Node {
     nlohmann::json extra = nlohmann::json::object(); // unknown fields, kept on save
     // The file's order of this node's fields and of its parameters, kept on save, so that a
     // changed value is a one-line diff (params itself is a sorted map).
-    std::vector<std::string> keyOrder, paramOrder;
+    std::vector<std::string> keyOrder = {}, paramOrder = {};
 };
 
 struct Edge {
