@@ -4,6 +4,7 @@
     python3 bench/listen_curve.py --model runs/<run> --recordings ~/kws-recordings
     python3 bench/listen_curve.py --model runs/a --model runs/b --recordings ...   # averaged
     python3 bench/listen_curve.py --cache ~/kws-windows ...    # each model hears each recording once
+    python3 bench/listen_curve.py --warp 0.08 ...              # each window heard three ways
 
 bench/listen_accuracy.py runs the engine at eight settings; this tool asks `flowbench-cli listen
 --windows` once per recording for every window's probabilities and whether it is centred, then
@@ -14,7 +15,8 @@ listen_accuracy.py's (docs/audio.md's "Dead units" table was made this way). Why
 detector instead of the engine: one `listen` run a setting would take 40 runs a model; the replay
 is the engine's rule (core/exec/listen.cpp: the average of the last K centred windows, an
 off-centre window counted as certain background, one detection a word, --suppress-ms 500). With
-several --model, their window probabilities are averaged (models listening together).
+several --model, their window probabilities are averaged (models listening together); --warp W
+has `listen` hear every window at 1-W and 1+W times the speed too (listen --warp).
 --recordings is a folder kept by listen_accuracy.py --recordings: digits*.wav and no-digits-*.wav
 with their .tsv truths.
 """
@@ -35,20 +37,22 @@ IGNORED = {"background", "unknown"}
 LIMITS = (0, 2, 5, 10, 20, 50, 100)
 
 
-def listen_windows(model, recording, cache):
+def listen_windows(model, recording, cache, warp=0.0):
     """`listen --windows`' lines for the recording, from the cache folder when that model (by
-    its file's path, size and time) heard it before."""
+    its file's path, size and time) heard it before with the same --warp."""
     path = None
     if cache:
         f = model if os.path.isfile(model) else os.path.join(model, "model.safetensors")
         st = os.stat(f)
-        key = hashlib.sha1(f"{os.path.abspath(f)}:{st.st_size}:{st.st_mtime_ns}".encode())
+        key = f"{os.path.abspath(f)}:{st.st_size}:{st.st_mtime_ns}" + (f":warp{warp}" if warp else "")
+        key = hashlib.sha1(key.encode())
         path = os.path.join(cache, f"{key.hexdigest()[:16]}-{os.path.basename(recording)}.jsonl")
         if os.path.exists(path):
             with open(path) as cached:
                 return cached.read().splitlines()
-    r = subprocess.run([CLI, "listen", model, recording, "--windows"], capture_output=True,
-                       text=True, check=True)
+    r = subprocess.run([CLI, "listen", model, recording, "--windows"] +
+                       (["--warp", str(warp)] if warp else []), capture_output=True, text=True,
+                       check=True)
     if path:
         os.makedirs(cache, exist_ok=True)
         with open(path + ".part", "w") as out:
@@ -57,11 +61,11 @@ def listen_windows(model, recording, cache):
     return r.stdout.splitlines()
 
 
-def windows(model, recording, cache=None):
+def windows(model, recording, cache=None, warp=0.0):
     """Each window's probabilities as the detector counts them (off-centre: certain background),
     its start and end."""
     out = []
-    for line in listen_windows(model, recording, cache):
+    for line in listen_windows(model, recording, cache, warp):
         w = json.loads(line)
         if w["kind"] != "window":
             continue
@@ -99,13 +103,15 @@ def main():
     ap.add_argument("--recordings", required=True, help="listen_accuracy.py's kept recordings")
     ap.add_argument("--cache", help="keep each model's windows here and reuse them (the 2-hour "
                     "recording takes a model 1.5 minutes to hear on 2 cores)")
+    ap.add_argument("--warp", type=float, default=0.0,
+                    help="listen --warp: every window heard at 1-W and 1+W times the speed too")
     a = ap.parse_args()
     recordings = sorted(glob.glob(os.path.join(a.recordings, "*.wav")))
     if not any("no-digits" in r for r in recordings):
         sys.exit(f"no no-digits-*.wav in {a.recordings}: make them with listen_accuracy.py")
     data = []
     for rec in recordings:
-        per_model = [windows(m, rec, a.cache) for m in a.model]
+        per_model = [windows(m, rec, a.cache, a.warp) for m in a.model]
         wins = [({c: sum(m[i][0][c] for m in per_model) / len(per_model) for c in ws[0][0]},
                  ws[0][1], ws[0][2]) for i, ws in enumerate(zip(*per_model))]
         data.append((rec, wins, read_truth(rec + ".tsv")))
@@ -123,7 +129,7 @@ def main():
                     digits += n
                     right += r
             points.append((100 * right / digits, alarms / hours, average, threshold))
-    print(f"models: {', '.join(a.model)}; {a.recordings}")
+    print(f"models: {', '.join(a.model)}; {a.recordings}" + (f"; --warp {a.warp}" if a.warp else ""))
     print("| false alarms an hour at most | digits found | setting | false alarms an hour |")
     print("|---:|---:|---|---:|")
     for limit in LIMITS:

@@ -200,6 +200,51 @@ private slots:
         QCOMPARE((*c)[7999], 0.0f);
     }
 
+    // listen --warp's other hearings of a window: played faster, a tone is higher and a sound
+    // nearer the middle, which stays where it is; the length is the window's.
+    void stretchingKeepsTheMiddleAndScalesFrequency()
+    {
+        std::vector<float> x(16000, 0.0f);
+        const std::vector<float> t = tone(500, 16000, 0.2); // 3200 samples
+        std::copy(t.begin(), t.end(), x.begin() + 2000);    // 0.125 to 0.325 s
+        auto span = [](const std::vector<float> &y) {
+            size_t first = y.size(), last = 0;
+            for (size_t i = 0; i < y.size(); ++i)
+                if (std::abs(y[i]) > 0.05f) {
+                    first = std::min(first, i);
+                    last = i;
+                }
+            return std::pair{first, last};
+        };
+        auto crossings = [](const std::vector<float> &y, size_t from, size_t to) {
+            int n = 0;
+            for (size_t i = from + 1; i < to; ++i)
+                n += (y[i - 1] < 0) != (y[i] < 0);
+            return n;
+        };
+        QCOMPARE(stretchedAroundMiddle(x, 1.0), x);
+        for (double f : {0.9, 1.1}) {
+            const std::vector<float> y = stretchedAroundMiddle(x, f);
+            QCOMPARE(y.size(), x.size());
+            // Each sample's distance from the middle (8000) divided by f.
+            const auto [first, last] = span(y);
+            const double wantFirst = 8000 - (8000 - 2000) / f, wantLast = 8000 - (8000 - 5200) / f;
+            QVERIFY2(std::abs(double(first) - wantFirst) < 40 &&
+                         std::abs(double(last) - wantLast) < 40,
+                     qPrintable(QString("%1: %2 to %3").arg(f).arg(first).arg(last)));
+            // 500 Hz played f times as fast: 500 f Hz, 2 crossings a period, over 0.1 s.
+            const int n = crossings(y, first + 200, first + 1800);
+            QVERIFY2(std::abs(n - 2 * 500 * f * 0.1) <= 2, qPrintable(QString::number(n)));
+        }
+        // A sound at the middle stays there; a window that is silence stays silence.
+        std::vector<float> click(16000, 0.0f);
+        click[8000] = 1.0f;
+        const std::vector<float> c = stretchedAroundMiddle(click, 1.1);
+        QVERIFY(std::max_element(c.begin(), c.end()) - c.begin() - 8000 <= 2);
+        QCOMPARE(stretchedAroundMiddle(std::vector<float>(100, 0.0f), 0.8),
+                 std::vector<float>(100, 0.0f));
+    }
+
     // Found by fuzz_audio (fuzz/regressions/fuzz_audio): a float recording holding NaN is refused,
     // one beyond full scale is clipped (it made the spectrogram infinite), and a header that
     // claims 2^62 frames is an error naming the file (it ended the process).

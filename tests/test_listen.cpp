@@ -219,6 +219,42 @@ private slots:
         QVERIFY2(centred >= 4 && centred <= 6, qPrintable(QString::number(centred)));
     }
 
+    // Hearings together (listen --with, --warp): the window's probabilities are the mean of
+    // every scorer's on every hearing. A stand-in model that knows a word only when it lasts
+    // at least 45 samples does not know one of 40 at its own speed; with warp 0.2 one hearing
+    // of three plays it 0.8 times as fast (50 samples), and that one knows it.
+    void hearingsTogetherAreTheMeanOfTheirProbabilities()
+    {
+        auto slowWords = [](const std::vector<float> &w) {
+            const auto n = std::count_if(w.begin(), w.end(), [](float v) { return v > 0.5f; });
+            std::vector<float> logits(kNames.size(), 0.0f);
+            logits[n >= 45 ? 1 : 3] = 12.0f;
+            return logits;
+        };
+        const std::vector<float> word = stream(1.0, {{0.3, 0.7, 0}}); // 40 samples of 1
+        auto probabilities = [&](const Listener::Scorer &s) {
+            std::vector<float> p = s(word);
+            for (float &v : p)
+                v = std::exp(v);
+            return p;
+        };
+        const std::vector<float> alone = probabilities(Listener::together({slowWords}, 0));
+        QVERIFY(alone[1] < 0.01f && alone[3] > 0.99f);
+        const std::vector<float> warped = probabilities(Listener::together({slowWords}, 0.2));
+        QVERIFY2(std::abs(warped[1] - 1.0f / 3) < 0.01f && std::abs(warped[3] - 2.0f / 3) < 0.01f,
+                 qPrintable(QString("%1 %2").arg(warped[1]).arg(warped[3])));
+        // With another scorer that hears the middle sample's class ("0"): the mean of all six.
+        const std::vector<float> both =
+            probabilities(Listener::together({slowWords, scoreWindow}, 0.2));
+        QVERIFY2(std::abs(both[1] - 1.0f / 6) < 0.01f && std::abs(both[0] - 0.5f) < 0.01f &&
+                     std::abs(both[3] - 2.0f / 6) < 0.01f,
+                 qPrintable(QString("%1 %2 %3").arg(both[0]).arg(both[1]).arg(both[3])));
+        float sum = 0;
+        for (float v : both)
+            sum += v;
+        QVERIFY(std::abs(sum - 1.0f) < 1e-4f);
+    }
+
     void optionsOutOfRangeAreRefused()
     {
         auto refused = [](ListenOptions o, const char *words) {
@@ -241,6 +277,11 @@ private slots:
         o = {};
         o.centreMs = 600; // more than half the window
         QVERIFY(refused(o, "--centre-ms"));
+        o = {};
+        o.warp = 0.5;
+        QVERIFY(refused(o, "--warp"));
+        o.warp = -0.1;
+        QVERIFY(refused(o, "--warp"));
     }
 };
 

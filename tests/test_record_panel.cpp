@@ -543,16 +543,18 @@ private slots:
         for (int xPixel = 0; xPixel < strip.width(); ++xPixel)
             marks += strip.pixel(xPixel, 60) == qRgb(120, 255, 140);
         QVERIFY2(marks >= 2, qPrintable(QString::number(marks)));
-        QVERIFY2(panel.status().contains("1 model listening, threshold 0.60 over 4 windows"),
+        QVERIFY2(panel.status().contains("1 model listening, threshold 0.60 over 4 windows, "
+                                         "each window heard at 0.92, 1 and 1.08 times its speed"),
                  qPrintable(panel.status()));
 
         // The detector's settings and other models reach the engine: the same run twice
-        // (the mean of a model with itself is the model), a lower threshold over 3 windows, and
-        // the same words heard; the engine's summary says how it listened.
+        // (the mean of a model with itself is the model), a lower threshold over 3 windows, no
+        // warp, and the same words heard; the engine's summary says how it listened.
         panel.setListenThreshold(0.5);
         panel.setListenAverage(3);
         panel.setListenWith({dir.filePath("run")});
         QCOMPARE(panel.listenWith(), QStringList{dir.filePath("run")});
+        panel.setListenWarp(false); // each window heard once, as it is
         QVERIFY2(panel.startListening(&why), qPrintable(why));
         QTest::qWait(500);
         QVERIFY(g_mic->play(words));
@@ -563,7 +565,8 @@ private slots:
         for (const auto &h : panel.detections())
             heard << h.label;
         QCOMPARE(heard, (QStringList{"high", "low"}));
-        QVERIFY2(panel.status().contains("2 models listening, threshold 0.50 over 3 windows"),
+        QVERIFY2(panel.status().contains("2 models listening, threshold 0.50 over 3 windows.") &&
+                     !panel.status().contains("heard at"),
                  qPrintable(panel.status()));
         // A run that is not there, to listen together with: listening ends at once, naming it.
         panel.setListenWith({dir.filePath("run"), dir.filePath("no-such-run")});

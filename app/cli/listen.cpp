@@ -51,6 +51,9 @@ Options:
                      as the model learnt words (default 300; 0: every window)
   --ignore A,B,...   classes never detected (default background,unknown,silence,noise)
   --with MODEL2      another model listening too (repeatable; probabilities averaged)
+  --warp W           each model also hears every window 1-W and 1+W times as fast (a lower
+                     and a higher voice), probabilities averaged (default 0.08; 0: only as
+                     it is, a third of the work; at most 0.3)
   --windows          also one line per window: its top classes and time
   --seconds S        with --mic: stop after S seconds (default: at Ctrl-C)
   --rate HZ          with --stdin: the samples' rate (default: the model's)
@@ -61,7 +64,8 @@ Output (stdout, JSON lines):
   {"kind": "window", "window", "start", "end", "top": [{"class", "probability"}, ...],
    "probabilities": {class: this window's probability, ...}, "sound_offset", "centred", "ms"}
   {"kind": "summary", "status": "ok", "input", "seconds", "windows", "detections",
-   "models", "detector": {"average", "threshold", "hop_ms", "centre_ms", "suppress_ms"},
+   "models", "detector": {"average", "threshold", "hop_ms", "centre_ms", "suppress_ms",
+   "warp"},
    "latency_ms": {"p50", "p99", "max"}}           (last line; "status": "error" on failure)
 Exit codes: 0 ok, 1 the recording or microphone could not be read, 2 bad usage or model.
 )";
@@ -240,7 +244,7 @@ int listen(int argc, char **argv)
         } else if (a == "--window-ms" || a == "--hop-ms" || a == "--average" ||
                    a == "--threshold" || a == "--suppress-ms" || a == "--centre-ms" ||
                    a == "--seconds" || a == "--device" || a == "--ignore" || a == "--rate" ||
-                   a == "--with") {
+                   a == "--with" || a == "--warp") {
             if (i + 1 >= argc) return usage(a + " needs a value");
             const std::string v = argv[++i];
             if (a == "--with") {
@@ -267,6 +271,7 @@ int listen(int argc, char **argv)
             if (a == "--threshold") o.threshold = x;
             if (a == "--suppress-ms") o.suppressMs = x;
             if (a == "--centre-ms") o.centreMs = x;
+            if (a == "--warp") o.warp = x;
             if (a == "--seconds") seconds = x;
             if (a == "--rate") rate = x;
             if (a == "--average") {
@@ -405,7 +410,8 @@ int listen(int argc, char **argv)
                    {"threshold", o.threshold},
                    {"hop_ms", o.hopMs},
                    {"centre_ms", o.centreMs},
-                   {"suppress_ms", o.suppressMs}}},
+                   {"suppress_ms", o.suppressMs},
+                   {"warp", o.warp}}},
                  {"latency_ms",
                   {{"p50", rounded(percentile(latencies, 0.5), 1000)},
                    {"p99", rounded(percentile(latencies, 0.99), 1000)},

@@ -873,6 +873,7 @@ void MainWindow::restoreSettings()
     m_inference->setListenThreshold(
         s.value("listen/threshold", m_inference->listenThreshold()).toDouble());
     m_inference->setListenAverage(s.value("listen/average", m_inference->listenAverage()).toInt());
+    m_inference->setListenWarp(s.value("listen/warp", m_inference->listenWarp()).toBool());
     refreshRecentMenu();
 }
 
@@ -884,6 +885,7 @@ void MainWindow::saveSettings()
     s.setValue("run/device", m_device->currentData());
     s.setValue("listen/threshold", m_inference->listenThreshold());
     s.setValue("listen/average", m_inference->listenAverage());
+    s.setValue("listen/warp", m_inference->listenWarp());
 }
 
 void MainWindow::updateTitle()

@@ -119,6 +119,28 @@ Result<std::vector<float>> monoAt(const std::vector<float> &interleaved, int cha
     return mono;
 }
 
+std::vector<float> stretchedAroundMiddle(const std::vector<float> &x, double factor)
+{
+    if (x.empty() || factor == 1.0) return x;
+    std::vector<float> y(size_t(std::ceil(double(x.size()) / factor)) + 16);
+    SRC_DATA d{};
+    d.data_in = x.data();
+    d.input_frames = long(x.size());
+    d.data_out = y.data();
+    d.output_frames = long(y.size());
+    d.src_ratio = 1.0 / factor;
+    if (src_simple(&d, SRC_SINC_FASTEST, 1) != 0) return x; // (only for a ratio out of range)
+    y.resize(size_t(d.output_frames_gen));
+    // Centre what came out on the original's middle.
+    std::vector<float> out(x.size(), 0.0f);
+    const auto shift = (int64_t(y.size()) - int64_t(x.size())) / 2;
+    for (int64_t i = 0; i < int64_t(out.size()); ++i) {
+        const int64_t j = i + shift;
+        if (j >= 0 && j < int64_t(y.size())) out[size_t(i)] = y[size_t(j)];
+    }
+    return out;
+}
+
 Result<std::vector<float>> prepareAudio(const std::vector<float> &interleaved, int channels,
                                         int64_t rate, const std::string &name,
                                         const AudioFilesOptions &o)

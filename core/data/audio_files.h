@@ -63,6 +63,13 @@ Result<std::vector<float>> readRecording(const std::string &path, int64_t sample
 Result<std::vector<float>> monoAt(const std::vector<float> &interleaved, int channels, int64_t rate,
                                   const std::string &name, int64_t sampleRate);
 
+// The samples played `factor` times as fast (above 1: shorter, and every frequency in them
+// that much higher: a smaller vocal tract and a higher voice; below 1: the other way), then cut
+// or padded with silence to their own length around their middle, so that a sound in the
+// middle stays there. libsamplerate (its fastest sinc), as for every other resampling here.
+// factor must be above 0.
+std::vector<float> stretchedAroundMiddle(const std::vector<float> &x, double factor);
+
 // Resampling a stream that arrives in pieces (a microphone's, `flowbench-cli listen --stdin`):
 // libsamplerate's state carries across the pieces, so the result is the same as resampling the
 // whole at once, not a click at every boundary. Mono.

@@ -75,27 +75,40 @@ Result<Listener> Listener::make(const std::vector<Predictor *> &predictors, cons
     ListenOptions withTrim = o;
     withTrim.trimDb = pre.value("trim_db", 0.0);
     if (withTrim.trimDb <= 0) withTrim.centreMs = 0; // it learnt recordings as they came
-    if (predictors.size() == 1) {
+    if (predictors.size() == 1 && withTrim.warp <= 0) {
         Predictor *predictor = &p;
         return make([predictor](const std::vector<float> &w) { return predictor->scores(w, 1); },
                     p.classNames(), rate, window, withTrim);
     }
-    // The mean of the models' probabilities, as scores whose softmax is that mean (its log).
-    auto together = [predictors](const std::vector<float> &w) {
+    std::vector<Scorer> scorers;
+    for (Predictor *q : predictors)
+        scorers.push_back([q](const std::vector<float> &w) { return q->scores(w, 1); });
+    return make(together(std::move(scorers), withTrim.warp), p.classNames(), rate, window,
+                withTrim);
+}
+
+Listener::Scorer Listener::together(std::vector<Scorer> scorers, double warp)
+{
+    std::vector<double> factors{1.0};
+    if (warp > 0) factors = {1.0, 1.0 - warp, 1.0 + warp};
+    return [scorers = std::move(scorers), factors](const std::vector<float> &w) {
         std::vector<double> mean;
-        for (Predictor *q : predictors) {
-            const std::vector<float> s = q->scores(w, 1);
-            const std::vector<double> prob = softmax(s.data(), int64_t(s.size()));
-            mean.resize(prob.size(), 0.0);
-            for (size_t c = 0; c < prob.size(); ++c)
-                mean[c] += prob[c] / double(predictors.size());
+        const double n = double(scorers.size() * factors.size());
+        for (double f : factors) {
+            const std::vector<float> heard = data::stretchedAroundMiddle(w, f);
+            for (const Scorer &score : scorers) {
+                const std::vector<float> s = score(heard);
+                const std::vector<double> prob = softmax(s.data(), int64_t(s.size()));
+                mean.resize(prob.size(), 0.0);
+                for (size_t c = 0; c < prob.size(); ++c)
+                    mean[c] += prob[c] / n;
+            }
         }
         std::vector<float> out(mean.size());
         for (size_t c = 0; c < mean.size(); ++c)
             out[c] = float(std::log(std::max(mean[c], 1e-30))); // (NaN stays NaN: never heard)
         return out;
     };
-    return make(together, p.classNames(), rate, window, withTrim);
 }
 
 Result<Listener> Listener::make(Scorer scorer, std::vector<std::string> names, int64_t rate,
@@ -120,6 +133,7 @@ Result<Listener> Listener::make(Scorer scorer, std::vector<std::string> names, i
                      {},
                      {},
                      0};
+    if (!(o.warp >= 0 && o.warp <= 0.3)) return Error{"--warp must be from 0 to 0.3", {}, {}, 0};
     const int64_t hop = std::max<int64_t>(1, std::llround(o.hopMs * double(rate) / 1000.0));
     return Listener(std::move(scorer), std::move(names), o, rate, window, hop);
 }

@@ -69,6 +69,10 @@ public:
     int listenAverage() const;
     void setListenWith(const QStringList &models);
     QStringList listenWith() const;
+    // Whether every window is also heard 8% faster and slower (`listen --warp 0.08`, the
+    // engine's default; off: `--warp 0`, a third of the work).
+    void setListenWarp(bool on);
+    bool listenWarp() const;
     struct Heard {
         QString label;
         double time = 0, probability = 0; // seconds from the start of listening
@@ -135,6 +139,7 @@ private:
     QSpinBox *m_average;
     QLineEdit *m_with; // other runs, separated by ';'
     QPushButton *m_addWith;
+    QCheckBox *m_warp;
     QProcess *m_listen = nullptr;
     QAudioSource *m_listenSource = nullptr;
     QIODevice *m_listenIo = nullptr;
