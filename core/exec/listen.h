@@ -40,7 +40,7 @@ struct ListenOptions {
     // voice), and the window's probabilities are the mean of the three hearings, as with
     // several models; a voice that lies between those the model learnt is then heard by a
     // hearing nearer one of them. Three forward passes a window per model. 0 to 0.3; 0.08
-    // (the first value tried) found 6 to 7 points more of the digits within 2 false alarms an
+    // (0.15 found fewer) found 6 to 7 points more of the digits within 2 false alarms an
     // hour, and 10 to 21 more with none in 2.2 hours, for each of three models (docs/audio.md).
     double warp = 0.08;
     // Classes that are never detected: by name, case-insensitive, with or without underscores
