@@ -4,7 +4,7 @@
     python3 bench/listen_curve.py --model runs/<run> --recordings ~/kws-recordings
     python3 bench/listen_curve.py --model runs/a --model runs/b --recordings ...   # averaged
     python3 bench/listen_curve.py --cache ~/kws-windows ...    # each model hears each recording once
-    python3 bench/listen_curve.py --warp 0.08 ...              # each window heard three ways
+    python3 bench/listen_curve.py --warp 0 ...                 # each window heard once
 
 bench/listen_accuracy.py runs the engine at eight settings; this tool asks `flowbench-cli listen
 --windows` once per recording for every window's probabilities and whether it is centred, then
@@ -16,7 +16,8 @@ detector instead of the engine: one `listen` run a setting would take 40 runs a 
 is the engine's rule (core/exec/listen.cpp: the average of the last K centred windows, an
 off-centre window counted as certain background, one detection a word, --suppress-ms 500). With
 several --model, their window probabilities are averaged (models listening together); --warp W
-has `listen` hear every window at 1-W and 1+W times the speed too (listen --warp).
+(default listen's own, 0.08; 0: once) has `listen` hear every window at 1-W and 1+W times the
+speed too.
 --recordings is a folder kept by listen_accuracy.py --recordings: digits*.wav and no-digits-*.wav
 with their .tsv truths.
 """
@@ -35,9 +36,10 @@ from listen_latency import CLI  # noqa: E402
 
 IGNORED = {"background", "unknown"}
 LIMITS = (0, 2, 5, 10, 20, 50, 100)
+WARP = 0.08  # listen's default --warp; always passed, so that the cache key says how it heard
 
 
-def listen_windows(model, recording, cache, warp=0.0):
+def listen_windows(model, recording, cache, warp=WARP):
     """`listen --windows`' lines for the recording, from the cache folder when that model (by
     its file's path, size and time) heard it before with the same --warp."""
     path = None
@@ -50,9 +52,8 @@ def listen_windows(model, recording, cache, warp=0.0):
         if os.path.exists(path):
             with open(path) as cached:
                 return cached.read().splitlines()
-    r = subprocess.run([CLI, "listen", model, recording, "--windows"] +
-                       (["--warp", str(warp)] if warp else []), capture_output=True, text=True,
-                       check=True)
+    r = subprocess.run([CLI, "listen", model, recording, "--windows", "--warp", str(warp)],
+                       capture_output=True, text=True, check=True)
     if path:
         os.makedirs(cache, exist_ok=True)
         with open(path + ".part", "w") as out:
@@ -61,7 +62,7 @@ def listen_windows(model, recording, cache, warp=0.0):
     return r.stdout.splitlines()
 
 
-def windows(model, recording, cache=None, warp=0.0):
+def windows(model, recording, cache=None, warp=WARP):
     """Each window's probabilities as the detector counts them (off-centre: certain background),
     its start and end."""
     out = []
@@ -103,8 +104,9 @@ def main():
     ap.add_argument("--recordings", required=True, help="listen_accuracy.py's kept recordings")
     ap.add_argument("--cache", help="keep each model's windows here and reuse them (the 2-hour "
                     "recording takes a model 1.5 minutes to hear on 2 cores)")
-    ap.add_argument("--warp", type=float, default=0.0,
-                    help="listen --warp: every window heard at 1-W and 1+W times the speed too")
+    ap.add_argument("--warp", type=float, default=WARP,
+                    help="listen --warp: every window heard at 1-W and 1+W times the speed too "
+                    "(default listen's, 0.08; 0: heard once)")
     a = ap.parse_args()
     recordings = sorted(glob.glob(os.path.join(a.recordings, "*.wav")))
     if not any("no-digits" in r for r in recordings):
@@ -129,7 +131,7 @@ def main():
                     digits += n
                     right += r
             points.append((100 * right / digits, alarms / hours, average, threshold))
-    print(f"models: {', '.join(a.model)}; {a.recordings}" + (f"; --warp {a.warp}" if a.warp else ""))
+    print(f"models: {', '.join(a.model)}; {a.recordings}; --warp {a.warp}")
     print("| false alarms an hour at most | digits found | setting | false alarms an hour |")
     print("|---:|---:|---|---:|")
     for limit in LIMITS:

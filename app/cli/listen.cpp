@@ -53,7 +53,7 @@ Options:
   --with MODEL2      another model listening too (repeatable; probabilities averaged)
   --warp W           each model also hears every window 1-W and 1+W times as fast (a lower
                      and a higher voice), probabilities averaged (default 0.08; 0: only as
-                     it is, a third of the work; at most 0.3)
+                     it is, a tenth of the work; at most 0.3)
   --windows          also one line per window: its top classes and time
   --seconds S        with --mic: stop after S seconds (default: at Ctrl-C)
   --rate HZ          with --stdin: the samples' rate (default: the model's)

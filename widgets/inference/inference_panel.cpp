@@ -258,7 +258,7 @@ InferencePanel::InferencePanel(QWidget *parent)
     m_warp->setToolTip(
         tr("Hear every window also played 8% faster and 8% slower (a higher and a lower voice) "
            "and average the three: found more words at fewer false alarms on voices the model "
-           "never heard, for three times the work a window"));
+           "never heard, for about ten times the work a window (still milliseconds)"));
     m_strip->setObjectName("inferenceListenStrip");
     m_strip->setMinimumSize(400, 120);
     // The picture follows the label's width; the label must not hold the panel at the
@@ -478,7 +478,9 @@ bool InferencePanel::startListening(QString *why)
                      QString::number(listenAverage())};
     for (const QString &other : listenWith())
         args << "--with" << other;
-    args << "--warp" << (listenWarp() ? "0.08" : "0");
+    if (!listenWarp())
+        args << "--warp"
+             << "0"; // on: the engine's default (its 0.08)
     m_listen->start(m_cli, args);
     if (!m_listen->waitForStarted(10000))
         return refuse(tr("Could not start %1: %2").arg(m_cli, m_listen->errorString()));
