@@ -245,6 +245,64 @@ private slots:
                  std::vector<float>(100, 0.0f));
     }
 
+    // speed_perturb: each sample at its own speed within the range, seeded, centred, its length
+    // kept; p 0 changes nothing; an image is refused.
+    void speedPerturbationPlaysEachSampleAtASpeedInItsRange()
+    {
+        const int64_t len = 16000;
+        const std::vector<float> t = tone(500, 16000, 0.4); // 0.3 to 0.7 s, centred
+        std::vector<float> x(size_t(len), 0.0f);
+        std::copy(t.begin(), t.end(), x.begin() + 4800);
+        const Shape s{1, 1, len};
+        SpeedPerturb speed(0.1f, 1.0f);
+        QVERIFY(speed.random());
+        QCOMPARE(speed.outputShape(s).value(), s);
+        QVERIFY(!speed.outputShape(Shape{1, 28, 28}).ok());
+        QVERIFY(!SpeedPerturb(1.0f, 1.0f).outputShape(s).ok());
+
+        std::vector<float> two(x);
+        two.insert(two.end(), x.begin(), x.end());
+        std::vector<double> hz;
+        for (uint64_t seed = 1; seed <= 24; seed += 2) {
+            const uint64_t seeds[2] = {seed, seed + 1};
+            std::vector<float> a(two.size()), b(two.size());
+            speed.apply(two.data(), a.data(), 2, s, seeds);
+            speed.apply(two.data(), b.data(), 2, s, seeds);
+            QCOMPARE(a, b); // the seed decides
+            for (int k = 0; k < 2; ++k) {
+                const std::vector<float> y(a.begin() + k * len, a.begin() + (k + 1) * len);
+                size_t first = y.size(), last = 0;
+                for (size_t i = 0; i < y.size(); ++i)
+                    if (std::abs(y[i]) > 0.05f) {
+                        first = std::min(first, i);
+                        last = i;
+                    }
+                // Played f times as fast: 0.4 / f s long, around the middle.
+                const double f = 0.4 * 16000 / double(last - first);
+                QVERIFY2(f > 0.895 && f < 1.105, qPrintable(QString::number(f)));
+                QVERIFY2(std::abs(double(first + last) / 2 - 8000) < 20,
+                         qPrintable(QString("%1 to %2").arg(first).arg(last)));
+                // And its 500 Hz at 500 f Hz: two crossings a period over 0.25 s.
+                int n = 0;
+                const size_t from = (first + last) / 2 - 2000;
+                for (size_t i = from + 1; i < from + 4000; ++i)
+                    n += (y[i - 1] < 0) != (y[i] < 0);
+                QVERIFY2(std::abs(n - 2 * 500 * f * 0.25) <= 3,
+                         qPrintable(QString("%1 crossings at %2").arg(n).arg(f)));
+                hz.push_back(f);
+            }
+        }
+        // Speeds spread over the range, not one speed for all.
+        const auto [lo, hi] = std::minmax_element(hz.begin(), hz.end());
+        QVERIFY2(*lo < 0.96 && *hi > 1.04, qPrintable(QString("%1 to %2").arg(*lo).arg(*hi)));
+
+        SpeedPerturb never(0.1f, 0.0f);
+        std::vector<float> same(x.size());
+        const uint64_t seed = 3;
+        never.apply(x.data(), same.data(), 1, s, &seed);
+        QCOMPARE(same, x);
+    }
+
     // Found by fuzz_audio (fuzz/regressions/fuzz_audio): a float recording holding NaN is refused,
     // one beyond full scale is clipped (it made the spectrogram infinite), and a header that
     // claims 2^62 frames is an error naming the file (it ended the process).

@@ -211,6 +211,7 @@ void TestGraph::builtinTypes()
                                             "feature_norm",
                                             "add_noise",
                                             "time_shift",
+                                            "speed_perturb",
                                             "spec_augment",
                                             "normalize_channels",
                                             "center_crop",

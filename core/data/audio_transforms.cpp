@@ -1,6 +1,7 @@
 #include "core/data/audio_transforms.h"
 
 #include "core/base/rng.h"
+#include "core/data/audio_files.h"
 
 #include <opencv2/core.hpp>
 
@@ -76,6 +77,42 @@ void TimeShift::apply(const float *in, float *out, int64_t n, const Shape &inSha
         std::fill_n(y, len, 0.0f);
         for (int64_t k = std::max<int64_t>(0, shift); k < std::min(len, len + shift); ++k)
             y[k] = x[k - shift];
+    }
+}
+
+SpeedPerturb::SpeedPerturb(float maxChange, float p)
+    : m_max(maxChange)
+    , m_p(p)
+{}
+
+Result<Shape> SpeedPerturb::outputShape(const Shape &in) const
+{
+    if (in.rank() != 3 || in[0] != 1 || in[1] != 1)
+        return makeError("expects waveforms [1, 1, samples] from an audio source, not " + in.str());
+    if (!(m_max >= 0.0f && m_max < 1.0f))
+        return makeError("max_change must be at least 0, below 1");
+    return in;
+}
+
+void SpeedPerturb::apply(const float *in, float *out, int64_t n, const Shape &inShape,
+                         const uint64_t *seeds) const
+{
+    const int64_t len = inShape.numel();
+    std::vector<float> x;
+    for (int64_t i = 0; i < n; ++i) {
+        Rng rng(seeds[i]);
+        const float *src = in + i * len;
+        float *dst = out + i * len;
+        // Both draws always, so that p does not change which speed a sample gets.
+        const bool perturb = rng.uniform() < m_p;
+        const double factor = rng.uniform(1.0f - m_max, 1.0f + m_max);
+        if (!perturb || factor == 1.0) {
+            std::copy_n(src, len, dst);
+            continue;
+        }
+        x.assign(src, src + len);
+        const std::vector<float> y = stretchedAroundMiddle(x, factor);
+        std::copy_n(y.begin(), len, dst);
     }
 }
 

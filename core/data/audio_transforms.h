@@ -37,6 +37,25 @@ private:
     float m_max;
 };
 
+// Speed perturbation (Ko et al. 2015; Kaldi's recipes, torchaudio's SpeedPerturbation): each
+// waveform, with probability p, played at a speed drawn uniformly from [1 - maxChange,
+// 1 + maxChange] by resampling, so that it is that much shorter or longer and every frequency in
+// it, the voice's pitch and its formants, that much higher or lower: another speaker's vocal
+// tract and rate. Centred again on its middle and kept at its length (stretchedAroundMiddle), so
+// that a word the source centred stays centred. Waveforms [1, 1, samples] only.
+class SpeedPerturb : public Transform {
+public:
+    SpeedPerturb(float maxChange, float p);
+    bool random() const override { return true; }
+    bool inPlace() const override { return false; }
+    Result<Shape> outputShape(const Shape &in) const override;
+    void apply(const float *in, float *out, int64_t n, const Shape &inShape,
+               const uint64_t *seeds) const override;
+
+private:
+    float m_max, m_p;
+};
+
 // Spectrograms with librosa's conventions (librosa 0.10: stft, feature.melspectrogram,
 // power_to_db, feature.mfcc):
 // - frames centred: the waveform is padded with nFft / 2 zeros at both ends, frame t starts at

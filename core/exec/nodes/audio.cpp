@@ -129,6 +129,19 @@ void addAudioAugmentation(NodeCatalog &c)
                                  "Largest shift, as a fraction of the length.")}),
         [](const NodeParams &p) { return std::make_shared<data::TimeShift>(p.f("max_shift")); }));
     c.add(transformNode(
+        augmentation("speed_perturb", "Speed perturbation",
+                     "Plays waveforms at a random speed: shorter or longer, and every "
+                     "frequency (pitch, formants) as much higher or lower, as another "
+                     "speaker's voice; kept centred.",
+                     {floatParam("max_change", 0.1, closed(0, 0.5),
+                                 "Speeds from 1 - max_change to 1 + max_change times, uniform "
+                                 "(0.1: 0.9 to 1.1, Kaldi's)."),
+                      floatParam("p", 1.0, closed(0, 1),
+                                 "Probability a sample is played at another speed.")}),
+        [](const NodeParams &p) {
+            return std::make_shared<data::SpeedPerturb>(p.f("max_change"), p.f("p"));
+        }));
+    c.add(transformNode(
         augmentation("spec_augment", "SpecAugment",
                      "Masks random frequency bands and time spans of spectrogram features "
                      "(Park et al. 2019), set to the sample's mean.",
