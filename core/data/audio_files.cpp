@@ -119,9 +119,9 @@ Result<std::vector<float>> monoAt(const std::vector<float> &interleaved, int cha
     return mono;
 }
 
-std::vector<float> stretchedAroundMiddle(const std::vector<float> &x, double factor)
+std::vector<float> stretchedAroundMiddle(std::span<const float> x, double factor)
 {
-    if (x.empty() || factor == 1.0) return x;
+    if (x.empty() || factor == 1.0) return {x.begin(), x.end()};
     std::vector<float> y(size_t(std::ceil(double(x.size()) / factor)) + 16);
     SRC_DATA d{};
     d.data_in = x.data();
@@ -129,7 +129,8 @@ std::vector<float> stretchedAroundMiddle(const std::vector<float> &x, double fac
     d.data_out = y.data();
     d.output_frames = long(y.size());
     d.src_ratio = 1.0 / factor;
-    if (src_simple(&d, SRC_SINC_FASTEST, 1) != 0) return x; // (only for a ratio out of range)
+    if (src_simple(&d, SRC_SINC_FASTEST, 1) != 0) // (only for a ratio out of range)
+        return {x.begin(), x.end()};
     y.resize(size_t(d.output_frames_gen));
     // Centre what came out on the original's middle.
     std::vector<float> out(x.size(), 0.0f);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <regex>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -68,7 +69,7 @@ Result<std::vector<float>> monoAt(const std::vector<float> &interleaved, int cha
 // or padded with silence to their own length around their middle, so that a sound in the
 // middle stays there. libsamplerate (its fastest sinc), as for every other resampling here.
 // factor must be above 0.
-std::vector<float> stretchedAroundMiddle(const std::vector<float> &x, double factor);
+std::vector<float> stretchedAroundMiddle(std::span<const float> x, double factor);
 
 // Resampling a stream that arrives in pieces (a microphone's, `flowbench-cli listen --stdin`):
 // libsamplerate's state carries across the pieces, so the result is the same as resampling the

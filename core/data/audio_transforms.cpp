@@ -28,6 +28,14 @@ double melToHz(double mel)
     return mel < kMinLogMel ? mel * kFsp : kMinLogHz * std::exp(kLogStep * (mel - kMinLogMel));
 }
 
+// What the stages that take waveforms accept: [1, 1, samples] from an audio source.
+Status checkWaveforms(const Shape &in)
+{
+    if (in.rank() != 3 || in[0] != 1 || in[1] != 1)
+        return makeError("expects waveforms [1, 1, samples] from an audio source, not " + in.str());
+    return {};
+}
+
 } // namespace
 
 AddNoise::AddNoise(float snrMinDb, float snrMaxDb, float p)
@@ -87,8 +95,7 @@ SpeedPerturb::SpeedPerturb(float maxChange, float p)
 
 Result<Shape> SpeedPerturb::outputShape(const Shape &in) const
 {
-    if (in.rank() != 3 || in[0] != 1 || in[1] != 1)
-        return makeError("expects waveforms [1, 1, samples] from an audio source, not " + in.str());
+    if (Status waves = checkWaveforms(in); !waves) return waves.error();
     if (!(m_max >= 0.0f && m_max < 1.0f))
         return makeError("max_change must be at least 0, below 1");
     return in;
@@ -98,21 +105,18 @@ void SpeedPerturb::apply(const float *in, float *out, int64_t n, const Shape &in
                          const uint64_t *seeds) const
 {
     const int64_t len = inShape.numel();
-    std::vector<float> x;
     for (int64_t i = 0; i < n; ++i) {
         Rng rng(seeds[i]);
         const float *src = in + i * len;
-        float *dst = out + i * len;
         // Both draws always, so that p does not change which speed a sample gets.
         const bool perturb = rng.uniform() < m_p;
         const double factor = rng.uniform(1.0f - m_max, 1.0f + m_max);
-        if (!perturb || factor == 1.0) {
-            std::copy_n(src, len, dst);
+        if (!perturb) {
+            std::copy_n(src, len, out + i * len);
             continue;
         }
-        x.assign(src, src + len);
-        const std::vector<float> y = stretchedAroundMiddle(x, factor);
-        std::copy_n(y.begin(), len, dst);
+        const std::vector<float> y = stretchedAroundMiddle({src, size_t(len)}, factor);
+        std::copy_n(y.begin(), len, out + i * len);
     }
 }
 
@@ -156,8 +160,7 @@ Spectrogram::Spectrogram(SpectrogramOptions o)
 
 Result<Shape> Spectrogram::outputShape(const Shape &in) const
 {
-    if (in.rank() != 3 || in[0] != 1 || in[1] != 1)
-        return makeError("expects waveforms [1, 1, samples] from an audio source, not " + in.str());
+    if (Status waves = checkWaveforms(in); !waves) return waves.error();
     if (m_o.nFft < 16 || m_o.hop < 1) return makeError("n_fft must be at least 16, hop at least 1");
     if (m_o.kind != SpectrogramOptions::Kind::Power &&
         (m_o.nMels < 1 || (m_o.fMax > 0 && m_o.fMax <= m_o.fMin) ||
