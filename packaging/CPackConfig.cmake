@@ -221,7 +221,7 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS "${CMAKE_LIBRARY_OUTPUT_DIRECTOR
 # `flowbench-cli listen --mic` loads PulseAudio's simple API (libpulse0) when asked. Recommends,
 # not Depends: the workbench is useful with one's own data and none of these.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
-    "dataset-fashion-mnist, espeak-ng, flite, festival, festvox-kallpc16k, festvox-kdlpc16k, festvox-us-slt-hts, sox, libpulse0")
+    "dataset-fashion-mnist, espeak-ng, flite, festival, festvox-kallpc16k, festvox-kdlpc16k, festvox-us-slt-hts, festvox-italp16k, festvox-itapc16k, festvox-suopuhe-lj, festvox-suopuhe-mv, festvox-czech-dita, festvox-czech-krb, festvox-czech-machac, festvox-czech-ph, festvox-ca-ona-hts, sox, libpulse0")
 
 # --- Source package --------------------------------------------------------------------------
 # cpack --config CPackSourceConfig.cmake: the tree without build output.

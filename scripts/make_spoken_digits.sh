@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes the spoken-digits demo data set on this machine (nothing is downloaded): three speech
-# engines say "zero" to "nine" and other words in 151 voices, each recording passed through a
+# engines say "zero" to "nine" and other words in 160 voices, each recording passed through a
 # different imitation of a real microphone and room (sox: tempo and pitch, reverberation,
 # telephone band and 8 kHz, cheap-microphone filters, level, white/pink/brown noise), plus
 # 1-second clips of background noise. 16 kHz mono WAV files named {label}_{speaker}_{take}.wav,
@@ -10,7 +10,9 @@
 #   speakers  espeak-ng: 6 English accents x 24 voice variants (144), 2 takes of each digit (the
 #             second as another accent may say it), 8 other words and 5 made-up words each, and
 #             384 hard negatives among them; flite: kal16, awb, rms, slt; festival: kal, ked and
-#             the HTS voice slt (7), 12 takes of each digit and 32 other words each. flite's and
+#             the HTS voice slt, and 9 voices of other languages saying English as their
+#             speakers would (Italian lp and pc, Finnish lj and mv, Czech dita, krb, machac and
+#             ph, Catalan ona) (16), 12 takes of each digit and 32 other words each. flite's and
 #             festival's voices are built from recordings of real people (diphones, clustergen,
 #             HTS), espeak-ng's are formant synthesis: the mix is what teaches real speech.
 #   names     speakers are ENGINE-VOICE (espeak-en-gb-m1, flite-slt, festival-ked), so a
@@ -28,11 +30,11 @@
 #
 # Deterministic in what it makes (every take's effects follow from its name; sox's noise and
 # dither differ in the last bits from run to run), and quick to run again: a complete
-# folder is left as it is. Needs espeak-ng, flite, festival with its voices
-# (festvox-kallpc16k, festvox-kdlpc16k, festvox-us-slt-hts) and sox (scripts/deps.sh).
+# folder is left as it is. Needs espeak-ng, flite, festival with its voices (festvox_packages
+# below) and sox (scripts/deps.sh).
 #
 # For tests and quick tries (not for training):
-#   FLOWBENCH_SPOKEN_DIGITS_VOICES=N   only the first N of the 151 voices (espeak-ng's first),
+#   FLOWBENCH_SPOKEN_DIGITS_VOICES=N   only the first N of the 160 voices (espeak-ng's first),
 #                                      their hard negatives, and N x 2 background clips
 #   FLOWBENCH_PROGRESS_SECONDS=S       progress every S seconds instead of 2 (e.g. 0.2)
 set -euo pipefail
@@ -271,7 +273,15 @@ for a in "${accents[@]}"; do
 done
 for v in kal16 awb rms slt; do speakers+=("flite $v 12 32"); done
 for v in kal ked slt; do speakers+=("festival $v 12 32"); done
-background_per_speaker=2 # 1-second noise clips per voice made (302 for all 151)
+# festival's voices of other languages (recordings of real people too: Italian, Finnish and Czech
+# diphones, a Catalan HTS voice; four women, four men and a boy), saying the digits as a speaker
+# of that language reads English ones (festival_word) and the other words as their letters read
+# in that language: English with the accents and the voices, a child's among them, that
+# English's own voices lack.
+for v in it-lp it-pc fi-lj fi-mv cs-dita cs-krb cs-machac cs-ph ca-ona; do
+    speakers+=("festival $v 12 32")
+done
+background_per_speaker=2 # 1-second noise clips per voice made (320 for all 160)
 
 if [[ -n "${FLOWBENCH_SPOKEN_DIGITS_VOICES:-}" ]]; then
     n="$FLOWBENCH_SPOKEN_DIGITS_VOICES"
@@ -286,10 +296,16 @@ needs=(espeak-ng sox soxi)
 for s in "${speakers[@]}"; do
     case $s in flite*) needs+=(flite) ;; festival*) needs+=(text2wave) ;; esac
 done
-# festival's voices are packages of their own.
+# festival's voices are packages of their own (scripts/deps.sh installs them).
+festvox=(english/kal_diphone:festvox-kallpc16k english/ked_diphone:festvox-kdlpc16k
+         us/cmu_us_slt_arctic_hts:festvox-us-slt-hts italian/lp_diphone:festvox-italp16k
+         italian/pc_diphone:festvox-itapc16k finnish/suo_fi_lj_diphone:festvox-suopuhe-lj
+         finnish/hy_fi_mv_diphone:festvox-suopuhe-mv czech/czech_dita:festvox-czech-dita
+         czech/czech_krb:festvox-czech-krb czech/czech_machac:festvox-czech-machac
+         czech/czech_ph:festvox-czech-ph catalan/upc_ca_ona_hts:festvox-ca-ona-hts)
+festvox_packages="${festvox[*]#*:}"
 if [[ " ${needs[*]} " == *" text2wave "* ]]; then
-    for v in english/kal_diphone:festvox-kallpc16k english/ked_diphone:festvox-kdlpc16k \
-             us/cmu_us_slt_arctic_hts:festvox-us-slt-hts; do
+    for v in "${festvox[@]}"; do
         [[ -d /usr/share/festival/voices/${v%%:*} ]] || {
             echo "make_spoken_digits: festival's voice ${v%%:*} is missing; install it: sudo apt install ${v#*:}" >&2
             exit 1
@@ -298,7 +314,7 @@ if [[ " ${needs[*]} " == *" text2wave "* ]]; then
 fi
 for tool in $(printf '%s\n' "${needs[@]}" | sort -u); do
     command -v "$tool" >/dev/null || {
-        echo "make_spoken_digits: $tool is missing; install espeak-ng, flite, festival, festvox-kallpc16k, festvox-kdlpc16k, festvox-us-slt-hts and sox: sudo apt install espeak-ng flite festival festvox-kallpc16k festvox-kdlpc16k festvox-us-slt-hts sox" >&2
+        echo "make_spoken_digits: $tool is missing; install espeak-ng, flite, festival, its voices and sox: sudo apt install espeak-ng flite festival $festvox_packages sox" >&2
         exit 1
     }
 done
@@ -409,8 +425,14 @@ make_one() {
                 kal) v=voice_kal_diphone ;;
                 ked) v=voice_ked_diphone ;;
                 slt) v=voice_cmu_us_slt_arctic_hts ;;
+                it-lp) v=voice_lp_diphone ;;
+                it-pc) v=voice_pc_diphone ;;
+                fi-lj) v=voice_suo_fi_lj_diphone ;;
+                fi-mv) v=voice_hy_fi_mv_diphone ;;
+                cs-*) v=voice_czech_${voice#cs-} ;;
+                ca-ona) v=voice_upc_ca_ona_hts ;;
             esac
-            echo "$word" | text2wave -eval "($v)" -F 16000 -o "$part" 2>/dev/null
+            festival_word "$voice" "$word" | text2wave -eval "($v)" -F 16000 -o "$part" 2>/dev/null
         fi
         mv "$part" "$raw"
         return 0
@@ -510,6 +532,28 @@ make_one() {
     mv "$out/$name.tmp.wav" "$out/$name.wav"
     rm -rf "$tmp"
 }
+# What festival's VOICE ($1) is given to say WORD ($2): an English digit as a speaker of the
+# voice's language would write down how it sounds in English ("three" as Italian "tri", Czech
+# "fajv" for "five"), so that its letter-to-sound rules give an accented English digit; anything
+# else as it is. English's own voices get every word as it is.
+festival_word() {
+    local voice=$1 word=$2 d
+    local -A say=(
+        [it]="ziro uan tu tri for faiv sics seven eit nain"
+        [ca]="ziro uan tu tri for faiv sics seven eit nain"
+        [fi]="siirou van tuu trii foor faiv siks seven eit nain"
+        [cs]="zirou van tu tri for fajv siks sevn ejt najn"
+    )
+    local digits=(zero one two three four five six seven eight nine) words
+    read -ra words <<<"${say[${voice%%-*}]:-}"
+    for d in "${!digits[@]}"; do
+        if [[ ${#words[@]} == 10 && $word == "${digits[$d]}" ]]; then
+            echo "${words[$d]}"
+            return
+        fi
+    done
+    echo "$word"
+}
 # A made-up word of 1 to 3 syllables in espeak-ng's phonemes, stressed on the first, from the
 # number $1: English onsets, vowels and codas in any order, so that "unknown" holds sounds
 # near every digit's ("s'Ikt", "f'aIk") that no list of real words has, and the model must
@@ -541,7 +585,7 @@ pseudo_word() {
     done
     echo "$w"
 }
-export -f make_one pseudo_word espeak_voice
+export -f make_one pseudo_word espeak_voice festival_word
 
 jobs=$(nproc 2>/dev/null || echo 2)
 echo "spoken digits: making $want recordings in $out ($jobs at a time)" >&2

@@ -241,7 +241,7 @@ private slots:
 
     // `make-data spoken-digits` runs scripts/make_spoken_digits.sh (found in the source tree of
     // this build tree): a count people can follow on stderr, the folder and count on stdout.
-    // Two of the 151 voices (2 x 33 recordings, their 11 hard negatives and 4 background noises)
+    // Two of the 160 voices (2 x 33 recordings, their 11 hard negatives and 4 background noises)
     // keep it quick.
     void makeDataMakesSpokenDigitsWithProgress()
     {
@@ -288,7 +288,7 @@ private slots:
         p.start(FLOWBENCH_CLI, {"make-data", "spoken-digits", "--out", out});
         QVERIFY(p.waitForStarted());
         QString err;
-        static const QRegularExpression started("made [1-9][0-9]* of 6502");
+        static const QRegularExpression started("made [1-9][0-9]* of 7888");
         QElapsedTimer t;
         t.start();
         while (!err.contains(started) && t.elapsed() < 60000 && p.state() == QProcess::Running) {
@@ -308,7 +308,7 @@ private slots:
         auto made = [&] { return QDir(out).entryList({"*_*_*.wav"}, QDir::Files); };
         QTest::qWait(1500); // the recordings being made when it stopped are finished
         const int kept = int(made().size());
-        QVERIFY2(kept > 0 && kept < 6502, qPrintable(QString::number(kept)));
+        QVERIFY2(kept > 0 && kept < 7888, qPrintable(QString::number(kept)));
         QTest::qWait(2000);
         QCOMPARE(int(made().size()), kept);
         QCOMPARE(QDir(out).entryList({"*.tmp.wav"}, QDir::Files), QStringList());
@@ -327,7 +327,9 @@ private slots:
         for (const char *text :
              {"espeak-ng, flite, festival and sox are missing",
               "sudo apt install espeak-ng flite festival festvox-kallpc16k festvox-kdlpc16k "
-              "festvox-us-slt-hts sox"})
+              "festvox-us-slt-hts festvox-italp16k festvox-itapc16k festvox-suopuhe-lj "
+              "festvox-suopuhe-mv festvox-czech-dita festvox-czech-krb festvox-czech-machac "
+              "festvox-czech-ph festvox-ca-ona-hts sox"})
             QVERIFY2(r.err.contains(text) &&
                          r.summary["error"]["message"].toString().contains(text),
                      qPrintable(r.err));
@@ -342,6 +344,28 @@ private slots:
         QTest::newRow("unknown option") << QStringList{"make-data", "spoken-digits", "--fast"};
         QTest::newRow("no folder") << QStringList{"make-data", "spoken-digits", "--out"};
         QTest::newRow("voices") << QStringList{"make-data", "spoken-digits", "--voices", "0"};
+        QTest::newRow("voices past the script's")
+            << QStringList{"make-data", "spoken-digits", "--voices", "161"};
+    }
+
+    // The CLI's count of the script's voices (cli::kSpokenDigitsVoices) is the script's: it
+    // takes 160 and refuses 161, and so does the script.
+    void makeDataKnowsHowManyVoicesTheScriptHas()
+    {
+        const CliResult r = cli({"make-data", "spoken-digits", "--voices", "161"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("--voices needs a whole number from 1 to 160"), qPrintable(r.err));
+        QTemporaryDir dir;
+        QProcess script;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("FLOWBENCH_SPOKEN_DIGITS_VOICES", "161");
+        script.setProcessEnvironment(env);
+        script.start("bash", {kSource + "/scripts/make_spoken_digits.sh", dir.filePath("d")});
+        QVERIFY(script.waitForFinished(60000));
+        QCOMPARE(script.exitCode(), 2);
+        const QString err = script.readAllStandardError();
+        QVERIFY2(err.contains("FLOWBENCH_SPOKEN_DIGITS_VOICES must be 1 to 160, not '161'"),
+                 qPrintable(err));
     }
 
     void makeDataUsageErrors()

@@ -1,8 +1,10 @@
 // The spoken-digits demo end to end, as a person meets it: scripts/make_spoken_digits.sh speaks
-// the digits and other words in 151 voices of three speech engines and makes background noise,
+// the digits and other words in 160 voices of three speech engines and makes background noise,
 // resources/examples/spoken_digits.json trains on the voices of the training part, and the
 // model must recognise the recordings of the voices held out. A whole engine held out (flite:
-// trained on espeak-ng and festival only) is the stand-in for real people's voices. The model
+// trained on espeak-ng and festival only), and festival's real people of two languages held out
+// (Czech and Catalan, trained with the Italian and Finnish ones), are the stand-ins for real
+// people's voices. The model
 // then listens to a long recording of voices it never heard (`flowbench-cli listen`) and must
 // find the digits where they are spoken, and nothing in the noise and the other words. And
 // `flowbench-cli infer` on recordings gives exactly the evaluation's predictions: the
@@ -145,8 +147,15 @@ Heard score(const QStringList &lines, QList<Word> truth, double offset = 0)
 // on data set version 4 (its hard negatives and 151 voices) 93.6 to 94.3%, 65.3% and 59 of 67
 // with none; on version 5 (its 24 British voices made 24, not one) 94.3 to 94.8%, 68.4% and 60
 // of 67 with none.
-constexpr double kHeldOutVoices = 0.88; // 87.1, 87.5, 87.9% measured before bn4
+// With festival's nine voices of other languages (2026-11-27, night: 7888 recordings) the
+// speaker split holds out other voices, five of them real people's (flite's kal16, festival's
+// slt, the Czech krb, Finnish lj and Italian lp) where before it held out espeak-ng's alone: 88.0%
+// of the held-out recordings (espeak-ng's 94.5%, the real people's 78.7%), flite 73.0% at 10
+// epochs; the Czech and Catalan voices held out 73.9% at 10 epochs, where a model trained on no
+// voice of another language gets 62.2% of them (docs/audio.md).
+constexpr double kHeldOutVoices = 0.80; // 87.1, 87.5, 87.9% measured before bn4
 constexpr double kHeldOutEngine = 0.40; // 57.0, 57.2, 48.7% measured (10 epochs) before bn4
+constexpr double kHeldOutLanguages = 0.65;
 // Listening (ListenOptions' defaults: 4 windows at 0.6, centred windows only): 85.1% and 1
 // false alarm measured before bn4, 91.0% and 1 with it, 88.1% and 0 on version 4, 89.6% and 0 on
 // version 5; with 3 windows at 0.7 and every window counted, as before the gate, 89.6 and 88.1%,
@@ -186,8 +195,9 @@ private slots:
         const double accuracy = summary["test_accuracy"].toDouble();
         qInfo("held-out voices: %.2f%% of their recordings recognised", 100 * accuracy);
         QVERIFY2(accuracy >= kHeldOutVoices, qPrintable(QString::number(accuracy)));
-        // A fifth of the 151 voices is held out (their 640 digits and 505 other words, hard
-        // negatives among them) and 1 of the 16 kinds of background noise (20 clips).
+        // A fifth of the 160 voices is held out (27 of espeak-ng's, flite's kal16, festival's
+        // slt, the Czech krb, the Finnish lj and the Italian lp: their 1140 digits and 593 other
+        // words, hard negatives among them) and 3 of the 16 kinds of background noise (60 clips).
         const QJsonObject eval = QJsonDocument::fromJson([&] {
                                      QFile f(dir.filePath("run/evaluation.json"));
                                      f.open(QIODevice::ReadOnly);
@@ -196,7 +206,7 @@ private slots:
                                      .object()["evaluations"]
                                      .toArray()[0]
                                      .toObject();
-        QCOMPARE(eval["samples"].toInt(), 1165);
+        QCOMPARE(eval["samples"].toInt(), 1793);
 
         // What mattered (occlusion saliency): the frames where the word is spoken, not the
         // silence around it. Per frame, the saliency summed over the mel bands must be larger
@@ -470,6 +480,36 @@ private slots:
         QVERIFY2(accuracy >= kHeldOutEngine, qPrintable(QString::number(accuracy)));
     }
 
+    // Real people the model never heard, with an accent it never heard: festival's Czech (four
+    // voices, a boy's among them) and Catalan voices saying English digits as their speakers
+    // would, held out whole; the Italian and Finnish ones are trained on. 10 epochs, as above.
+    void heldOutLanguagesAreRecognised()
+    {
+        QTemporaryDir dir;
+        const QString voices = "^festival-(cs|ca)-";
+        const Run r = run(FLOWBENCH_CLI, {"run", kSource + "/resources/examples/spoken_digits.json",
+                                          "--device", "cpu", "--set", "train_data.path=" + kData,
+                                          "--set", "test_data.path=" + kData, "--set",
+                                          "train_data.validation_speakers=" + voices, "--set",
+                                          "test_data.validation_speakers=" + voices, "--set",
+                                          "train.epochs=10", "--out", dir.filePath("run")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err.right(3000)));
+        const QJsonObject summary = lastLine(r.out);
+        const double accuracy = summary["test_accuracy"].toDouble();
+        qInfo("held-out languages (Czech, Catalan): %.2f%% of their recordings recognised",
+              100 * accuracy);
+        QVERIFY2(accuracy >= kHeldOutLanguages, qPrintable(QString::number(accuracy)));
+        // Five voices: 600 digits and 160 other words.
+        QFile f(dir.filePath("run/evaluation.json"));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(QJsonDocument::fromJson(f.readAll())
+                     .object()["evaluations"]
+                     .toArray()[0]
+                     .toObject()["samples"]
+                     .toInt(),
+                 760);
+    }
+
     // One epoch evaluated on every recording, then `infer` on every recording: the same
     // confusion matrix (the digits, background and unknown).
     void inferReproducesTheEvaluation()
@@ -491,7 +531,7 @@ private slots:
         QStringList files = QDir(kData).entryList({"*.wav"}, QDir::Files, QDir::Name);
         for (QString &name : files)
             name = kData + "/" + name;
-        QCOMPARE(files.size(), 6502);
+        QCOMPARE(files.size(), 7888);
         const Run inf =
             run(FLOWBENCH_CLI, QStringList{"infer", dir.filePath("run"), "--top", "1"} + files);
         QVERIFY2(inf.exitCode == 0, qPrintable(inf.err.right(2000)));

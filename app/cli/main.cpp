@@ -145,7 +145,7 @@ commands:
   make-data spoken-digits
                           make the spoken_digits example's recordings on this machine with
                           espeak-ng, flite, festival and sox (a few minutes): progress on
-                          stderr ("made N of 6502"), last stdout line {"status", "path",
+                          stderr ("made N of 7888"), last stdout line {"status", "path",
                           "recordings"}; run
                           again, it makes only what is missing
       --out DIR               where (default ~/.local/share/flowbench/spoken_digits, the
@@ -699,7 +699,7 @@ int cmdNodes(int argc, char **argv)
 }
 
 // `make-data spoken-digits [--out DIR] [--voices N]`. --voices (not in the usage: the example
-// needs all 151) makes only the first N voices, for tests and quick tries.
+// needs all 160) makes only the first N voices, for tests and quick tries.
 int cmdMakeData(int argc, char **argv)
 {
     auto fail = [](int code, const std::string &message) {
@@ -729,8 +729,9 @@ int cmdMakeData(int argc, char **argv)
         }
         char *end = nullptr;
         const long n = std::strtol(v.c_str(), &end, 10);
-        if (v.empty() || *end || n < 1 || n > 151)
-            return fail(kExitBadInput, "--voices needs a whole number from 1 to 151");
+        if (v.empty() || *end || n < 1 || n > cli::kSpokenDigitsVoices)
+            return fail(kExitBadInput, "--voices needs a whole number from 1 to " +
+                                           std::to_string(cli::kSpokenDigitsVoices));
         request.voices = int(n);
     }
     const cli::SpokenDigitsOutcome outcome = cli::makeSpokenDigits(request);

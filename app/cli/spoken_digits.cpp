@@ -87,7 +87,7 @@ std::vector<std::string> missingSpokenDigitsTools(int voices)
 {
     std::vector<std::string> missing;
     if (!onPath("espeak-ng")) missing.push_back("espeak-ng");
-    if (voices == 0 || voices > 144) {
+    if (voices == 0 || voices > kSpokenDigitsEspeakVoices) {
         if (!onPath("flite")) missing.push_back("flite");
         if (!onPath("text2wave")) missing.push_back("festival");
     }
