@@ -432,7 +432,13 @@ make_one() {
                 cs-*) v=voice_czech_${voice#cs-} ;;
                 ca-ona) v=voice_upc_ca_ona_hts ;;
             esac
-            festival_word "$voice" "$word" | text2wave -eval "($v)" -F 16000 -o "$part" 2>/dev/null
+            # festival crashes now and then (a segmentation fault: seen twice with its Catalan
+            # voice, then not again in 16 tries of the same words): a few tries.
+            local try
+            for try in 1 2 3; do
+                festival_word "$voice" "$word" | text2wave -eval "($v)" -F 16000 -o "$part" \
+                    2>/dev/null && [[ -s "$part" ]] && break
+            done
         fi
         mv "$part" "$raw"
         return 0
