@@ -283,8 +283,9 @@ private slots:
         for (const json &v : last.value("rank_samples_per_s", json::array()))
             QVERIFY(v.get<double>() > 0);
         // Rank 0's slot of the exchanged times (a step old) says what its own clocks say.
-        QVERIFY(std::abs(last["rank_comm_share"][0].get<double>() -
-                         last["comm_share"].get<double>()) < 0.05);
+        QVERIFY2(std::abs(last["rank_comm_share"][0].get<double>() -
+                          last["comm_share"].get<double>()) < 0.05,
+                 last.dump().c_str());
 
         // kill(): mpirun and both ranks end (no rank left training on its own).
         Watcher w2(session);
