@@ -12,9 +12,10 @@
 #             384 hard negatives among them; flite: kal16, awb, rms, slt; festival: kal, ked and
 #             the HTS voice slt, and 9 voices of other languages saying English as their
 #             speakers would (Italian lp and pc, Finnish lj and mv, Czech dita, krb, machac and
-#             ph, Catalan ona) (16), 12 takes of each digit and 32 other words each. flite's and
-#             festival's voices are built from recordings of real people (diphones, clustergen,
-#             HTS), espeak-ng's are formant synthesis: the mix is what teaches real speech.
+#             ph, Catalan ona): 16 in all, 12 takes of each digit and 32 other words each.
+#             flite's and festival's voices are built from recordings of real people (diphones,
+#             clustergen, HTS), espeak-ng's are formant synthesis: the mix is what teaches real
+#             speech.
 #   names     speakers are ENGINE-VOICE (espeak-en-gb-m1, flite-slt, festival-ked), so a
 #             source's validation_speakers can hold out a whole engine ("^flite-").
 #
