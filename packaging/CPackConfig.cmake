@@ -219,9 +219,11 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS "${CMAKE_LIBRARY_OUTPUT_DIRECTOR
 # examples read Debian's data set package, the spoken-digits data set is made with espeak-ng,
 # flite, festival and its voices and sox (share/flowbench/make_spoken_digits.sh), and
 # `flowbench-cli listen --mic` loads PulseAudio's simple API (libpulse0) when asked. Recommends,
-# not Depends: the workbench is useful with one's own data and none of these.
+# not Depends: the workbench is useful with one's own data and none of these. The data set's
+# packages are the script's own list (make_spoken_digits.sh --packages, read by CMakeLists.txt).
+string(REPLACE " " ", " spoken_digits_recommends "${FLOWBENCH_SPOKEN_DIGITS_PACKAGES}")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
-    "dataset-fashion-mnist, espeak-ng, flite, festival, festvox-kallpc16k, festvox-kdlpc16k, festvox-us-slt-hts, festvox-italp16k, festvox-itapc16k, festvox-suopuhe-lj, festvox-suopuhe-mv, festvox-czech-dita, festvox-czech-krb, festvox-czech-machac, festvox-czech-ph, festvox-ca-ona-hts, sox, libpulse0")
+    "dataset-fashion-mnist, ${spoken_digits_recommends}, libpulse0")
 
 # --- Source package --------------------------------------------------------------------------
 # cpack --config CPackSourceConfig.cmake: the tree without build output.

@@ -25,15 +25,14 @@ BUILD_PKGS=(build-essential ccache cmake ninja-build pkg-config qt6-base-dev qt6
             libqcustomplot-dev fonts-dejavu-core libdnnl-dev nlohmann-json3-dev zlib1g-dev
             libopencv-dev libjpeg-dev libsndfile1-dev libsamplerate0-dev qt6-multimedia-dev libpulse-dev
             ocl-icd-opencl-dev libonnx-dev libprotobuf-dev libssl-dev libopenmpi-dev openmpi-bin)
+# The spoken-digits data set's makers, as scripts/make_spoken_digits.sh lists them (--packages):
 # espeak-ng, flite, festival with three English voices and nine of other languages (real
-# people's voices saying English with their accents), and sox make the spoken-digits data set
-# (scripts/make_spoken_digits.sh).
+# people's voices saying English with their accents), and sox.
 # pulseaudio and pulseaudio-utils: the virtual microphone test_spoken_digits listens through (a
 # server of the test's own with a null sink, fed by paplay).
-DATA_PKGS=(dataset-fashion-mnist espeak-ng flite festival festvox-kallpc16k festvox-kdlpc16k
-           festvox-us-slt-hts festvox-italp16k festvox-itapc16k festvox-suopuhe-lj
-           festvox-suopuhe-mv festvox-czech-dita festvox-czech-krb festvox-czech-machac
-           festvox-czech-ph festvox-ca-ona-hts sox pulseaudio pulseaudio-utils)
+spoken_digits_pkgs=$(bash "$(dirname "${BASH_SOURCE[0]}")/make_spoken_digits.sh" --packages)
+read -ra spoken_digits_pkgs <<<"$spoken_digits_pkgs"
+DATA_PKGS=(dataset-fashion-mnist "${spoken_digits_pkgs[@]}" pulseaudio pulseaudio-utils)
 BENCH_PKGS=(python3-torch python3-numpy python3-torchvision python3-pil)
 # help2man writes the man pages from the programs' --help; CPack's DEB generator needs `file`
 # (dpkg-shlibdeps comes with build-essential's dpkg-dev); the rest check the package.

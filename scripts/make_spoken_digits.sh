@@ -21,6 +21,7 @@
 #
 #   scripts/make_spoken_digits.sh            into ~/.local/share/flowbench/spoken_digits
 #   scripts/make_spoken_digits.sh DIR        into DIR
+#   scripts/make_spoken_digits.sh --packages prints the Debian packages it needs, on one line
 #
 # Installed as <prefix>/share/flowbench/make_spoken_digits.sh, where
 # `flowbench-cli make-data spoken-digits` (and the window's File > Make Spoken-Digits Data Set)
@@ -31,8 +32,8 @@
 #
 # Deterministic in what it makes (every take's effects follow from its name; sox's noise and
 # dither differ in the last bits from run to run), and quick to run again: a complete
-# folder is left as it is. Needs espeak-ng, flite, festival with its voices (festvox_packages
-# below) and sox (scripts/deps.sh).
+# folder is left as it is. Needs espeak-ng, flite, festival with its voices (festival_voices
+# below) and sox: the packages --packages prints, which scripts/deps.sh installs.
 #
 # For tests and quick tries (not for training):
 #   FLOWBENCH_SPOKEN_DIGITS_VOICES=N   only the first N of the 160 voices (espeak-ng's first),
@@ -85,6 +86,30 @@ accents=(en-gb en-us en-gb-scotland en-gb-x-rp en-gb-x-gbclan en-029)
 # (klatt2, 4, 5, 6, and David and Edward, built on them) and seven of its named voices.
 variants=(m1 m2 m3 m4 m5 m6 m7 m8 f1 f2 f3 f4 f5 klatt2 klatt4 klatt5 klatt6 david edward Annie
           steph grandma paul robert)
+# festival's voices, recordings of real people (diphones, HTS), each NAME:FOLDER:PACKAGE: its
+# speakers are festival-NAME, FOLDER is under /usr/share/festival/voices (festival calls the
+# voice after its last part: voice_kal_diphone), and each is a Debian package of its own. The
+# one list of them: the speakers below, make_one, the check for missing voices, and --packages
+# (which scripts/deps.sh installs, and the CLI's hint and the .deb's Recommends name) read it.
+# The English ones, then the other languages': Italian, Finnish and Czech diphones and a Catalan
+# HTS voice (four women, four men and a boy) saying the digits as a speaker of that language
+# reads English ones (festival_word) and the other words as their letters read in that
+# language: English with the accents and the voices, a child's among them, that English's own
+# voices lack.
+festival_voices=(kal:english/kal_diphone:festvox-kallpc16k ked:english/ked_diphone:festvox-kdlpc16k
+                 slt:us/cmu_us_slt_arctic_hts:festvox-us-slt-hts
+                 it-lp:italian/lp_diphone:festvox-italp16k it-pc:italian/pc_diphone:festvox-itapc16k
+                 fi-lj:finnish/suo_fi_lj_diphone:festvox-suopuhe-lj
+                 fi-mv:finnish/hy_fi_mv_diphone:festvox-suopuhe-mv
+                 cs-dita:czech/czech_dita:festvox-czech-dita cs-krb:czech/czech_krb:festvox-czech-krb
+                 cs-machac:czech/czech_machac:festvox-czech-machac cs-ph:czech/czech_ph:festvox-czech-ph
+                 ca-ona:catalan/upc_ca_ona_hts:festvox-ca-ona-hts)
+packages="espeak-ng flite festival ${festival_voices[*]##*:} sox"
+if [[ "${1:-}" == --packages ]]; then
+    echo "$packages"
+    exit 0
+fi
+export FESTIVAL_VOICES="${festival_voices[*]}" # for make_one, which xargs' bash runs
 # Hard negatives, for the "unknown" class: made-up words (espeak-ng's phonemes, stressed on the
 # first syllable) that a model trained on this data set took for a digit, each with the voice,
 # speed and pitch that said it and the tool's count (ACCENT+VARIANT/PHONEMES/SPEED/PITCH/N).
@@ -273,15 +298,7 @@ for a in "${accents[@]}"; do
     done
 done
 for v in kal16 awb rms slt; do speakers+=("flite $v 12 32"); done
-for v in kal ked slt; do speakers+=("festival $v 12 32"); done
-# festival's voices of other languages (recordings of real people too: Italian, Finnish and Czech
-# diphones, a Catalan HTS voice; four women, four men and a boy), saying the digits as a speaker
-# of that language reads English ones (festival_word) and the other words as their letters read
-# in that language: English with the accents and the voices, a child's among them, that
-# English's own voices lack.
-for v in it-lp it-pc fi-lj fi-mv cs-dita cs-krb cs-machac cs-ph ca-ona; do
-    speakers+=("festival $v 12 32")
-done
+for v in "${festival_voices[@]}"; do speakers+=("festival ${v%%:*} 12 32"); done
 background_per_speaker=2 # 1-second noise clips per voice made (320 for all 160)
 
 if [[ -n "${FLOWBENCH_SPOKEN_DIGITS_VOICES:-}" ]]; then
@@ -297,25 +314,18 @@ needs=(espeak-ng sox soxi)
 for s in "${speakers[@]}"; do
     case $s in flite*) needs+=(flite) ;; festival*) needs+=(text2wave) ;; esac
 done
-# festival's voices are packages of their own (scripts/deps.sh installs them).
-festvox=(english/kal_diphone:festvox-kallpc16k english/ked_diphone:festvox-kdlpc16k
-         us/cmu_us_slt_arctic_hts:festvox-us-slt-hts italian/lp_diphone:festvox-italp16k
-         italian/pc_diphone:festvox-itapc16k finnish/suo_fi_lj_diphone:festvox-suopuhe-lj
-         finnish/hy_fi_mv_diphone:festvox-suopuhe-mv czech/czech_dita:festvox-czech-dita
-         czech/czech_krb:festvox-czech-krb czech/czech_machac:festvox-czech-machac
-         czech/czech_ph:festvox-czech-ph catalan/upc_ca_ona_hts:festvox-ca-ona-hts)
-festvox_packages="${festvox[*]#*:}"
 if [[ " ${needs[*]} " == *" text2wave "* ]]; then
-    for v in "${festvox[@]}"; do
-        [[ -d /usr/share/festival/voices/${v%%:*} ]] || {
-            echo "make_spoken_digits: festival's voice ${v%%:*} is missing; install it: sudo apt install ${v#*:}" >&2
+    for v in "${festival_voices[@]}"; do
+        IFS=: read -r _ dir package <<<"$v"
+        [[ -d /usr/share/festival/voices/$dir ]] || {
+            echo "make_spoken_digits: festival's voice $dir is missing; install it: sudo apt install $package" >&2
             exit 1
         }
     done
 fi
 for tool in $(printf '%s\n' "${needs[@]}" | sort -u); do
     command -v "$tool" >/dev/null || {
-        echo "make_spoken_digits: $tool is missing; install espeak-ng, flite, festival, its voices and sox: sudo apt install espeak-ng flite festival $festvox_packages sox" >&2
+        echo "make_spoken_digits: $tool is missing; install espeak-ng, flite, festival, its voices and sox: sudo apt install $packages" >&2
         exit 1
     }
 done
@@ -421,18 +431,13 @@ make_one() {
         if [[ $engine == flite ]]; then
             flite -voice "$voice" -t "$word" -o "$part"
         else
-            local v
-            case $voice in
-                kal) v=voice_kal_diphone ;;
-                ked) v=voice_ked_diphone ;;
-                slt) v=voice_cmu_us_slt_arctic_hts ;;
-                it-lp) v=voice_lp_diphone ;;
-                it-pc) v=voice_pc_diphone ;;
-                fi-lj) v=voice_suo_fi_lj_diphone ;;
-                fi-mv) v=voice_hy_fi_mv_diphone ;;
-                cs-*) v=voice_czech_${voice#cs-} ;;
-                ca-ona) v=voice_upc_ca_ona_hts ;;
-            esac
+            # festival names a voice after its folder: (voice_kal_diphone) for .../kal_diphone.
+            local v entry dir
+            for entry in $FESTIVAL_VOICES; do
+                IFS=: read -r v dir _ <<<"$entry"
+                [[ $v == "$voice" ]] && break
+            done
+            v=voice_${dir##*/}
             # festival crashes now and then (a segmentation fault: seen twice with its Catalan
             # voice, then not again in 16 tries of the same words): a few tries.
             local try

@@ -22,6 +22,9 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char *kScript = "make_spoken_digits.sh";
+// The Debian packages that give every tool and voice the script uses: its own list
+// (`make_spoken_digits.sh --packages`, read when CMake configures).
+constexpr const char *kPackages = FLOWBENCH_SPOKEN_DIGITS_PACKAGES;
 
 volatile sig_atomic_t g_child = 0;   // the script's process id while it runs
 volatile sig_atomic_t g_stopped = 0; // a stop signal came
@@ -112,7 +115,7 @@ SpokenDigitsOutcome makeSpokenDigits(const SpokenDigitsRequest &request)
         outcome.message = joinedWithAnd(missing) + (missing.size() == 1 ? " is" : " are") +
                           " missing: the recordings are spoken by espeak-ng, flite and festival "
                           "and mixed by sox; install them with: sudo apt install " +
-                          std::string(kSpokenDigitsPackages);
+                          kPackages;
         return outcome;
     }
     std::vector<std::string> looked;

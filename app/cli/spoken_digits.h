@@ -39,11 +39,6 @@ std::string findSpokenDigitsScript(std::vector<std::string> *looked = nullptr);
 // The tools the script needs for that many voices (0 = all) that are not on the PATH
 // ("espeak-ng", "sox"; flite and festival's text2wave past espeak-ng's voices).
 std::vector<std::string> missingSpokenDigitsTools(int voices = 0);
-// The Debian packages that give every tool and voice the script uses.
-inline constexpr const char *kSpokenDigitsPackages =
-    "espeak-ng flite festival festvox-kallpc16k festvox-kdlpc16k festvox-us-slt-hts "
-    "festvox-italp16k festvox-itapc16k festvox-suopuhe-lj festvox-suopuhe-mv festvox-czech-dita "
-    "festvox-czech-krb festvox-czech-machac festvox-czech-ph festvox-ca-ona-hts sox";
 
 // Runs the script: its progress ("spoken digits: made N of 7888") goes to stderr as it comes.
 // SIGINT, SIGTERM or SIGHUP stop it; the recordings made are kept and a later call makes only
