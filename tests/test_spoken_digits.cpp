@@ -77,7 +77,9 @@ QJsonObject lastLine(const QString &out)
     return QJsonDocument::fromJson(out.trimmed().split('\n').last().toUtf8()).object();
 }
 
-// The example trained on kData into the folder OUT, with more NODE.PARAM=VALUE settings.
+// The example trained on kData into the folder OUT, with more NODE.PARAM=VALUE settings. Up to 30
+// minutes: its 20 epochs take 6 on 2 free cores, and under `ctest -j2` beside the other tests
+// the first ten took 8 (a fresh Debian 12, 2026-11-27), past run()'s 10.
 Run trainExample(const QString &out, const QStringList &settings = {})
 {
     QStringList args{"run",      kSource + "/resources/examples/spoken_digits.json",
@@ -86,7 +88,7 @@ Run trainExample(const QString &out, const QStringList &settings = {})
                      "--set",    "test_data.path=" + kData};
     for (const QString &setting : settings)
         args << "--set" << setting;
-    return run(FLOWBENCH_CLI, args << "--out" << out);
+    return run(FLOWBENCH_CLI, args << "--out" << out, 30 * 60 * 1000);
 }
 
 // The same for 10 epochs (the example's 20 would make the test twice as long), with the voices
