@@ -437,6 +437,8 @@ make_one() {
                 IFS=: read -r v dir _ <<<"$entry"
                 [[ $v == "$voice" ]] && break
             done
+            # Not the last entry's voice by default: an unknown name is an error of the script.
+            [[ $v == "$voice" ]] || { echo "make_spoken_digits: no festival voice '$voice'" >&2; return 1; }
             v=voice_${dir##*/}
             # festival crashes now and then (a segmentation fault: seen twice with its Catalan
             # voice, then not again in 16 tries of the same words): a few tries.
