@@ -619,11 +619,24 @@ report_progress() {
 
 # The recordings are made in the background so that a signal reaches the trap at once (bash
 # runs traps only between commands, and `wait` is one it interrupts). Stopping xargs stops
-# handing out recordings; the few being made finish, so no half-written file is left.
+# handing out recordings; the few being made finish, so no half-written file is left, and the
+# script waits for them, so that what it says it made is what is there when it ends.
 make_pid='' progress_pid=''
+workers_of() { # the processes whose parent is $1 (from /proc: procps may not be installed)
+    local stat pid comm state ppid rest
+    for stat in /proc/[0-9]*/stat; do
+        read -r pid comm state ppid rest < "$stat" 2>/dev/null || continue
+        if [[ $ppid == "$1" ]]; then echo "$pid"; fi
+    done
+}
 stop() {
     trap '' HUP INT TERM # once is enough: a signal to the whole group comes twice
+    local workers='' pid
+    [[ -n $make_pid ]] && workers=$(workers_of "$make_pid")
     for pid in $make_pid $progress_pid; do kill "$pid" 2>/dev/null || true; done
+    for pid in $workers; do
+        while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+    done
     echo "spoken digits: stopped with $(count_made) of $want made in $out; run again to finish" >&2
     exit "$1"
 }
