@@ -634,8 +634,9 @@ stop() {
     local workers='' pid
     [[ -n $make_pid ]] && workers=$(workers_of "$make_pid")
     for pid in $make_pid $progress_pid; do kill "$pid" 2>/dev/null || true; done
+    local deadline=$(( SECONDS + 30 )) # a recording takes a second or two; a hung one is left
     for pid in $workers; do
-        while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
+        while kill -0 "$pid" 2>/dev/null && (( SECONDS < deadline )); do sleep 0.05; done
     done
     echo "spoken digits: stopped with $(count_made) of $want made in $out; run again to finish" >&2
     exit "$1"
