@@ -480,12 +480,16 @@ std::string sourceCause(const std::string &bottleneck, const data::StageStats *s
 
 // A data-parallel run's shares of rank 0's training time, from every rank's totals: the least
 // time any rank spent in collectives is the sums themselves (the slowest rank hardly waits);
-// what rank 0 spent beyond that, it waited for slower ranks.
-void fillRankShares(Progress &p, const std::vector<DataParallel::RankTimes> &all,
-                    double trainSeconds, double commSeconds)
+// what rank 0 spent beyond that, it waited for slower ranks. Rank `self`'s own entry is its
+// totals now (`all` holds them as of the last exchange, a step old), so that its slot agrees
+// with its own shares.
+void fillRankShares(Progress &p, std::vector<DataParallel::RankTimes> all, int self,
+                    double trainSeconds, double commSeconds, double ownSamples)
 {
     const double t = std::max(trainSeconds, 1e-9);
     p.commShare = std::clamp(commSeconds / t, 0.0, 1.0);
+    if (self >= 0 && size_t(self) < all.size())
+        all[size_t(self)] = {std::max(trainSeconds - commSeconds, 0.0), commSeconds, ownSamples};
     p.ranks.clear();
     double leastComm = commSeconds;
     for (const auto &r : all) {
@@ -619,7 +623,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     // A data-parallel job on GPUs: each rank takes the GPU of its place on its host.
     dist::Communicator *comm = options.comm;
     const int ranks = comm ? comm->size() : 1;
-    const bool rank0 = !comm || comm->rank() == 0;
+    const int rank = comm ? comm->rank() : 0;
+    const bool rank0 = rank == 0;
     if (comm && device->kind == Device::Kind::Cuda && !options.backend) {
         int gpus = 0;
         for (const ComputeDevice &d : listDevices().devices)
@@ -659,7 +664,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                                                 : std::max(1, cores / 2);
 
     auto trainFlowResult = makeFlow(job.trainData, job.trainNode, job.batchSize, job.shuffle,
-                                    job.seed, workers, comm ? comm->rank() : 0, ranks);
+                                    job.seed, workers, rank, ranks);
     if (!trainFlowResult.ok()) return trainFlowResult.error();
     data::DataFlow &flow = *trainFlowResult.value();
     const Shape sampleShape = flow.sampleShape();
@@ -1083,7 +1088,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
                            double(totalSteps - st.step);
             p.dataWaitShare = std::clamp(
                 flow.stats().consumerWaitSeconds / std::max(trainSeconds, 1e-9), 0.0, 1.0);
-            if (dp) fillRankShares(p, rankTimes, trainSeconds, commTrain);
+            if (dp) fillRankShares(p, rankTimes, rank, trainSeconds, commTrain, ownSamples);
             observer.progress(p);
         }
         if (now - lastFlowReport >= std::chrono::milliseconds(500)) {
@@ -1398,7 +1403,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     std::string ranksPart;
     if (dp) {
         Progress shares;
-        fillRankShares(shares, rankTimes, trainSeconds, commTrain);
+        fillRankShares(shares, rankTimes, rank, trainSeconds, commTrain, ownSamples);
         summary.commShare = shares.commShare;
         summary.rankWaitShare = shares.rankWaitShare;
         summary.allReduceShare = shares.allReduceShare;
