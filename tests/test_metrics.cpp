@@ -133,11 +133,22 @@ private slots:
             samples.push_back(s);
         });
         monitor.start();
-        // Keep one core busy so the machine-wide figure is above zero.
-        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(450);
+        // Keep one core busy so the machine-wide figure is above zero, for 450 ms and until three
+        // samples came (a busy machine may run the monitor's thread late; at most 10 s).
+        const auto start = std::chrono::steady_clock::now();
+        auto count = [&] {
+            std::lock_guard lock(m);
+            return samples.size();
+        };
         volatile double sink = 0;
-        while (std::chrono::steady_clock::now() < until)
-            sink = sink + 1.0;
+        for (;;) {
+            const auto now = std::chrono::steady_clock::now();
+            if (now - start >= std::chrono::seconds(10) ||
+                (now - start >= std::chrono::milliseconds(450) && count() >= 3))
+                break;
+            for (int i = 0; i < 100000; ++i)
+                sink = sink + 1.0;
+        }
         monitor.stop();
         std::lock_guard lock(m);
         QVERIFY2(samples.size() >= 3, qPrintable(QString::number(samples.size())));
@@ -260,7 +271,16 @@ private slots:
             samples.push_back(s);
         });
         monitor.start();
-        std::this_thread::sleep_for(std::chrono::milliseconds(220));
+        // Two samples at least (loading the fake NVML may take a while on a busy machine).
+        const auto start = std::chrono::steady_clock::now();
+        for (;;) {
+            {
+                std::lock_guard lock(m);
+                if (samples.size() >= 2) break;
+            }
+            if (std::chrono::steady_clock::now() - start >= std::chrono::seconds(10)) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
         monitor.stop();
         QCOMPARE(fake.initCount(), 0); // stop() released NVML
         std::lock_guard lock(m);
