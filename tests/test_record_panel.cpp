@@ -520,7 +520,10 @@ private slots:
         panel.setModel(dir.filePath("run"));
         QVERIFY2(panel.startListening(&why), qPrintable(why));
         QVERIFY(panel.listening());
-        QTest::qWait(500);
+        // The engine has loaded the model and hears the microphone (its silence) before the
+        // words play: a child slow to start on a busy machine would otherwise have the panel
+        // skip the first words (it keeps at most a second for a child slower than real time).
+        QTRY_VERIFY_WITH_TIMEOUT(panel.windowsHeard() > 0, 60000);
         QVERIFY(g_mic->play(words));
         QTest::qWait(300);
         panel.stopListening();
@@ -556,7 +559,7 @@ private slots:
         QCOMPARE(panel.listenWith(), QStringList{dir.filePath("run")});
         panel.setListenWarp(false); // each window heard once, as it is
         QVERIFY2(panel.startListening(&why), qPrintable(why));
-        QTest::qWait(500);
+        QTRY_VERIFY_WITH_TIMEOUT(panel.windowsHeard() > 0, 60000); // as above
         QVERIFY(g_mic->play(words));
         QTest::qWait(300);
         panel.stopListening();
