@@ -18,11 +18,15 @@ off-centre window counted as certain background, one detection a word, --suppres
 several --model, their window probabilities are averaged (models listening together); --warp W
 (default listen's own, 0.08; 0: once) has `listen` hear every window at 1-W and 1+W times the
 speed too.
+Under the table, what decides the strict end of the curve: the share of the digits whose score
+(the 4-window average of their own class, at its peak near the word) reaches 0.8 to 0.98, how
+many other words reach it, and which other words the model is surest are digits.
 --recordings is a folder kept by listen_accuracy.py --recordings: digits*.wav and no-digits-*.wav
 with their .tsv truths.
 """
 
 import argparse
+import collections
 import glob
 import hashlib
 import json
@@ -98,6 +102,63 @@ def detect(wins, average, threshold, hop=0.1, suppress=0.5):
     return found
 
 
+def peaks(wins, truth, average, hop=0.1):
+    """For each spoken word, the highest average over `average` windows (the detector's score)
+    timed within half a second of it: of its own class for a digit, of any digit for another
+    word. [(score, class, label, word, voice)]."""
+    avgs, recent = [], []
+    for p, start, end in wins:
+        recent = (recent + [p])[-average:]
+        avg = {c: sum(r[c] for r in recent) / len(recent) for c in p}
+        avgs.append((avg, (start - hop * (len(recent) - 1) + end) / 2))
+    out = []
+    for w0, w1, label, _, word, voice in truth:
+        near = [a for a, t in avgs if w0 - 0.5 <= t <= w1 + 0.5]
+        if label == "other":
+            best = max(((v, c) for a in near for c, v in a.items() if c not in IGNORED),
+                       default=(0.0, "-"))
+        else:
+            best = (max((a.get(label, 0.0) for a in near), default=0.0), label)
+        out.append((best[0], best[1], label, word, voice))
+    return out
+
+
+def rare_alarms_report(data, average=4, top=8):
+    """What decides the digits found where false alarms must be rare: how sure the model is of
+    the digits, and which other words it is surest are digits."""
+    digits, others = [], []
+    for rec, wins, truth in data:
+        # Other words from the recordings without digits only: near a digit, its score is hers.
+        quiet = "no-digits" in os.path.basename(rec)
+        for row in peaks(wins, truth, average):
+            if row[2] != "other":
+                digits.append(row)
+            elif quiet:
+                others.append(row)
+    if not digits or not others:
+        return
+    print(f"\nWhere false alarms must be rare ({average} windows averaged, each word's peak):")
+    for t in (0.8, 0.9, 0.95, 0.98):
+        n = sum(o[0] >= t for o in others)
+        print(f"- {t}: {100 * sum(d[0] >= t for d in digits) / len(digits):.1f}% of the digits "
+              f"reach it, and {n} of the {len(others)} other words")
+    by_word = collections.defaultdict(list)
+    for score_, cls, _, word, voice in others:
+        by_word[word].append((score_, cls, voice))
+    surest = sorted(by_word.items(), key=lambda kv: -max(kv[1])[0])[:top]
+    print("- the other words surest to be digits (highest peak, as which digit, "
+          "times at or above 0.9 of times spoken):")
+    for word, rows in surest:
+        best = max(rows)
+        print(f"  {word}: {best[0]:.3f} as {best[1]} ({best[2]}), "
+              f"{sum(r[0] >= 0.9 for r in rows)} of {len(rows)}")
+    weak = sorted(digits)[:max(1, len(digits) // 5)]
+    print("- the weakest fifth of the digits, by word: " + ", ".join(
+        f"{w} {n}" for w, n in collections.Counter(d[3] for d in weak).most_common(6)))
+    print("  by voice: " + ", ".join(
+        f"{v} {n}" for v, n in collections.Counter(d[4] for d in weak).most_common(4)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", action="append", required=True, help="a run folder (repeatable)")
@@ -143,6 +204,7 @@ def main():
             print(f"| {limit} | - | - | - |")
     d = next(p for p in points if p[2] == 4 and p[3] == 0.6)
     print(f"defaults (--average 4 --threshold 0.6): {d[0]:.1f}% at {d[1]:.1f} an hour")
+    rare_alarms_report(data)
 
 
 if __name__ == "__main__":
