@@ -81,19 +81,26 @@ def windows(model, recording, cache=None, warp=WARP):
     return out
 
 
-def detect(wins, average, threshold, hop=0.1, suppress=0.5):
-    """listen's detector (core/exec/listen.cpp) over the windows: the detections' class and time."""
-    found, recent, last, last_class, armed = [], [], -1e9, None, True
+def averages(wins, average, hop=0.1):
+    """For each window, every class's mean over the last `average` windows (what the detector
+    weighs), and the middle of the stretch they cover (a detection's time)."""
+    recent = []
     for p, start, end in wins:
         recent = (recent + [p])[-average:]
-        avg = {c: sum(r[c] for r in recent) / len(recent) for c in p}
+        yield ({c: sum(r[c] for r in recent) / len(recent) for c in p},
+               (start - hop * (len(recent) - 1) + end) / 2)
+
+
+def detect(wins, average, threshold, hop=0.1, suppress=0.5):
+    """listen's detector (core/exec/listen.cpp) over the windows: the detections' class and time."""
+    found, last, last_class, armed = [], -1e9, None, True
+    for avg, time in averages(wins, average, hop):
         top = max(avg, key=avg.get)
         heard = top not in IGNORED and avg[top] >= threshold
         if not heard or top != last_class:
             armed = True
         if not heard or not armed:
             continue
-        time = (start - hop * (len(recent) - 1) + end) / 2
         armed, last_class = False, top
         if time - last < suppress:
             continue  # a suppressed word is spent, not detected late
@@ -106,11 +113,7 @@ def peaks(wins, truth, average, hop=0.1):
     """For each spoken word, the highest average over `average` windows (the detector's score)
     timed within half a second of it: of its own class for a digit, of any digit for another
     word. [(score, class, label, word, voice)]."""
-    avgs, recent = [], []
-    for p, start, end in wins:
-        recent = (recent + [p])[-average:]
-        avg = {c: sum(r[c] for r in recent) / len(recent) for c in p}
-        avgs.append((avg, (start - hop * (len(recent) - 1) + end) / 2))
+    avgs = list(averages(wins, average, hop))
     out = []
     for w0, w1, label, _, word, voice in truth:
         near = [a for a, t in avgs if w0 - 0.5 <= t <= w1 + 0.5]
