@@ -335,12 +335,15 @@ done
 espeak_jobs=() # espeak-ng's recordings (and the background noise)
 other_jobs=()  # flite's and festival's, made from their raw words
 names=()
-raw_list=() # flite's and festival's words, synthesized once and varied by sox per take
+# flite's and festival's words, synthesized once and varied by sox per take: flite's a job a
+# word, festival's a job a voice (make_raw_voice)
+raw_list=()
 declare -A made_voice=() # the espeak-ng voices made, whose hard negatives are made too
 k=0
 for s in "${speakers[@]}"; do
     read -r engine voice takes n_other <<<"$s"
     speaker="$engine-${voice/+/-}"
+    raw_words=()
     [[ $engine == espeak ]] && made_voice[$voice]=1
     for d in "${!digits[@]}"; do
         for ((t = 1; t <= takes; t++)); do
@@ -351,7 +354,7 @@ for s in "${speakers[@]}"; do
             if [[ $engine == espeak ]]; then espeak_jobs+=("$job"); else other_jobs+=("$job"); fi
             names+=("${d}_${speaker}_$t")
         done
-        [[ $engine != espeak ]] && raw_list+=("raw - $engine $voice ${digits[$d]}")
+        [[ $engine != espeak ]] && raw_words+=("${digits[$d]}")
     done
     for ((t = 0; t < n_other; t++)); do
         # A different run of the list for each voice.
@@ -359,8 +362,14 @@ for s in "${speakers[@]}"; do
         job="speech unknown_${speaker}_$((t + 1)) $engine $voice $w"
         if [[ $engine == espeak ]]; then espeak_jobs+=("$job"); else other_jobs+=("$job"); fi
         names+=("unknown_${speaker}_$((t + 1))")
-        [[ $engine != espeak ]] && raw_list+=("raw - $engine $voice $w")
+        [[ $engine != espeak ]] && raw_words+=("$w")
     done
+    if [[ $engine == flite ]]; then
+        for w in "${raw_words[@]}"; do raw_list+=("raw - flite $voice $w"); done
+    elif [[ $engine == festival ]]; then
+        w="${raw_words[*]}"
+        raw_list+=("rawvoice - festival $voice ${w// /,}")
+    fi
     # Made-up words (make_one): sounds of English in orders no word list has.
     for ((t = n_other; t < n_other + n_pseudo; t++)); do
         [[ $engine == espeak ]] || break
@@ -412,62 +421,171 @@ count_made() {
     echo "$n"
 }
 
-# One line of the list. Every random choice comes from a hash of the name (cksum), so every run
-# makes the same files.
-# The name to give espeak-ng for VOICE. espeak-ng 1.51 (Debian 12) ignores a variant after
-# "en-gb" ("en-gb+f2" sounds exactly as "en-gb" does, byte for byte), so that the data set's 24
-# British English voices of versions 1 to 4 were one; "en" is the same accent and keeps the
-# variant. (Its "en-us-nyc" says the digits exactly as "en-us" does, variants and all.)
+# One line of the list. Every random choice comes from a hash of the name (cksum's), so every
+# run makes the same files.
+#
+# Each recording runs its speech engine and sox three times, and nothing else that forks: a
+# worker (work, below) makes a few dozen recordings in one bash, in one folder of its own, and
+# draws the hashes in bash arithmetic. On a 2-core machine where a fork costs 4 ms, the cksum
+# pipelines, soxi, mktemp and a bash for every recording were two thirds of the time.
+
+# POSIX cksum's CRC of a string, in bash arithmetic (a `printf | cksum | cut` pipeline is three
+# processes): the polynomial 0x04C11DB7 most significant bit first, then the length's bytes,
+# then the complement, the number cksum(1) prints. crc_init fills the table once a worker.
+crc_init() {
+    local i c b
+    crc_table=()
+    for ((i = 0; i < 256; i++)); do
+        c=$(( i << 24 ))
+        for ((b = 0; b < 8; b++)); do
+            c=$(( c & 0x80000000 ? ((c << 1) ^ 0x04C11DB7) & 0xFFFFFFFF : (c << 1) & 0xFFFFFFFF ))
+        done
+        crc_table[i]=$c
+    done
+}
+# Sets crc to cksum's checksum of $1 (ASCII).
+cksum_of() {
+    local s=$1 i n=${#1} c=0 byte
+    for ((i = 0; i < n; i++)); do
+        printf -v byte '%d' "'${s:i:1}"
+        c=$(( ((c << 8) & 0xFFFFFFFF) ^ crc_table[((c >> 24) ^ byte) & 255] ))
+    done
+    for ((; n > 0; n >>= 8)); do
+        c=$(( ((c << 8) & 0xFFFFFFFF) ^ crc_table[((c >> 24) ^ n) & 255] ))
+    done
+    crc=$(( ~c & 0xFFFFFFFF ))
+}
+# Sets ev to the name to give espeak-ng for VOICE. espeak-ng 1.51 (Debian 12) ignores a variant
+# after "en-gb" ("en-gb+f2" sounds exactly as "en-gb" does, byte for byte), so that the data
+# set's 24 British English voices of versions 1 to 4 were one; "en" is the same accent and keeps
+# the variant. (Its "en-us-nyc" says the digits exactly as "en-us" does, variants and all.)
 espeak_voice() {
-    if [[ $1 == en-gb+* ]]; then echo "en+${1#en-gb+}"; else echo "$1"; fi
+    if [[ $1 == en-gb+* ]]; then ev="en+${1#en-gb+}"; else ev=$1; fi
+}
+# Sets fv to festival's name for its VOICE (voice_kal_diphone for kal: festival names a voice
+# after its folder).
+festival_voice() {
+    local v='' entry dir
+    for entry in $FESTIVAL_VOICES; do
+        IFS=: read -r v dir _ <<<"$entry"
+        [[ $v == "$1" ]] && break
+    done
+    # Not the last entry's voice by default: an unknown name is an error of the script.
+    [[ $v == "$1" ]] || { echo "make_spoken_digits: no festival voice '$1'" >&2; return 1; }
+    fv=voice_${dir##*/}
+}
+# Makes the jobs given as arguments (6 words each: out kind name engine voice word), one after
+# another in this bash, until a signal asks it to stop: then after the recording being made, so
+# that no half-made one is left and what the script says it made is there.
+work() {
+    local stopping=0
+    trap 'stopping=1' TERM INT HUP
+    crc_init
+    tmp=$(mktemp -d) || return 1
+    while (( $# >= 6 && !stopping )); do
+        make_one "${@:1:6}"
+        shift 6
+    done
+    rm -rf "$tmp"
+}
+# The raw words of festival's VOICE ($4) that are not in .raw yet, the comma-separated WORDS
+# ($5), in one festival: a festival takes a second to start, and 12 voices x 42 words started
+# one each took 10 minutes of a core. The same waves as text2wave makes of each word alone
+# (compared byte for byte): festival's random numbers are seeded again before each word, as a
+# new festival's are (the Czech voices draw their durations from them), with the Czech voices'
+# range found again. A word this misses (festival crashes now and then) is made alone later, by
+# the recordings that need it.
+make_raw_voice() {
+    local out=$1 voice=$2 words=$3 word raw part script=() made=()
+    festival_voice "$voice" || return 1
+    for word in ${words//,/ }; do
+        raw="$out/.raw/festival-${voice/+/-}-$word.wav"
+        [[ -s "$raw" ]] && continue
+        part="$raw.$BASHPID.tmp.wav"
+        festival_word "$voice" "$word"
+        script+=("(fb_say \"$said\" \"$part\")")
+        made+=("$part")
+    done
+    (( ${#made[@]} )) || return 0
+    {
+        echo "($fv)"
+        echo "(define (fb_say text file)"
+        echo "  (srand 1)"
+        echo "  (if (symbol-bound? 'czech-rand-range) (set! czech-rand-range nil))"
+        echo "  (let ((u (utt.synth (eval (list 'Utterance 'Text text)))))"
+        echo "    (utt.wave.resample u 16000)"
+        echo "    (utt.save.wave u file 'riff)))"
+        printf '%s\n' "${script[@]}"
+    } >"$tmp/say.scm"
+    # In the background, so that a signal to stop (work) need not wait for the voice's last
+    # word: festival is stopped, and what it finished is kept.
+    local pid status
+    festival --batch "$tmp/say.scm" >/dev/null 2>&1 &
+    pid=$!
+    while :; do
+        wait "$pid"
+        status=$?
+        kill -0 "$pid" 2>/dev/null || break
+        (( stopping )) && kill "$pid" 2>/dev/null # a signal ended the wait, not festival
+    done
+    # festival writes the words one after another: when it did not end well (stopped, or
+    # crashed), the last one written may be cut short and is made again later.
+    local last=-1 i
+    for i in "${!made[@]}"; do [[ -s "${made[i]}" ]] && last=$i; done
+    for i in "${!made[@]}"; do
+        part=${made[i]}
+        if [[ -s "$part" ]] && (( status == 0 || i < last )); then
+            mv "$part" "${part%.*.tmp.wav}"
+        else
+            rm -f "$part"
+        fi
+    done
+    return 0
 }
 make_one() {
     local out=$1 kind=$2 name=$3 engine=$4 voice=$5 word=$6
+    if [[ $kind == rawvoice ]]; then
+        make_raw_voice "$out" "$voice" "$word"
+        return
+    fi
     local raw="$out/.raw/$engine-${voice/+/-}-$word.wav"
     if [[ $kind == raw ]]; then
         [[ -s "$raw" ]] && return 0
         # A name of its own: a recording whose raw word is not there yet makes it too (below).
         local part="$raw.$BASHPID.tmp.wav"
         if [[ $engine == flite ]]; then
-            flite -voice "$voice" -t "$word" -o "$part"
+            flite -voice "$voice" -t "$word" -o "$part" || return 1
         else
-            # festival names a voice after its folder: (voice_kal_diphone) for .../kal_diphone.
-            local v entry dir
-            for entry in $FESTIVAL_VOICES; do
-                IFS=: read -r v dir _ <<<"$entry"
-                [[ $v == "$voice" ]] && break
-            done
-            # Not the last entry's voice by default: an unknown name is an error of the script.
-            [[ $v == "$voice" ]] || { echo "make_spoken_digits: no festival voice '$voice'" >&2; return 1; }
-            v=voice_${dir##*/}
+            festival_voice "$voice" || return 1
+            festival_word "$voice" "$word"
             # festival crashes now and then (a segmentation fault: seen twice with its Catalan
             # voice, then not again in 16 tries of the same words): a few tries.
             local try
             for try in 1 2 3; do
-                festival_word "$voice" "$word" | text2wave -eval "($v)" -F 16000 -o "$part" \
-                    2>/dev/null && [[ -s "$part" ]] && break
+                text2wave -eval "($fv)" -F 16000 -o "$part" <<<"$said" 2>/dev/null &&
+                    [[ -s "$part" ]] && break
             done
         fi
-        mv "$part" "$raw"
-        return 0
+        [[ -s "$part" ]] && mv "$part" "$raw"
+        return
     fi
     [[ -s "$out/$name.wav" ]] && return 0
     if [[ $kind == hard ]]; then
         # A hard negative: PHONEMES/SPEED/PITCH said by the voice, nothing more (above).
-        local ph=${word%%/*} rest=${word#*/} dir
-        dir=$(mktemp -d)
-        espeak-ng -v "$(espeak_voice "$voice")" -s "${rest%%/*}" -p "${rest#*/}" -w "$dir/voice.wav" "[[${ph//%/\'}]]"
-        sox -q -V1 "$dir/voice.wav" -r 16000 -c 1 -b 16 "$out/$name.tmp.wav" norm -3
-        mv "$out/$name.tmp.wav" "$out/$name.wav"
-        rm -rf "$dir"
-        return 0
+        local ph=${word%%/*} rest=${word#*/}
+        espeak_voice "$voice"
+        espeak-ng -v "$ev" -s "${rest%%/*}" -p "${rest#*/}" -w "$tmp/voice.wav" "[[${ph//%/\'}]]" &&
+            sox -q -V1 "$tmp/voice.wav" -r 16000 -c 1 -b 16 "$out/$name.tmp.wav" norm -3 &&
+            mv "$out/$name.tmp.wav" "$out/$name.wav"
+        return
     fi
-    local h g tmp noises levels
-    h=$(printf '%s' "$name" | cksum | cut -d' ' -f1)
-    g=$(printf 'x%s' "$name" | cksum | cut -d' ' -f1)
+    local h g noises levels
+    cksum_of "$name"
+    h=$crc
+    cksum_of "x$name"
+    g=$crc
     noises=(whitenoise pinknoise brownnoise)
     levels=(0.0005 0.001 0.002 0.003 0.005 0.007 0.01 0.015 0.02 0.03)
-    tmp=$(mktemp -d)
     if [[ $kind == noise ]]; then
         # Background: stationary noise of a colour and a level, sometimes mains hum, sometimes
         # band-limited like a fan or traffic, 1 to 1.5 s.
@@ -478,75 +596,80 @@ make_one() {
             3) effects=(sinc $(( 100 + (g / 5) % 400 ))-$(( 1000 + (g / 3000) % 3000 ))) ;;
         esac
         if (( (h / 50) % 4 == 0 )); then
-            sox -q -n -r 16000 -c 1 -b 16 "$tmp/n.wav" synth "${len:0:1}.${len:1}" \
+            sox -q -n -r 16000 -c 1 -b 16 "$out/$name.tmp.wav" synth "${len:0:1}.${len:1}" \
                 "${noises[$(( (h / 200) % 3 ))]}" synth sine mix $(( (h / 600) % 2 ? 50 : 60 )) \
                 vol "${levels[$(( (h / 1200) % 10 ))]}"
         else
-            sox -q -n -r 16000 -c 1 -b 16 "$tmp/n.wav" synth "${len:0:1}.${len:1}" \
+            sox -q -n -r 16000 -c 1 -b 16 "$out/$name.tmp.wav" synth "${len:0:1}.${len:1}" \
                 "${noises[$(( (h / 200) % 3 ))]}" vol "${levels[$(( (h / 1200) % 10 ))]}" \
                 "${effects[@]}"
-        fi
-        mv "$tmp/n.wav" "$out/$name.tmp.wav"
-    else
-        # Speech: the engine's voice (espeak-ng's at a speed and pitch of its own), then tempo
-        # and pitch, a room or a channel, a level and a noise floor.
-        local src="$raw" pitch_span=900
-        [[ $engine != espeak && ! -s "$raw" ]] && make_one "$out" raw - "$engine" "$voice" "$word"
-        if [[ $engine == espeak ]]; then
-            # WORD~N: the digit as accents other than espeak-ng's six say it, in its phonemes
-            # (N = 0 or one beyond the list: the word as the voice's accent says it). Vowels
-            # are what English accents differ in most: "five" as Birmingham's or Australia's
-            # "foive", the American South's "fahv"; "eight" as London's "ait" or Scotland's
-            # "ayt" with a pure vowel; "three" with th-stopping or th-fronting.
-            local say=${word%~*} alt=()
-            if [[ $say == pseudo ]]; then
-                say="[[$(pseudo_word "$h")]]"
-            elif [[ $word == *~* ]]; then
-                case $say in
-                    zero) alt=("z'i:roU" "z'Ir@U") ;;
-                    one) alt=("w'0n" "w'Vn") ;;
-                    three) alt=("tr'i:" "fr'i:") ;;
-                    four) alt=("f'O:" "f'o@r") ;;
-                    five) alt=("f'OIv" "f'A:v" "f'VIv") ;;
-                    six) alt=("s'Eks" "s'i:ks") ;;
-                    seven) alt=("s'Evn-") ;;
-                    eight) alt=("'aIt" "'e:t" "'E:t") ;;
-                    nine) alt=("n'OIn" "n'A:n" "n'VIn") ;;
-                esac
-                local n=${word##*~}
-                (( n >= 1 && n <= ${#alt[@]} )) && say="[[${alt[$((n - 1))]}]]"
-            fi
-            espeak-ng -v "$(espeak_voice "$voice")" -s $(( 120 + h % 80 )) -p $(( 25 + (h / 80) % 50 )) \
-                -w "$tmp/voice.wav" "$say"
-            src="$tmp/voice.wav"
-            pitch_span=300
-        fi
-        local tempo=$(( 85 + (h / 4000) % 36 ))
-        local cents=$(( (h / 144000) % (pitch_span / 75 + 1) * 75 - pitch_span / 2 ))
-        local chain=(tempo -s "0.$tempo")
-        (( tempo >= 100 )) && chain=(tempo -s "1.${tempo:1}")
-        (( cents != 0 )) && chain+=(pitch "$cents" rate 16000)
-        case $(( g % 20 )) in
-            8 | 9 | 10 | 11) # a room
-                chain+=(reverb $(( 20 + (g / 20) % 60 )) 50 $(( 20 + (g / 1200) % 80 )) 100 \
-                    $(( (g / 96000) % 20 ))) ;;
-            12 | 13 | 14) # a telephone: 300-3400 Hz at 8 kHz
-                chain+=(sinc 300-3400 rate 8000) ;;
-            15 | 16 | 17) # a dull microphone
-                chain+=(lowpass $(( 3000 + (g / 20) % 4000 ))) ;;
-            18 | 19) # a cheap one: thin and a little distorted
-                chain+=(highpass $(( 200 + (g / 20) % 300 )) lowpass 4500 overdrive $(( 2 + (g / 6000) % 10 ))) ;;
-        esac
-        chain+=(rate 16000 norm -$(( 1 + (g / 200000) % 20 )))
-        sox -q -V1 "$src" -r 16000 -c 1 -b 16 "$tmp/speech.wav" "${chain[@]}"
-        sox -q -n -r 16000 -c 1 -b 16 "$tmp/noise.wav" synth "$(soxi -D "$tmp/speech.wav")" \
-            "${noises[$(( (h / 7) % 3 ))]}" vol "${levels[$(( (g / 11) % 10 ))]}"
-        sox -q -V1 -m -v 1 "$tmp/speech.wav" -v 1 "$tmp/noise.wav" "$out/$name.tmp.wav"
+        fi && mv "$out/$name.tmp.wav" "$out/$name.wav"
+        return
     fi
-    mv "$out/$name.tmp.wav" "$out/$name.wav"
-    rm -rf "$tmp"
+    # Speech: the engine's voice (espeak-ng's at a speed and pitch of its own), then tempo and
+    # pitch, a room or a channel, a level and a noise floor.
+    local src="$raw" pitch_span=900
+    if [[ $engine != espeak && ! -s "$raw" ]]; then
+        make_one "$out" raw - "$engine" "$voice" "$word" || return 1
+    fi
+    if [[ $engine == espeak ]]; then
+        # WORD~N: the digit as accents other than espeak-ng's six say it, in its phonemes
+        # (N = 0 or one beyond the list: the word as the voice's accent says it). Vowels
+        # are what English accents differ in most: "five" as Birmingham's or Australia's
+        # "foive", the American South's "fahv"; "eight" as London's "ait" or Scotland's
+        # "ayt" with a pure vowel; "three" with th-stopping or th-fronting.
+        local say=${word%~*} alt=()
+        if [[ $say == pseudo ]]; then
+            pseudo_word "$h"
+            say="[[$pseudo]]"
+        elif [[ $word == *~* ]]; then
+            case $say in
+                zero) alt=("z'i:roU" "z'Ir@U") ;;
+                one) alt=("w'0n" "w'Vn") ;;
+                three) alt=("tr'i:" "fr'i:") ;;
+                four) alt=("f'O:" "f'o@r") ;;
+                five) alt=("f'OIv" "f'A:v" "f'VIv") ;;
+                six) alt=("s'Eks" "s'i:ks") ;;
+                seven) alt=("s'Evn-") ;;
+                eight) alt=("'aIt" "'e:t" "'E:t") ;;
+                nine) alt=("n'OIn" "n'A:n" "n'VIn") ;;
+            esac
+            local n=${word##*~}
+            (( n >= 1 && n <= ${#alt[@]} )) && say="[[${alt[$((n - 1))]}]]"
+        fi
+        espeak_voice "$voice"
+        espeak-ng -v "$ev" -s $(( 120 + h % 80 )) -p $(( 25 + (h / 80) % 50 )) \
+            -w "$tmp/voice.wav" "$say" || return 1
+        src="$tmp/voice.wav"
+        pitch_span=300
+    fi
+    local tempo=$(( 85 + (h / 4000) % 36 ))
+    local cents=$(( (h / 144000) % (pitch_span / 75 + 1) * 75 - pitch_span / 2 ))
+    local chain=(tempo -s "0.$tempo")
+    (( tempo >= 100 )) && chain=(tempo -s "1.${tempo:1}")
+    (( cents != 0 )) && chain+=(pitch "$cents" rate 16000)
+    case $(( g % 20 )) in
+        8 | 9 | 10 | 11) # a room
+            chain+=(reverb $(( 20 + (g / 20) % 60 )) 50 $(( 20 + (g / 1200) % 80 )) 100 \
+                $(( (g / 96000) % 20 ))) ;;
+        12 | 13 | 14) # a telephone: 300-3400 Hz at 8 kHz
+            chain+=(sinc 300-3400 rate 8000) ;;
+        15 | 16 | 17) # a dull microphone
+            chain+=(lowpass $(( 3000 + (g / 20) % 4000 ))) ;;
+        18 | 19) # a cheap one: thin and a little distorted
+            chain+=(highpass $(( 200 + (g / 20) % 300 )) lowpass 4500 overdrive $(( 2 + (g / 6000) % 10 ))) ;;
+    esac
+    chain+=(rate 16000 norm -$(( 1 + (g / 200000) % 20 )))
+    # The noise floor as long as the speech: made from it (synth replaces it) at 48 kHz and
+    # brought down to 16 kHz, which is what `sox -n ... synth SECONDS` did (-n is 48 kHz), so
+    # that white noise keeps its level below 8 kHz.
+    sox -q -V1 "$src" -r 16000 -c 1 -b 16 "$tmp/speech.wav" "${chain[@]}" &&
+        sox -q -V1 "$tmp/speech.wav" -r 16000 -c 1 -b 16 "$tmp/noise.wav" rate 48000 synth 0 \
+            "${noises[$(( (h / 7) % 3 ))]}" vol "${levels[$(( (g / 11) % 10 ))]}" rate 16000 &&
+        sox -q -V1 -m -v 1 "$tmp/speech.wav" -v 1 "$tmp/noise.wav" "$out/$name.tmp.wav" &&
+        mv "$out/$name.tmp.wav" "$out/$name.wav"
 }
-# What festival's VOICE ($1) is given to say WORD ($2): an English digit as a speaker of the
+# Sets said to what festival's VOICE ($1) is given to say WORD ($2): an English digit as a speaker of the
 # voice's language would write down how it sounds in English ("three" as Italian "tri", Czech
 # "fajv" for "five"), so that its letter-to-sound rules give an accented English digit; anything
 # else as it is. English's own voices get every word as it is.
@@ -562,14 +685,14 @@ festival_word() {
     read -ra words <<<"${say[${voice%%-*}]:-}"
     for d in "${!digits[@]}"; do
         if [[ ${#words[@]} == 10 && $word == "${digits[$d]}" ]]; then
-            echo "${words[$d]}"
+            said=${words[$d]}
             return
         fi
     done
-    echo "$word"
+    said=$word
 }
-# A made-up word of 1 to 3 syllables in espeak-ng's phonemes, stressed on the first, from the
-# number $1: English onsets, vowels and codas in any order, so that "unknown" holds sounds
+# Sets pseudo to a made-up word of 1 to 3 syllables in espeak-ng's phonemes, stressed on the
+# first, from the number $1: English onsets, vowels and codas in any order, so that "unknown" holds sounds
 # near every digit's ("s'Ikt", "f'aIk") that no list of real words has, and the model must
 # hear a digit whole. Never a digit itself (nor one of make_one's accents of it).
 pseudo_word() {
@@ -597,9 +720,10 @@ pseudo_word() {
         done
         [[ $digits == *" $w "* ]] || break
     done
-    echo "$w"
+    pseudo=$w
 }
-export -f make_one pseudo_word espeak_voice festival_word
+export -f work make_one make_raw_voice crc_init cksum_of pseudo_word espeak_voice festival_voice \
+    festival_word
 
 jobs=$(nproc 2>/dev/null || echo 2)
 echo "spoken digits: making $want recordings in $out ($jobs at a time)" >&2
@@ -619,8 +743,9 @@ report_progress() {
 
 # The recordings are made in the background so that a signal reaches the trap at once (bash
 # runs traps only between commands, and `wait` is one it interrupts). Stopping xargs stops
-# handing out recordings; the few being made finish, so no half-written file is left, and the
-# script waits for them, so that what it says it made is what is there when it ends.
+# handing out recordings and the workers stop after the one they are making, so no
+# half-written file is left, and the script waits for them, so that what it says it made is
+# what is there when it ends.
 make_pid='' progress_pid=''
 workers_of() { # the processes whose parent is $1 (from /proc: procps may not be installed)
     local stat pid comm state ppid rest
@@ -633,7 +758,8 @@ stop() {
     trap '' HUP INT TERM # once is enough: a signal to the whole group comes twice
     local workers='' pid
     [[ -n $make_pid ]] && workers=$(workers_of "$make_pid")
-    for pid in $make_pid $progress_pid; do kill "$pid" 2>/dev/null || true; done
+    # xargs hands out no more; a worker finishes the recording it is making (work).
+    for pid in $make_pid $progress_pid $workers; do kill "$pid" 2>/dev/null || true; done
     local deadline=$(( SECONDS + 30 )) # a recording takes a second or two; a hung one is left
     for pid in $workers; do
         while kill -0 "$pid" 2>/dev/null && (( SECONDS < deadline )); do sleep 0.05; done
@@ -646,14 +772,16 @@ trap 'stop 130' INT
 trap 'stop 143' TERM
 report_progress &
 progress_pid=$!
-# espeak-ng's recordings first (the count grows at once), then flite's and festival's words
-# (each once), then their recordings.
+# festival's voices' words first (one worker makes them while the others start on espeak-ng's
+# recordings, so that the count grows at once), then flite's words, then their recordings. A
+# worker takes 25 jobs at a time: a second or two of work.
 {
+    for job in "${raw_list[@]}"; do [[ $job == rawvoice* ]] && echo "$out $job"; done
     (( ${#espeak_jobs[@]} )) && printf "$out %s\n" "${espeak_jobs[@]}"
-    (( ${#raw_list[@]} )) && printf "$out %s\n" "${raw_list[@]}" | sort -u
+    for job in "${raw_list[@]}"; do [[ $job == rawvoice* ]] || echo "$out $job"; done
     (( ${#other_jobs[@]} )) && printf "$out %s\n" "${other_jobs[@]}"
     true # an empty last list is not a failure
-} | xargs -P "$jobs" -n 6 bash -c 'make_one "$@"' _ &
+} | xargs -P "$jobs" -n $(( 6 * 25 )) bash -c 'work "$@"' _ &
 make_pid=$!
 
 status=0
