@@ -115,11 +115,15 @@ ccache_note() {
     (( hits + misses > 0 )) && printf '  (ccache: %d of %d compiles reused)' "$hits" $((hits + misses))
     return 0
 }
+# To stderr and to the end of the log, which the output folder keeps when CI passes and its
+# printout is gone: where a slow run spent its time can be read afterwards.
 report_times() {
     (( ${#phases[@]} )) || return 0
-    fb_say ""
-    fb_say "== fresh: where the time went"
-    local p; for p in "${phases[@]}"; do fb_say "   $p"; done
+    {
+        echo ""
+        echo "== fresh: where the time went"
+        local p; for p in "${phases[@]}"; do echo "   $p"; done
+    } | tee -a "$log" >&2
 }
 
 # ---- roots and their mounts ----------------------------------------------------------------
