@@ -16,6 +16,7 @@
 
 #include <QApplication>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -26,8 +27,11 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QtEndian>
 
+#include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <memory>
 
 using fb::widgets::RecordPanel;
@@ -578,6 +582,42 @@ private slots:
         QVERIFY2(panel.status().contains("Listening stopped") &&
                      panel.status().contains("no-such-run"),
                  qPrintable(panel.status()));
+
+        // `flowbench-cli listen RUN --stdin` stopped by Ctrl-C before its stream ends, as a
+        // pipe from a recorder is: what came is heard, and the summary follows with exit 0.
+        QProcess piped;
+        piped.start(FLOWBENCH_CLI, {"listen", dir.filePath("run"), "--stdin"});
+        QVERIFY(piped.waitForStarted());
+        QByteArray pcm(qsizetype(x.size() * 2), '\0');
+        for (size_t k = 0; k < x.size(); ++k)
+            qToLittleEndian(int16_t(std::lround(std::clamp(x[k], -1.0f, 1.0f) * 32767.0f)),
+                            pcm.data() + 2 * k);
+        piped.write(pcm);
+        QByteArray out;
+        QElapsedTimer waited;
+        waited.start();
+        while (out.count("\"kind\":\"detection\"") < 2 && waited.elapsed() < 60000 &&
+               piped.state() == QProcess::Running) {
+            piped.waitForReadyRead(200);
+            out += piped.readAllStandardOutput();
+        }
+        QVERIFY2(out.count("\"kind\":\"detection\"") == 2, out.constData());
+        ::kill(pid_t(piped.processId()), SIGINT); // the input still open
+        QVERIFY(piped.waitForFinished(30000));
+        out += piped.readAllStandardOutput();
+        QCOMPARE(piped.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(piped.exitCode(), 0);
+        const QJsonObject summary =
+            QJsonDocument::fromJson(out.trimmed().split('\n').last()).object();
+        QCOMPARE(summary["kind"].toString(), QString("summary"));
+        QCOMPARE(summary["status"].toString(), QString("ok"));
+        QCOMPARE(summary["input"].toString(), QString("stdin"));
+        QCOMPARE(summary["detections"].toInt(), 2);
+        // At most the 4.5 s sent; at least the words' 3.2 s (the rest may still have been in
+        // the pipe: a stop does not wait for more).
+        const double heardSeconds = summary["seconds"].toDouble();
+        QVERIFY2(heardSeconds >= 3.2 && heardSeconds <= 4.5,
+                 qPrintable(QString::number(heardSeconds)));
     }
 };
 

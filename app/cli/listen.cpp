@@ -39,7 +39,8 @@ MODEL is a run folder, its model.safetensors or a checkpoint of a model trained 
 mean of the models'; models trained apart (another seed) usually raise fewer false alarms
 together at the same digits found. They need the same classes, sample rate and length.
 --stdin reads the stream from standard input instead, as raw 16-bit signed little-endian mono
-samples at --rate (what the window's Listen mode sends from its microphone), until it ends.
+samples at --rate (what the window's Listen mode sends from its microphone), until it ends or
+Ctrl-C (or SIGTERM) stops it; either way what came is heard and the summary follows.
 
 Options:
   --window-ms MS     the window (default and only value: the length the model was trained on)
@@ -357,7 +358,16 @@ int listen(int argc, char **argv)
         input = "microphone";
     } else if (fromStdin) {
         // Raw samples as they come: each read hears every window they complete, and the lines
-        // go out at once (the window reads them as they happen).
+        // go out at once (the window reads them as they happen). Ctrl-C or SIGTERM ends the
+        // stream as its end does (`arecord | flowbench-cli listen MODEL --stdin` stopped by
+        // Ctrl-C still gets its summary): installed without SA_RESTART, so that a read waiting
+        // for samples returns at once.
+        struct sigaction stop {};
+        stop.sa_handler = onSignal;
+        sigemptyset(&stop.sa_mask);
+        stop.sa_flags = 0;
+        sigaction(SIGINT, &stop, nullptr);
+        sigaction(SIGTERM, &stop, nullptr);
         const int64_t from = rate > 0 ? int64_t(rate) : listener.sampleRate();
         data::StreamResampler resample(from, listener.sampleRate());
         std::vector<int16_t> raw(size_t(std::max<int64_t>(1, from / 50))); // 20 ms
@@ -370,8 +380,14 @@ int listen(int argc, char **argv)
             char *bytes = reinterpret_cast<char *>(raw.data());
             size_t have = 0;
             if (haveOdd) bytes[have++] = odd, haveOdd = false;
-            const ssize_t got = ::read(0, bytes + have, raw.size() * 2 - have);
-            if (got < 0 && errno == EINTR) continue;
+            ssize_t got = g_stop ? 0 : ::read(0, bytes + have, raw.size() * 2 - have);
+            if (got < 0 && errno == EINTR) {
+                if (!g_stop) { // another signal: read again, keeping the odd byte
+                    if (have) odd = bytes[0], haveOdd = true;
+                    continue;
+                }
+                got = 0; // stopped: the end of the stream
+            }
             if (got < 0)
                 return fail(kExitFailed, std::string("standard input: ") + std::strerror(errno),
                             "stdin");
