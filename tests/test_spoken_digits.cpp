@@ -28,7 +28,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstring>
+
+#include <unistd.h>
 
 namespace {
 
@@ -54,11 +57,19 @@ struct Run {
 Run run(const QString &program, const QStringList &args, int timeoutMs = 600000)
 {
     QProcess p;
+    // A process group of its own, so that a limit reached stops what it started as well
+    // (make_spoken_digits.sh's workers and their espeak-ng, sox and festival), which would
+    // otherwise go on taking the cores from the tests after it.
+    p.setChildProcessModifier([] { ::setpgid(0, 0); });
     p.start(program, args);
-    // Still running at the limit is a failure, never a success: killed, exit -1, said so.
+    // Still running at the limit is a failure, never a success: stopped, exit -1, said so.
+    // SIGTERM first (make_spoken_digits.sh then finishes the recordings being made, within
+    // 30 s), then SIGKILL to whatever of the group is left.
     const bool finished = p.waitForFinished(timeoutMs);
     if (!finished) {
-        p.kill();
+        const pid_t group = pid_t(p.processId());
+        if (group > 0) ::kill(-group, SIGTERM);
+        if (!p.waitForFinished(40000) && group > 0) ::kill(-group, SIGKILL);
         p.waitForFinished(10000);
     }
     Run r;
@@ -215,7 +226,9 @@ private slots:
             if (QStandardPaths::findExecutable(tool).isEmpty())
                 QSKIP(qPrintable(
                     QString("%1 is not installed (scripts/deps.sh installs it)").arg(tool)));
-        const Run make = run("bash", {kSource + "/scripts/make_spoken_digits.sh", kData});
+        // 8.6 minutes on 2 free cores (docs/audio.md); up to 30 beside other tests.
+        const Run make =
+            run("bash", {kSource + "/scripts/make_spoken_digits.sh", kData}, 30 * 60000);
         QVERIFY2(make.exitCode == 0, qPrintable(make.err));
     }
 
