@@ -38,6 +38,8 @@
 # For tests and quick tries (not for training):
 #   FLOWBENCH_SPOKEN_DIGITS_VOICES=N   only the first N of the 160 voices (espeak-ng's first),
 #                                      their hard negatives, and N x 2 background clips
+#   FLOWBENCH_SPOKEN_DIGITS_ONLY=RE    only the voices whose speaker name (espeak-en-us-m1,
+#                                      festival-cs-krb) matches the extended regex RE
 #   FLOWBENCH_PROGRESS_SECONDS=S       progress every S seconds instead of 2 (e.g. 0.2)
 set -euo pipefail
 
@@ -308,6 +310,18 @@ if [[ -n "${FLOWBENCH_SPOKEN_DIGITS_VOICES:-}" ]]; then
         exit 2
     fi
     speakers=("${speakers[@]:0:n}")
+fi
+if [[ -n "${FLOWBENCH_SPOKEN_DIGITS_ONLY:-}" ]]; then
+    kept=()
+    for s in "${speakers[@]}"; do
+        read -r engine voice _ <<<"$s"
+        [[ "$engine-${voice/+/-}" =~ $FLOWBENCH_SPOKEN_DIGITS_ONLY ]] && kept+=("$s")
+    done
+    if (( ${#kept[@]} == 0 )); then
+        echo "make_spoken_digits: no voice matches FLOWBENCH_SPOKEN_DIGITS_ONLY '$FLOWBENCH_SPOKEN_DIGITS_ONLY'" >&2
+        exit 2
+    fi
+    speakers=("${kept[@]}")
 fi
 
 needs=(espeak-ng sox soxi)

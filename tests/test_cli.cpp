@@ -273,6 +273,66 @@ private slots:
         QCOMPARE(again.summary["recordings"].toInt(), 81);
     }
 
+    // festival says all of a voice's words in one process (make_raw_voice in
+    // scripts/make_spoken_digits.sh: starting it for each word took 10 minutes of a core), and
+    // what it says must be what text2wave makes of each word alone. The Czech voices draw their
+    // durations from festival's random numbers, which one process would carry from word to word:
+    // without seeding them again, every word after the first came out different.
+    void festivalSaysEachWordOfAVoiceAsAlone()
+    {
+        if (const QString why = missingSpeechTools(); !why.isEmpty()) QSKIP(qPrintable(why));
+        if (!QFileInfo::exists("/usr/share/festival/voices/czech/czech_krb"))
+            QSKIP("festvox-czech-krb is not installed (scripts/deps.sh installs it)");
+        QTemporaryDir dir;
+        const QString out = dir.filePath("digits");
+        QProcess make;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("FLOWBENCH_SPOKEN_DIGITS_ONLY", "^festival-cs-krb$");
+        make.setProcessEnvironment(env);
+        make.start("bash", {kSource + "/scripts/make_spoken_digits.sh", out});
+        QVERIFY(make.waitForFinished(300000));
+        QVERIFY2(make.exitCode() == 0, make.readAllStandardError().constData());
+        // 12 takes of each digit, 32 other words, 2 background clips; 42 raw words.
+        QCOMPARE(QDir(out).entryList({"*_*_*.wav"}, QDir::Files).size(), 12 * 10 + 32 + 2);
+        const QStringList raw = QDir(out + "/.raw").entryList({"festival-cs-krb-*.wav"});
+        QCOMPARE(raw.size(), 42);
+        // The last two digits said and two other words, each against a festival of its own; the
+        // digits as a Czech speaker writes down how English says them.
+        QStringList others;
+        for (const QString &f : raw) {
+            const QString w = f.mid(16).chopped(4);
+            if (!QStringList{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
+                             "nine"}
+                     .contains(w))
+                others << w;
+        }
+        QVERIFY(others.size() == 32);
+        const QList<QPair<QString, QString>> words{{"eight", "ejt"},
+                                                   {"nine", "najn"},
+                                                   {others.first(), others.first()},
+                                                   {others.last(), others.last()}};
+        for (const auto &[word, said] : words) {
+            QProcess alone;
+            alone.start("text2wave", {"-eval", "(voice_czech_krb)", "-F", "16000", "-o",
+                                      dir.filePath("alone.wav")});
+            alone.write((said + "\n").toUtf8());
+            alone.closeWriteChannel();
+            QVERIFY(alone.waitForFinished(60000));
+            QFile a(dir.filePath("alone.wav")), b(out + "/.raw/festival-cs-krb-" + word + ".wav");
+            QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+            const QByteArray bytes = a.readAll();
+            QVERIFY2(bytes.size() > 1000, qPrintable(word));
+            QVERIFY2(bytes == b.readAll(), qPrintable(word + " differs from text2wave's"));
+        }
+        // No voice matches: said, exit 2.
+        env.insert("FLOWBENCH_SPOKEN_DIGITS_ONLY", "^no-such-voice$");
+        make.setProcessEnvironment(env);
+        make.start("bash", {kSource + "/scripts/make_spoken_digits.sh", dir.filePath("none")});
+        QVERIFY(make.waitForFinished(60000));
+        QCOMPARE(make.exitCode(), 2);
+        QVERIFY(make.readAllStandardError().contains("no voice matches"));
+    }
+
     // Stopped (the window's Cancel sends SIGTERM): the script stops handing out recordings,
     // nothing goes on making them afterwards, and no half-written file is left.
     void makeDataStopsOnSigterm()
