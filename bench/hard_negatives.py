@@ -113,8 +113,36 @@ def made_up_word(rng):
             return word
 
 
+def real_words(path, rng, n):
+    """N words of a word list (festival's CMU dictionary, `("word" nil ...)` a line, or one word
+    a line), 3 to 10 letters, never one the listening test says (bench/listen_accuracy.py's
+    WORDS, so that mining cannot learn the test), one the data set has, a digit, its homophones,
+    nor one whose sound is digit-like (espeak-ng's phonemes, as for the made-up words)."""
+    from listen_accuracy import HOMOPHONES, WORDS, training_words  # noqa: E402
+    digits = {"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"}
+    banned = set(WORDS) | HOMOPHONES | training_words() | digits
+    words = set()
+    for line in open(path, encoding="latin-1"):
+        m = re.match(r'^\("([a-z]+)"|^([a-z]+)\s*$', line)
+        w = m and (m.group(1) or m.group(2))
+        if w and 3 <= len(w) <= 10 and w not in banned:
+            words.add(w)
+    picked = rng.sample(sorted(words), min(n * 2, len(words)))
+    # espeak-ng's phonemes for them, in one process (a line each).
+    r = subprocess.run(["espeak-ng", "-q", "-x", "-v", "en-us"], input=".\n".join(picked) + ".\n",
+                       capture_output=True, text=True, check=True)
+    said = [x.strip() for x in r.stdout.splitlines() if x.strip()]
+    if len(said) != len(picked):
+        sys.exit(f"espeak-ng gave {len(said)} phoneme lines for {len(picked)} words")
+    # One word as two (a spelt-out abbreviation) is left out: its sound is not one word's.
+    kept = [w for w, ph in zip(picked, said)
+            if " " not in ph and not digit_like(re.sub(r"[^A-Za-z@:'0-9]", "", ph))]
+    return kept[:n]
+
+
 def say(job):
-    """espeak-ng says the phonemes in the voice at a speed and pitch of its own; 16 kHz mono."""
+    """espeak-ng says the phonemes (or, with no phonemes, the word) in the voice at a speed and
+    pitch of its own; 16 kHz mono."""
     path, voice, phonemes, speed, pitch = job
     with tempfile.TemporaryDirectory() as tmp:
         raw = os.path.join(tmp, "w.wav")
@@ -122,8 +150,9 @@ def say(job):
         # it (scripts/make_spoken_digits.sh's espeak_voice).
         if voice.startswith("en-gb+"):
             voice = "en+" + voice[len("en-gb+"):]
+        text = phonemes[len("word:"):] if phonemes.startswith("word:") else f"[[{phonemes}]]"
         subprocess.run(["espeak-ng", "-v", voice, "-s", str(speed), "-p", str(pitch), "-w", raw,
-                        f"[[{phonemes}]]"], check=True)
+                        text], check=True)
         subprocess.run(["sox", "-q", "-V1", raw, "-r", "16000", "-c", "1", "-b", "16", path,
                         "norm", "-3"], check=True)
     return path
@@ -135,6 +164,9 @@ def main():
     ap.add_argument("--data", default=os.path.expanduser("~/.local/share/flowbench/spoken_digits"))
     ap.add_argument("--out", required=True, help="the new data folder (made; must not exist)")
     ap.add_argument("--words", type=int, default=9000, help="made-up words to try")
+    ap.add_argument("--real-words", metavar="FILE",
+                    help="try real words of this list instead of made-up ones (festival's CMU "
+                    "dictionary: /usr/share/festival/dicts/cmu/cmudict-0.4.out)")
     ap.add_argument("--threshold", type=float, default=0.5,
                     help="a word is a hard negative when the model gives a keyword this much")
     ap.add_argument("--seed", type=int, default=1)
@@ -148,12 +180,15 @@ def main():
     accents, variants = script_list("accents"), script_list("variants")
     rng = random.Random(a.seed)
     jobs = []
-    for i in range(a.words):
+    real = real_words(a.real_words, rng, a.words) if a.real_words else None
+    for i in range(len(real) if real else a.words):
         accent, variant = rng.choice(accents), rng.choice(variants)
-        name = f"unknown_espeak-{accent}-{variant}_h{i + 1}.wav"
-        jobs.append((os.path.join(pool, name), f"{accent}+{variant}", made_up_word(rng),
+        # _r for a real word, _h for a made-up one: the data set's own hard negatives are _hN.
+        name = f"unknown_espeak-{accent}-{variant}_{'r' if real else 'h'}{i + 1}.wav"
+        word = "word:" + real[i] if real else made_up_word(rng)
+        jobs.append((os.path.join(pool, name), f"{accent}+{variant}", word,
                      rng.randint(120, 199), rng.randint(25, 74)))
-    print(f"saying {a.words} made-up words ...", file=sys.stderr)
+    print(f"saying {len(jobs)} {'real' if real else 'made-up'} words ...", file=sys.stderr)
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
         paths = list(ex.map(say, jobs))
 
@@ -178,7 +213,7 @@ def main():
     with open(os.path.join(a.out, ".hard_negatives.tsv"), "w") as f:
         f.write("".join(f"{os.path.basename(p)}\t{c}\t{w}\n" for p, c, w in hard))
     by_class = collections.Counter(c for _, c, _ in hard)
-    print(f"{len(hard)} of {a.words} made-up words heard as a keyword at >= {a.threshold} "
+    print(f"{len(hard)} of {len(jobs)} words heard as a keyword at >= {a.threshold} "
           f"({', '.join(f'{c}: {n}' for c, n in sorted(by_class.items()))}); {a.out} holds "
           f"{a.data}'s recordings and these as unknown (.hard_negatives.tsv lists them)")
 
