@@ -141,16 +141,15 @@ def real_words(path, rng, n):
 
 
 def say(job):
-    """espeak-ng says the phonemes (or, with no phonemes, the word) in the voice at a speed and
-    pitch of its own; 16 kHz mono."""
-    path, voice, phonemes, speed, pitch = job
+    """espeak-ng says the text (a word, or phonemes in [[...]]) in the voice at a speed and pitch
+    of its own; 16 kHz mono."""
+    path, voice, text, speed, pitch = job
     with tempfile.TemporaryDirectory() as tmp:
         raw = os.path.join(tmp, "w.wav")
         # espeak-ng 1.51 ignores a variant after "en-gb"; "en" is the same accent and keeps
         # it (scripts/make_spoken_digits.sh's espeak_voice).
         if voice.startswith("en-gb+"):
             voice = "en+" + voice[len("en-gb+"):]
-        text = phonemes[len("word:"):] if phonemes.startswith("word:") else f"[[{phonemes}]]"
         subprocess.run(["espeak-ng", "-v", voice, "-s", str(speed), "-p", str(pitch), "-w", raw,
                         text], check=True)
         subprocess.run(["sox", "-q", "-V1", raw, "-r", "16000", "-c", "1", "-b", "16", path,
@@ -185,8 +184,8 @@ def main():
         accent, variant = rng.choice(accents), rng.choice(variants)
         # _r for a real word, _h for a made-up one: the data set's own hard negatives are _hN.
         name = f"unknown_espeak-{accent}-{variant}_{'r' if real else 'h'}{i + 1}.wav"
-        word = "word:" + real[i] if real else made_up_word(rng)
-        jobs.append((os.path.join(pool, name), f"{accent}+{variant}", word,
+        text = real[i] if real else f"[[{made_up_word(rng)}]]"
+        jobs.append((os.path.join(pool, name), f"{accent}+{variant}", text,
                      rng.randint(120, 199), rng.randint(25, 74)))
     print(f"saying {len(jobs)} {'real' if real else 'made-up'} words ...", file=sys.stderr)
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
@@ -202,7 +201,8 @@ def main():
         top = row.get("top", [{}])[0]
         if top.get("class") not in (None, "unknown", "background") and \
                 top["probability"] >= a.threshold:
-            hard.append((row["input"], top["class"], said[row["input"]][2]))
+            # The word, or the made-up word's phonemes as the data set's list has them.
+            hard.append((row["input"], top["class"], said[row["input"]][2].strip("[]")))
 
     for f in sorted(os.listdir(a.data)):
         if f.endswith(".wav"):

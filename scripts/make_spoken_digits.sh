@@ -39,7 +39,9 @@
 #   FLOWBENCH_SPOKEN_DIGITS_VOICES=N   only the first N of the 160 voices (espeak-ng's first),
 #                                      their hard negatives, and N x 2 background clips
 #   FLOWBENCH_SPOKEN_DIGITS_ONLY=RE    only the voices whose speaker name (espeak-en-us-m1,
-#                                      festival-cs-krb) matches the extended regex RE
+#                                      festival-cs-krb) matches the extended regex RE (their
+#                                      other words differ from the whole set's: a voice's run
+#                                      of the list follows its place among those made)
 #   FLOWBENCH_PROGRESS_SECONDS=S       progress every S seconds instead of 2 (e.g. 0.2)
 set -euo pipefail
 
@@ -350,8 +352,9 @@ espeak_jobs=() # espeak-ng's recordings (and the background noise)
 other_jobs=()  # flite's and festival's, made from their raw words
 names=()
 # flite's and festival's words, synthesized once and varied by sox per take: flite's a job a
-# word, festival's a job a voice (make_raw_voice)
+# word (raw_list), festival's a job a voice (voice_list, make_raw_voice)
 raw_list=()
+voice_list=()
 declare -A made_voice=() # the espeak-ng voices made, whose hard negatives are made too
 k=0
 for s in "${speakers[@]}"; do
@@ -382,7 +385,7 @@ for s in "${speakers[@]}"; do
         for w in "${raw_words[@]}"; do raw_list+=("raw - flite $voice $w"); done
     elif [[ $engine == festival ]]; then
         w="${raw_words[*]}"
-        raw_list+=("rawvoice - festival $voice ${w// /,}")
+        voice_list+=("rawvoice - festival $voice ${w// /,}")
     fi
     # Made-up words (make_one): sounds of English in orders no word list has.
     for ((t = n_other; t < n_other + n_pseudo; t++)); do
@@ -476,6 +479,10 @@ cksum_of() {
 espeak_voice() {
     if [[ $1 == en-gb+* ]]; then ev="en+${1#en-gb+}"; else ev=$1; fi
 }
+# Sets raw to where ENGINE's VOICE saying WORD is kept, in OUT/.raw (flite's and festival's).
+raw_of() {
+    raw="$1/.raw/$2-${3/+/-}-$4.wav"
+}
 # Sets fv to festival's name for its VOICE (voice_kal_diphone for kal: festival names a voice
 # after its folder).
 festival_voice() {
@@ -513,7 +520,7 @@ make_raw_voice() {
     local out=$1 voice=$2 words=$3 word raw part script=() made=()
     festival_voice "$voice" || return 1
     for word in ${words//,/ }; do
-        raw="$out/.raw/festival-${voice/+/-}-$word.wav"
+        raw_of "$out" festival "$voice" "$word"
         [[ -s "$raw" ]] && continue
         part="$raw.$BASHPID.tmp.wav"
         festival_word "$voice" "$word"
@@ -562,7 +569,8 @@ make_one() {
         make_raw_voice "$out" "$voice" "$word"
         return
     fi
-    local raw="$out/.raw/$engine-${voice/+/-}-$word.wav"
+    local raw
+    raw_of "$out" "$engine" "$voice" "$word"
     if [[ $kind == raw ]]; then
         [[ -s "$raw" ]] && return 0
         # A name of its own: a recording whose raw word is not there yet makes it too (below).
@@ -736,8 +744,8 @@ pseudo_word() {
     done
     pseudo=$w
 }
-export -f work make_one make_raw_voice crc_init cksum_of pseudo_word espeak_voice festival_voice \
-    festival_word
+export -f work make_one make_raw_voice raw_of crc_init cksum_of pseudo_word espeak_voice \
+    festival_voice festival_word
 
 jobs=$(nproc 2>/dev/null || echo 2)
 echo "spoken digits: making $want recordings in $out ($jobs at a time)" >&2
@@ -790,9 +798,9 @@ progress_pid=$!
 # recordings, so that the count grows at once), then flite's words, then their recordings. A
 # worker takes 25 jobs at a time: a second or two of work.
 {
-    for job in "${raw_list[@]}"; do [[ $job == rawvoice* ]] && echo "$out $job"; done
+    (( ${#voice_list[@]} )) && printf "$out %s\n" "${voice_list[@]}"
     (( ${#espeak_jobs[@]} )) && printf "$out %s\n" "${espeak_jobs[@]}"
-    for job in "${raw_list[@]}"; do [[ $job == rawvoice* ]] || echo "$out $job"; done
+    (( ${#raw_list[@]} )) && printf "$out %s\n" "${raw_list[@]}"
     (( ${#other_jobs[@]} )) && printf "$out %s\n" "${other_jobs[@]}"
     true # an empty last list is not a failure
 } | xargs -P "$jobs" -n $(( 6 * 25 )) bash -c 'work "$@"' _ &

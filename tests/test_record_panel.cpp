@@ -9,6 +9,7 @@
 
 #include "core/data/audio_files.h"
 #include "core/data/utterances.h"
+#include "widgets/audio/pcm.h"
 #include "widgets/audio/record_panel.h"
 #include "widgets/inference/inference_panel.h"
 
@@ -27,9 +28,7 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
-#include <QtEndian>
 
-#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <memory>
@@ -588,11 +587,7 @@ private slots:
         QProcess piped;
         piped.start(FLOWBENCH_CLI, {"listen", dir.filePath("run"), "--stdin"});
         QVERIFY(piped.waitForStarted());
-        QByteArray pcm(qsizetype(x.size() * 2), '\0');
-        for (size_t k = 0; k < x.size(); ++k)
-            qToLittleEndian(int16_t(std::lround(std::clamp(x[k], -1.0f, 1.0f) * 32767.0f)),
-                            pcm.data() + 2 * k);
-        piped.write(pcm);
+        piped.write(fb::widgets::int16FromFloats(x.data(), x.size()));
         QByteArray out;
         QElapsedTimer waited;
         waited.start();
