@@ -20,10 +20,12 @@ set -euo pipefail
 # libonnx-dev and libprotobuf-dev: ONNX export (optional at configure time, like CUDA);
 # libopenmpi-dev and openmpi-bin: data-parallel training under mpirun (optional too);
 # libpulse-dev: `flowbench-cli listen --mic` (PulseAudio's simple API, loaded when used);
+# libsox-dev and libespeak-ng-dev: flowbench-speak, which makes the spoken-digits recordings;
 # ccache: rebuilds compile only what changed, and the package's build reuses the README's.
 BUILD_PKGS=(build-essential ccache cmake ninja-build pkg-config qt6-base-dev qt6-qpa-plugins
             libqcustomplot-dev fonts-dejavu-core libdnnl-dev nlohmann-json3-dev zlib1g-dev
             libopencv-dev libjpeg-dev libsndfile1-dev libsamplerate0-dev qt6-multimedia-dev libpulse-dev
+            libsox-dev libespeak-ng-dev
             ocl-icd-opencl-dev libonnx-dev libprotobuf-dev libssl-dev libopenmpi-dev openmpi-bin)
 # The spoken-digits data set's makers, as scripts/make_spoken_digits.sh lists them (--packages):
 # espeak-ng, flite, festival with three English voices and nine of other languages (real

@@ -43,6 +43,9 @@
 #                                      other words differ from the whole set's: a voice's run
 #                                      of the list follows its place among those made)
 #   FLOWBENCH_PROGRESS_SECONDS=S       progress every S seconds instead of 2 (e.g. 0.2)
+#   FLOWBENCH_SPEAK=PROGRAM|none       the flowbench-speak to make the recordings with, or none:
+#                                      the espeak-ng and sox commands (below)
+#   FLOWBENCH_SPOKEN_DIGITS_REPEATABLE=1  the same noise and dither every run (below)
 set -euo pipefail
 
 # The folder the example reads (its path is "~/.local/share/flowbench/spoken_digits").
@@ -498,16 +501,31 @@ festival_voice() {
 # Makes the jobs given as arguments (6 words each: out kind name engine voice word), one after
 # another in this bash, until a signal asks it to stop: then after the recording being made, so
 # that no half-made one is left and what the script says it made is there.
+#
+# With flowbench-speak ($FB_SPEAK), the worker hands it each recording's recipe and it makes
+# them, one after another, in a process of its own; stopping, the worker tells it to stop after
+# the recording in hand, and waits for it.
 work() {
-    local stopping=0
+    local stopping=0 speak_pid='' status=0
     trap 'stopping=1' TERM INT HUP
     crc_init
     tmp=$(mktemp -d) || return 1
+    if [[ -n $FB_SPEAK ]]; then
+        trap '' PIPE # a flowbench-speak that ended (stopped) fails the write, not the worker
+        exec {speak_fd}> >(exec "$FB_SPEAK" ${FB_R:+--repeatable})
+        speak_pid=$!
+    fi
     while (( $# >= 6 && !stopping )); do
         make_one "${@:1:6}"
         shift 6
     done
+    if [[ -n $speak_pid ]]; then
+        (( stopping )) && kill -TERM "$speak_pid" 2>/dev/null
+        exec {speak_fd}>&-
+        wait "$speak_pid" || status=$?
+    fi
     rm -rf "$tmp"
+    return "$status"
 }
 # The raw words of festival's VOICE ($4) that are not in .raw yet, the comma-separated WORDS
 # ($5), in one festival: a festival takes a second to start, and 12 voices x 42 words started
@@ -596,8 +614,13 @@ make_one() {
         # A hard negative: PHONEMES/SPEED/PITCH said by the voice, nothing more (above).
         local ph=${word%%/*} rest=${word#*/}
         espeak_voice "$voice"
+        if [[ -n $FB_SPEAK ]]; then
+            recipe "$out/$name.wav" espeak "$ev" "${rest%%/*}" "${rest#*/}" "[[${ph//%/\'}]]" \
+                effects norm -3
+            return
+        fi
         espeak-ng -v "$ev" -s "${rest%%/*}" -p "${rest#*/}" -w "$tmp/voice.wav" "[[${ph//%/\'}]]" &&
-            sox -q -V1 "$tmp/voice.wav" -r 16000 -c 1 -b 16 "$out/$name.tmp.wav" norm -3 &&
+            sox $FB_R -q -V1 "$tmp/voice.wav" -r 16000 -c 1 -b 16 "$out/$name.tmp.wav" norm -3 &&
             mv "$out/$name.tmp.wav" "$out/$name.wav"
         return
     fi
@@ -618,19 +641,23 @@ make_one() {
             3) effects=(sinc $(( 100 + (g / 5) % 400 ))-$(( 1000 + (g / 3000) % 3000 ))) ;;
         esac
         if (( (h / 50) % 4 == 0 )); then
-            sox -q -n -r 16000 -c 1 -b 16 "$out/$name.tmp.wav" synth "${len:0:1}.${len:1}" \
-                "${noises[$(( (h / 200) % 3 ))]}" synth sine mix $(( (h / 600) % 2 ? 50 : 60 )) \
-                vol "${levels[$(( (h / 1200) % 10 ))]}"
+            effects=(synth "${len:0:1}.${len:1}" "${noises[$(( (h / 200) % 3 ))]}" synth sine mix
+                     $(( (h / 600) % 2 ? 50 : 60 )) vol "${levels[$(( (h / 1200) % 10 ))]}")
         else
-            sox -q -n -r 16000 -c 1 -b 16 "$out/$name.tmp.wav" synth "${len:0:1}.${len:1}" \
-                "${noises[$(( (h / 200) % 3 ))]}" vol "${levels[$(( (h / 1200) % 10 ))]}" \
-                "${effects[@]}"
-        fi && mv "$out/$name.tmp.wav" "$out/$name.wav"
+            effects=(synth "${len:0:1}.${len:1}" "${noises[$(( (h / 200) % 3 ))]}"
+                     vol "${levels[$(( (h / 1200) % 10 ))]}" "${effects[@]}")
+        fi
+        if [[ -n $FB_SPEAK ]]; then
+            recipe "$out/$name.wav" silence effects "${effects[@]}"
+            return
+        fi
+        sox $FB_R -q -n -r 16000 -c 1 -b 16 "$out/$name.tmp.wav" "${effects[@]}" &&
+            mv "$out/$name.tmp.wav" "$out/$name.wav"
         return
     fi
     # Speech: the engine's voice (espeak-ng's at a speed and pitch of its own), then tempo and
     # pitch, a room or a channel, a level and a noise floor.
-    local src="$raw" pitch_span=900
+    local src="$raw" pitch_span=900 source=(file "$raw")
     if [[ $engine != espeak && ! -s "$raw" ]]; then
         make_one "$out" raw - "$engine" "$voice" "$word" || return 1
     fi
@@ -660,9 +687,12 @@ make_one() {
             (( n >= 1 && n <= ${#alt[@]} )) && say="[[${alt[$((n - 1))]}]]"
         fi
         espeak_voice "$voice"
-        espeak-ng -v "$ev" -s $(( 120 + h % 80 )) -p $(( 25 + (h / 80) % 50 )) \
-            -w "$tmp/voice.wav" "$say" || return 1
-        src="$tmp/voice.wav"
+        source=(espeak "$ev" $(( 120 + h % 80 )) $(( 25 + (h / 80) % 50 )) "$say")
+        if [[ -z $FB_SPEAK ]]; then
+            espeak-ng -v "$ev" -s "${source[2]}" -p "${source[3]}" -w "$tmp/voice.wav" "$say" ||
+                return 1
+            src="$tmp/voice.wav"
+        fi
         pitch_span=300
     fi
     local tempo=$(( 85 + (h / 4000) % 36 ))
@@ -682,14 +712,25 @@ make_one() {
             chain+=(highpass $(( 200 + (g / 20) % 300 )) lowpass 4500 overdrive $(( 2 + (g / 6000) % 10 ))) ;;
     esac
     chain+=(rate 16000 norm -$(( 1 + (g / 200000) % 20 )))
+    local noise=${noises[$(( (h / 7) % 3 ))]} level=${levels[$(( (g / 11) % 10 ))]}
+    if [[ -n $FB_SPEAK ]]; then
+        recipe "$out/$name.wav" "${source[@]}" noise "$noise" "$level" effects "${chain[@]}"
+        return
+    fi
     # The noise floor as long as the speech: made from it (synth replaces it) at 48 kHz and
     # brought down to 16 kHz, which is what `sox -n ... synth SECONDS` did (-n is 48 kHz), so
     # that white noise keeps its level below 8 kHz.
-    sox -q -V1 "$src" -r 16000 -c 1 -b 16 "$tmp/speech.wav" "${chain[@]}" &&
-        sox -q -V1 "$tmp/speech.wav" -r 16000 -c 1 -b 16 "$tmp/noise.wav" rate 48000 synth 0 \
-            "${noises[$(( (h / 7) % 3 ))]}" vol "${levels[$(( (g / 11) % 10 ))]}" rate 16000 &&
-        sox -q -V1 -m -v 1 "$tmp/speech.wav" -v 1 "$tmp/noise.wav" "$out/$name.tmp.wav" &&
+    sox $FB_R -q -V1 "$src" -r 16000 -c 1 -b 16 "$tmp/speech.wav" "${chain[@]}" &&
+        sox $FB_R -q -V1 "$tmp/speech.wav" -r 16000 -c 1 -b 16 "$tmp/noise.wav" rate 48000 synth 0 \
+            "$noise" vol "$level" rate 16000 &&
+        sox $FB_R -q -V1 -m -v 1 "$tmp/speech.wav" -v 1 "$tmp/noise.wav" "$out/$name.tmp.wav" &&
         mv "$out/$name.tmp.wav" "$out/$name.wav"
+}
+# Hands flowbench-speak (work's) the recipe of one recording: OUT then its fields, tab-separated
+# (app/speak/main.cpp reads them).
+recipe() {
+    local IFS=$'\t'
+    printf 'out\t%s\n' "$*" 2>/dev/null >&"$speak_fd"
 }
 # Sets said to what festival's VOICE ($1) is given to say WORD ($2): an English digit as a speaker of the
 # voice's language would write down how it sounds in English ("three" as Italian "tri", Czech
@@ -745,10 +786,35 @@ pseudo_word() {
     pseudo=$w
 }
 export -f work make_one make_raw_voice raw_of crc_init cksum_of pseudo_word espeak_voice \
-    festival_voice festival_word
+    festival_voice festival_word recipe
+
+# flowbench-speak (app/speak) makes the recordings in one process with libespeak-ng and libsox,
+# the very same samples as the espeak-ng and sox commands, in a third of the time (a process
+# started per step was most of it). FLOWBENCH_SPEAK names it (flowbench-cli sets it to the one
+# beside it; "none": the commands); else the one beside the installed script
+# (<prefix>/lib/flowbench) or the source tree's build/bin; else the commands.
+FB_SPEAK=${FLOWBENCH_SPEAK:-}
+if [[ -z $FB_SPEAK ]]; then
+    here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+    for candidate in "$here/../../lib/flowbench/flowbench-speak" "$here/../build/bin/flowbench-speak"; do
+        if [[ -x $candidate ]]; then FB_SPEAK=$candidate; break; fi
+    done
+fi
+[[ $FB_SPEAK == none ]] && FB_SPEAK=''
+if [[ -n $FB_SPEAK && ! -x $FB_SPEAK ]]; then
+    echo "make_spoken_digits: FLOWBENCH_SPEAK is '$FB_SPEAK', not a program" >&2
+    exit 2
+fi
+export FB_SPEAK
+# FLOWBENCH_SPOKEN_DIGITS_REPEATABLE=1: sox -R, random numbers (noise, dither) the same in every
+# run, and flowbench-speak --repeatable, so that the two ways make the same files bit for bit
+# (test_cli compares them). Not for training: every recording's noise would be the same noise.
+FB_R=''
+[[ ${FLOWBENCH_SPOKEN_DIGITS_REPEATABLE:-} == 1 ]] && FB_R=-R
+export FB_R
 
 jobs=$(nproc 2>/dev/null || echo 2)
-echo "spoken digits: making $want recordings in $out ($jobs at a time)" >&2
+echo "spoken digits: making $want recordings in $out ($jobs at a time, ${FB_SPEAK:-with the espeak-ng and sox commands})" >&2
 
 # Progress for people (and for the window's progress dialog, which reads these lines).
 report_progress() {
@@ -772,7 +838,7 @@ make_pid='' progress_pid=''
 workers_of() { # the processes whose parent is $1 (from /proc: procps may not be installed)
     local stat pid comm state ppid rest
     for stat in /proc/[0-9]*/stat; do
-        read -r pid comm state ppid rest < "$stat" 2>/dev/null || continue
+        read -r pid comm state ppid rest 2>/dev/null < "$stat" || continue
         if [[ $ppid == "$1" ]]; then echo "$pid"; fi
     done
 }

@@ -26,9 +26,10 @@ bash scripts/deps.sh >&2 || fb_die "installing dependencies failed (see above)"
 fb_build >&2   # keep stdout for the run's JSON summary
 
 [[ -f "$PIPELINE" ]] || fb_die "$PIPELINE is missing from this checkout"
-# The spoken-digits example's recordings are made here, once (9 minutes on 2 cores; nothing is
-# downloaded): resources/examples/spoken_digits.json reads them.
-bash scripts/make_spoken_digits.sh >&2 ||
+# The spoken-digits example's recordings are made here, once (about 2 minutes on 2 cores, with
+# the flowbench-speak just built; nothing is downloaded): resources/examples/spoken_digits.json
+# reads them.
+FLOWBENCH_SPEAK="$FB_ROOT/$FB_BUILD_DIR/bin/flowbench-speak" bash scripts/make_spoken_digits.sh >&2 ||
     fb_say "(the spoken-digits data set could not be made; that example needs it)"
 
 # With a display, the workbench window opens with the example; --set/--threads/--device given

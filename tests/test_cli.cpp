@@ -288,6 +288,7 @@ private slots:
         QProcess make;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert("FLOWBENCH_SPOKEN_DIGITS_ONLY", "^festival-cs-krb$");
+        env.insert("FLOWBENCH_SPEAK", FLOWBENCH_SPEAK);
         make.setProcessEnvironment(env);
         make.start("bash", {kSource + "/scripts/make_spoken_digits.sh", out});
         QVERIFY(make.waitForFinished(300000));
@@ -331,6 +332,62 @@ private slots:
         QVERIFY(make.waitForFinished(60000));
         QCOMPARE(make.exitCode(), 2);
         QVERIFY(make.readAllStandardError().contains("no voice matches"));
+    }
+
+    // flowbench-speak makes the recordings the espeak-ng and sox commands make, bit for bit:
+    // espeak-ng's voices (a digit said as another accent says it, a made-up word, hard
+    // negatives), flite's raw words through a microphone, a room and a noise floor, and the
+    // background noise. Both ways draw their random numbers (noise, dither) as `sox -R` does, so
+    // that the files can be compared; none may be empty.
+    void speakMakesWhatTheCommandsMake()
+    {
+        if (const QString why = missingSpeechTools(); !why.isEmpty()) QSKIP(qPrintable(why));
+        QTemporaryDir dir;
+        QMap<QString, QByteArray> made[2];
+        for (int way = 0; way < 2; ++way) {
+            const QString out = dir.filePath(way == 0 ? "speak" : "commands");
+            QProcess make;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            // Two of espeak-ng's voices (f4 has hard negatives) and one of flite's.
+            env.insert("FLOWBENCH_SPOKEN_DIGITS_ONLY",
+                       "^(espeak-en-029-f4|espeak-en-029-Annie|flite-kal16)$");
+            env.insert("FLOWBENCH_SPOKEN_DIGITS_REPEATABLE", "1");
+            env.insert("FLOWBENCH_SPEAK", way == 0 ? QString(FLOWBENCH_SPEAK) : "none");
+            make.setProcessEnvironment(env);
+            make.start("bash", {kSource + "/scripts/make_spoken_digits.sh", out});
+            QVERIFY(make.waitForFinished(600000));
+            const QString err = QString::fromUtf8(make.readAllStandardError());
+            QVERIFY2(make.exitCode() == 0, qPrintable(err));
+            // The way it was made is the one asked for.
+            QVERIFY2(err.contains(way == 0 ? QString("at a time, %1)").arg(FLOWBENCH_SPEAK)
+                                           : QString("with the espeak-ng and sox commands")),
+                     qPrintable(err));
+            for (const QString &name : QDir(out).entryList({"*_*_*.wav"}, QDir::Files)) {
+                QFile f(out + "/" + name);
+                QVERIFY(f.open(QIODevice::ReadOnly));
+                made[way][name] = f.readAll();
+                QVERIFY2(made[way][name].size() > 44 + 2 * 4000, qPrintable(name + " is empty"));
+            }
+        }
+        // 33 of each espeak-ng voice's (20 digits, 8 other words, 5 made-up), f4's 12 hard
+        // negatives, flite's 152 and 6 background clips.
+        QCOMPARE(made[0].size(), 2 * 33 + 12 + 152 + 6);
+        QCOMPARE(made[0].keys(), made[1].keys());
+        int differ = 0;
+        for (auto it = made[0].cbegin(); it != made[0].cend(); ++it)
+            if (it.value() != made[1][it.key()]) {
+                if (++differ <= 5) qWarning("differs: %s", qPrintable(it.key()));
+            }
+        QCOMPARE(differ, 0);
+        // Not a program: said, exit 2.
+        QProcess bad;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("FLOWBENCH_SPEAK", dir.filePath("no-such-program"));
+        bad.setProcessEnvironment(env);
+        bad.start("bash", {kSource + "/scripts/make_spoken_digits.sh", dir.filePath("bad")});
+        QVERIFY(bad.waitForFinished(60000));
+        QCOMPARE(bad.exitCode(), 2);
+        QVERIFY(bad.readAllStandardError().contains("not a program"));
     }
 
     // Stopped (the window's Cancel sends SIGTERM): the script stops handing out recordings,
