@@ -241,7 +241,7 @@ private slots:
 
     // `make-data spoken-digits` runs scripts/make_spoken_digits.sh (found in the source tree of
     // this build tree): a count people can follow on stderr, the folder and count on stdout.
-    // Two of the 160 voices (2 x 33 recordings, their 11 hard negatives and 4 background noises)
+    // Two of the 232 voices (2 x 33 recordings, their 11 hard negatives and 4 background noises)
     // keep it quick.
     void makeDataMakesSpokenDigitsWithProgress()
     {
@@ -405,7 +405,7 @@ private slots:
         p.start(FLOWBENCH_CLI, {"make-data", "spoken-digits", "--out", out});
         QVERIFY(p.waitForStarted());
         QString err;
-        static const QRegularExpression started("made [1-9][0-9]* of 7888");
+        static const QRegularExpression started("made [1-9][0-9]* of 10408");
         QElapsedTimer t;
         t.start();
         while (!err.contains(started) && t.elapsed() < 60000 && p.state() == QProcess::Running) {
@@ -426,7 +426,7 @@ private slots:
         // count it gave is what is there: none is added after.
         auto made = [&] { return QDir(out).entryList({"*_*_*.wav"}, QDir::Files); };
         const int kept = int(made().size());
-        QVERIFY2(kept > 0 && kept < 7888, qPrintable(QString::number(kept)));
+        QVERIFY2(kept > 0 && kept < 10408, qPrintable(QString::number(kept)));
         static const QRegularExpression said("stopped with (\\d+) recordings");
         QCOMPARE(said.match(last["error"]["message"].toString()).captured(1).toInt(), kept);
         QTest::qWait(2000);
@@ -480,26 +480,26 @@ private slots:
         QTest::newRow("no folder") << QStringList{"make-data", "spoken-digits", "--out"};
         QTest::newRow("voices") << QStringList{"make-data", "spoken-digits", "--voices", "0"};
         QTest::newRow("voices past the script's")
-            << QStringList{"make-data", "spoken-digits", "--voices", "161"};
+            << QStringList{"make-data", "spoken-digits", "--voices", "233"};
     }
 
     // The CLI's count of the script's voices (cli::kSpokenDigitsVoices) is the script's: it
-    // takes 160 and refuses 161, and so does the script.
+    // takes 232 and refuses 233, and so does the script.
     void makeDataKnowsHowManyVoicesTheScriptHas()
     {
-        const CliResult r = cli({"make-data", "spoken-digits", "--voices", "161"});
+        const CliResult r = cli({"make-data", "spoken-digits", "--voices", "233"});
         QCOMPARE(r.exitCode, 2);
-        QVERIFY2(r.err.contains("--voices needs a whole number from 1 to 160"), qPrintable(r.err));
+        QVERIFY2(r.err.contains("--voices needs a whole number from 1 to 232"), qPrintable(r.err));
         QTemporaryDir dir;
         QProcess script;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert("FLOWBENCH_SPOKEN_DIGITS_VOICES", "161");
+        env.insert("FLOWBENCH_SPOKEN_DIGITS_VOICES", "233");
         script.setProcessEnvironment(env);
         script.start("bash", {kSource + "/scripts/make_spoken_digits.sh", dir.filePath("d")});
         QVERIFY(script.waitForFinished(60000));
         QCOMPARE(script.exitCode(), 2);
         const QString err = script.readAllStandardError();
-        QVERIFY2(err.contains("FLOWBENCH_SPOKEN_DIGITS_VOICES must be 1 to 160, not '161'"),
+        QVERIFY2(err.contains("FLOWBENCH_SPOKEN_DIGITS_VOICES must be 1 to 232, not '233'"),
                  qPrintable(err));
     }
 

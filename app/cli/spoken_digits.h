@@ -9,9 +9,9 @@ namespace fb::cli {
 // machine by make_spoken_digits.sh (espeak-ng, flite, festival and sox; nothing is downloaded) for
 // `flowbench-cli make-data spoken-digits`.
 
-// The script's voices, espeak-ng's first (FLOWBENCH_SPOKEN_DIGITS_VOICES counts in that order):
+// The script's voices, espeak-ng's first 144 (FLOWBENCH_SPOKEN_DIGITS_VOICES counts in that order):
 // test_cli checks that the script refuses one more.
-inline constexpr int kSpokenDigitsVoices = 160;
+inline constexpr int kSpokenDigitsVoices = 232;
 inline constexpr int kSpokenDigitsEspeakVoices = 144;
 
 struct SpokenDigitsRequest {
@@ -40,7 +40,7 @@ std::string findSpokenDigitsScript(std::vector<std::string> *looked = nullptr);
 // ("espeak-ng", "sox"; flite and festival's text2wave past espeak-ng's voices).
 std::vector<std::string> missingSpokenDigitsTools(int voices = 0);
 
-// Runs the script: its progress ("spoken digits: made N of 7888") goes to stderr as it comes.
+// Runs the script: its progress ("spoken digits: made N of 10408") goes to stderr as it comes.
 // SIGINT, SIGTERM or SIGHUP stop it; the recordings made are kept and a later call makes only
 // the rest.
 SpokenDigitsOutcome makeSpokenDigits(const SpokenDigitsRequest &request);

@@ -116,8 +116,8 @@ void DataSetDialog::reject()
 
 void DataSetDialog::readStderr()
 {
-    // "made 340 of 7888" every few seconds ("stopped with 340 of 7888 made" at a cancel);
-    // "making 7888 recordings in ..." says the total first.
+    // "made 340 of 10408" every few seconds ("stopped with 340 of 10408 made" at a cancel);
+    // "making 10408 recordings in ..." says the total first.
     static const QRegularExpression made(QStringLiteral("(?:made|with) (\\d+) of (\\d+)"));
     static const QRegularExpression making(QStringLiteral("making (\\d+) recordings"));
     m_stderr += m_process->readAllStandardError();
