@@ -131,17 +131,11 @@ SpokenDigitsOutcome makeSpokenDigits(const SpokenDigitsRequest &request)
     if (request.voices > 0)
         setenv("FLOWBENCH_SPOKEN_DIGITS_VOICES", std::to_string(request.voices).c_str(), 1);
     // flowbench-speak, which makes the recordings in one process (app/speak), is beside this
-    // program in a build tree and in <prefix>/lib/flowbench installed: the script is told which,
-    // unless the person already did.
+    // program in a build tree, whatever its folder: the source tree's script is told so, unless
+    // the person already chose. (Installed, the script finds <prefix>/lib/flowbench itself.)
     if (!std::getenv("FLOWBENCH_SPEAK")) {
-        const fs::path bin = fs::path(executablePath()).parent_path();
-        for (const fs::path &speak :
-             {bin / "flowbench-speak", bin / ".." / "lib" / "flowbench" / "flowbench-speak"}) {
-            if (access(speak.c_str(), X_OK) == 0) {
-                setenv("FLOWBENCH_SPEAK", speak.lexically_normal().c_str(), 1);
-                break;
-            }
-        }
+        const fs::path speak = fs::path(executablePath()).parent_path() / "flowbench-speak";
+        if (access(speak.c_str(), X_OK) == 0) setenv("FLOWBENCH_SPEAK", speak.c_str(), 1);
     }
     std::fprintf(stderr, "making the spoken-digits data set with %s\n", script.c_str());
     std::fflush(stderr);

@@ -16,8 +16,8 @@
 //   silence                       no source (`sox -n`: the effects must make the sound, e.g. synth)
 //   noise COLOUR LEVEL            then mix in a noise floor as long as the result: sox's synth
 //                                 COLOUR noise at 48 kHz, scaled by LEVEL, brought to 16 kHz
-//   effects EFFECT ARG ... [:]    sox effects and their arguments, as on sox's command line; the
-//                                 last field of the line unless ended by a lone ':'
+//   effects EFFECT ARG ...        sox effects and their arguments, as on sox's command line; the
+//                                 rest of the line
 // A recipe that fails says why on stderr ("flowbench-speak: PATH: why"), the others go on, and
 // the exit status is 1. SIGTERM, SIGINT and SIGHUP let the recording in hand finish, then end
 // the program.
@@ -116,9 +116,8 @@ std::optional<std::string> parse(const std::string &line, Recipe &r)
             r.noiseLevel = f[i + 2];
             i += 3;
         } else if (key == "effects") {
-            for (++i; i < f.size() && f[i] != ":"; ++i)
-                r.effects.push_back(f[i]);
-            if (i < f.size()) ++i; // the ':'
+            r.effects.assign(f.begin() + std::ptrdiff_t(i) + 1, f.end());
+            break;
         } else {
             return "unknown or incomplete field '" + key + "'";
         }
@@ -167,7 +166,7 @@ std::optional<std::string> speak(const Recipe &r, std::vector<short> &samples)
     // once for the children that follow, as long as the voice stays the same. A child setting
     // the voice again starts from where espeak-ng would after setting it.
     static std::string loaded;
-    if (loaded != r.voice && !std::getenv("NOPRELOAD")) {
+    if (loaded != r.voice) {
         if (espeak_SetVoiceByName(r.voice.c_str()) != EE_OK)
             return "espeak-ng has no voice '" + r.voice + "'";
         loaded = r.voice;
@@ -288,8 +287,6 @@ sox_signalinfo_t outputSignal()
     s.rate = kRate;
     s.channels = 1;
     s.precision = 16;
-    s.length = 0;
-    s.mult = nullptr;
     return s;
 }
 
@@ -301,7 +298,6 @@ sox_encodinginfo_t outputEncoding()
     e.reverse_bytes = sox_option_default;
     e.reverse_nibbles = sox_option_default;
     e.reverse_bits = sox_option_default;
-    e.opposite_endian = sox_false;
     return e;
 }
 
