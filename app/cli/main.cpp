@@ -699,7 +699,7 @@ int cmdNodes(int argc, char **argv)
 }
 
 // `make-data spoken-digits [--out DIR] [--voices N]`. --voices (not in the usage: the example
-// needs all 232) makes only the first N voices, for tests and quick tries.
+// needs all 304) makes only the first N voices, for tests and quick tries.
 int cmdMakeData(int argc, char **argv)
 {
     auto fail = [](int code, const std::string &message) {

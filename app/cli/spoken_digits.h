@@ -11,7 +11,7 @@ namespace fb::cli {
 
 // The script's voices, espeak-ng's first 144 (FLOWBENCH_SPOKEN_DIGITS_VOICES counts in that order):
 // test_cli checks that the script refuses one more.
-inline constexpr int kSpokenDigitsVoices = 232;
+inline constexpr int kSpokenDigitsVoices = 304;
 inline constexpr int kSpokenDigitsEspeakVoices = 144;
 
 struct SpokenDigitsRequest {
