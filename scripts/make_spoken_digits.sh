@@ -518,10 +518,12 @@ for s in "${speakers[@]}"; do
     k=$((k + 1))
 done
 # The hard negatives of the voices made (all of them unless FLOWBENCH_SPOKEN_DIGITS_VOICES): the
-# made-up words as _hN, the real ones as _rN (the entries get that letter in front).
+# made-up words as _hN, said as phonemes ([[...]]), the real ones as _rN, said as words (the
+# entries get that letter in front).
 for h in "${hard_negatives[@]/#/h/}" "${real_negatives[@]/#/r/}"; do
     IFS=/ read -r is voice word speed pitch n <<<"$h"
     [[ -n "${made_voice[$voice]:-}" ]] || continue
+    [[ $is == h ]] && word="[[$word]]"
     # xargs reads quotes in its input: the stress mark travels as % and make_one turns it back.
     espeak_jobs+=("hard unknown_espeak-${voice/+/-}_$is$n espeak $voice ${word//\'/%}/$speed/$pitch")
     names+=("unknown_espeak-${voice/+/-}_$is$n")
@@ -732,11 +734,10 @@ make_one() {
     fi
     [[ -s "$out/$name.wav" ]] && return 0
     if [[ $kind == hard ]]; then
-        # A hard negative: PHONEMES/SPEED/PITCH (a made-up word's, _hN) or WORD/SPEED/PITCH (a
-        # real word, _rN) said by the voice, nothing more (above).
-        local ph=${word%%/*} rest=${word#*/} text
-        text="[[${ph//%/\'}]]"
-        [[ $name == *_r[0-9]* ]] && text=$ph
+        # A hard negative: TEXT/SPEED/PITCH said by the voice, nothing more (above); TEXT is a
+        # made-up word's [[PHONEMES]] or a real word.
+        local text=${word%%/*} rest=${word#*/}
+        text=${text//%/\'}
         espeak_voice "$voice"
         if [[ -n $FB_SPEAK ]]; then
             recipe "$out/$name.wav" espeak "$ev" "${rest%%/*}" "${rest#*/}" "$text" effects norm -3

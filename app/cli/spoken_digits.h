@@ -9,7 +9,8 @@ namespace fb::cli {
 // machine by make_spoken_digits.sh (espeak-ng, flite, festival and sox; nothing is downloaded) for
 // `flowbench-cli make-data spoken-digits`.
 
-// The script's voices, espeak-ng's first 144 (FLOWBENCH_SPOKEN_DIGITS_VOICES counts in that order):
+// The script's voices, in the order FLOWBENCH_SPOKEN_DIGITS_VOICES counts them (espeak-ng's first
+// 144, flite's and festival's 16, then espeak-ng's other 144):
 // test_cli checks that the script refuses one more.
 inline constexpr int kSpokenDigitsVoices = 304;
 inline constexpr int kSpokenDigitsEspeakVoices = 144;
