@@ -598,6 +598,77 @@ private slots:
         QCOMPARE(why["empty.flac"], std::string("empty file"));
     }
 
+    // Noise beside the sound: a 0.3 s tone in the middle of a second of silence keeps every
+    // sample of itself, and gets white, pink or brown noise from an edge of the window up to
+    // within 50 ms of it, on the left, the right or both, 10 dB below the tone's loudest frame.
+    void noiseBesideLiesBesideTheSound()
+    {
+        std::vector<float> x(16000, 0.0f);
+        const std::vector<float> t = tone(440, 16000, 0.3);
+        std::copy(t.begin(), t.end(), x.begin() + 5600);
+        const Shape s{1, 1, 16000};
+        NoiseBeside beside(10, 10, 1.0f);
+        QVERIFY(beside.outputShape(s).ok());
+        QVERIFY(!beside.outputShape(Shape{1, 28, 28}).ok());
+        QVERIFY(!NoiseBeside(20, 10, 1.0f).outputShape(s).ok());
+        double toneRms = 0;
+        for (float v : t)
+            toneRms += double(v) * v;
+        toneRms = std::sqrt(toneRms / double(t.size())); // a steady tone: its loudest frame's
+        int left = 0, right = 0, both = 0, white = 0, brown = 0, between = 0;
+        for (uint64_t seed = 1; seed <= 60; ++seed) {
+            std::vector<float> y(16000), again(16000);
+            beside.apply(x.data(), y.data(), 1, s, &seed);
+            beside.apply(x.data(), again.data(), 1, s, &seed);
+            QCOMPARE(y, again); // seeded
+            for (int64_t k = 5600; k < 5600 + 4800; ++k)
+                QCOMPARE(y[size_t(k)], x[size_t(k)]);
+            // Each side: nothing, or noise from the edge to 0..50 ms (+ a frame) from the tone.
+            auto side = [&](int64_t edge, int64_t step, int64_t toneEdge) {
+                if (y[size_t(edge)] == 0.0f) {
+                    for (int64_t k = edge; k != toneEdge; k += step)
+                        if (y[size_t(k)] != 0.0f) return -1.0; // noise not from the edge
+                    return 0.0;
+                }
+                int64_t k = edge;
+                double power = 0, diff = 0;
+                int64_t n = 0;
+                while (k != toneEdge && y[size_t(k)] != 0.0f) {
+                    power += double(y[size_t(k)]) * y[size_t(k)];
+                    if (k != edge) diff += std::pow(double(y[size_t(k)] - y[size_t(k - step)]), 2);
+                    k += step, ++n;
+                }
+                const int64_t gap = std::abs(toneEdge - k);
+                for (; k != toneEdge; k += step)
+                    if (y[size_t(k)] != 0.0f) return -1.0; // noise in the gap
+                if (gap > 800 + 512) return -2.0;
+                const double rms = std::sqrt(power / double(n));
+                const double db = 20 * std::log10(toneRms / rms);
+                if (std::abs(db - 10) > 0.5) return -3.0 - db;
+                // Differences of neighbours: twice the power for white noise, far less for
+                // brown; pink between.
+                const double ratio = diff / power;
+                white += ratio > 1.5, brown += ratio < 0.05,
+                    between += ratio >= 0.05 && ratio <= 1.5;
+                return 1.0;
+            };
+            const double l = side(0, 1, 5600), r = side(15999, -1, 5600 + 4800 - 1);
+            QVERIFY2(l >= 0 && r >= 0,
+                     qPrintable(QString("seed %1: %2 %3").arg(seed).arg(l).arg(r)));
+            QVERIFY(l > 0 || r > 0);
+            left += l > 0 && r == 0, right += r > 0 && l == 0, both += l > 0 && r > 0;
+        }
+        QVERIFY2(left > 10 && right > 10 && both > 4,
+                 qPrintable(QString("%1 %2 %3").arg(left).arg(right).arg(both)));
+        QVERIFY2(white > 10 && brown > 10 && between > 10,
+                 qPrintable(QString("%1 %2 %3").arg(white).arg(brown).arg(between)));
+        // p 0: as it was.
+        std::vector<float> y(16000);
+        const uint64_t seed = 3;
+        NoiseBeside(0, 30, 0.0f).apply(x.data(), y.data(), 1, s, &seed);
+        QCOMPARE(y, x);
+    }
+
     void randomStagesKeepTheirContracts()
     {
         const std::vector<float> x = tone(440, 16000, 0.5);

@@ -211,6 +211,7 @@ void TestGraph::builtinTypes()
                                             "feature_norm",
                                             "add_noise",
                                             "time_shift",
+                                            "noise_beside",
                                             "speed_perturb",
                                             "spec_augment",
                                             "normalize_channels",

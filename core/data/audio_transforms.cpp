@@ -68,6 +68,75 @@ void AddNoise::apply(const float *in, float *out, int64_t n, const Shape &inShap
     }
 }
 
+NoiseBeside::NoiseBeside(float snrMinDb, float snrMaxDb, float p)
+    : m_min(snrMinDb)
+    , m_max(snrMaxDb)
+    , m_p(p)
+{}
+
+Result<Shape> NoiseBeside::outputShape(const Shape &in) const
+{
+    if (Status waves = checkWaveforms(in); !waves) return waves.error();
+    if (!(m_min <= m_max)) return makeError("snr_min must not be above snr_max");
+    return in;
+}
+
+void NoiseBeside::apply(const float *in, float *out, int64_t n, const Shape &inShape,
+                        const uint64_t *seeds) const
+{
+    const int64_t len = inShape.numel();
+    constexpr int64_t kFrame = 512; // audibleRange's
+    for (int64_t i = 0; i < n; ++i) {
+        Rng rng(seeds[i]);
+        const float *x = in + i * len;
+        float *y = out + i * len;
+        std::copy_n(x, len, y);
+        if (rng.uniform() >= m_p || len <= kFrame) continue;
+        const std::vector<float> wave(x, x + len);
+        const auto [first, last] = audibleRange(wave, 30);
+        double loudest = 0; // the loudest frame's mean power (audibleRange's frames)
+        for (int64_t s = int64_t(first); s + kFrame <= int64_t(last); s += kFrame / 4) {
+            double sum = 0;
+            for (int64_t k = s; k < s + kFrame; ++k)
+                sum += double(x[k]) * double(x[k]);
+            loudest = std::max(loudest, sum / kFrame);
+        }
+        if (loudest <= 0) continue; // silence: no sound to be beside
+        const int colour = int(rng.below(3)), sides = int(rng.below(5)); // 0-1 left, 2-3 right
+        const double rms = std::sqrt(loudest) * std::pow(10.0, -rng.uniform(m_min, m_max) / 20.0);
+        auto block = [&](int64_t from, int64_t to) {
+            if (to - from < kFrame / 4) return;
+            // Pink by Paul Kellet's economy filter (three poles, within 0.05 dB of -3 dB an
+            // octave above 1/500 of the rate), brown by a leaky integrator: a few lines each,
+            // where no library of ours has coloured noise.
+            std::vector<double> v(size_t(to - from));
+            double b0 = 0, b1 = 0, b2 = 0, power = 0;
+            for (double &s : v) {
+                const double w = rng.normal();
+                if (colour == 0) {
+                    s = w;
+                } else if (colour == 1) {
+                    b0 = 0.99765 * b0 + w * 0.0990460;
+                    b1 = 0.96300 * b1 + w * 0.2965164;
+                    b2 = 0.57000 * b2 + w * 1.0526913;
+                    s = b0 + b1 + b2 + w * 0.1848;
+                } else {
+                    b0 = 0.995 * b0 + w;
+                    s = b0;
+                }
+                power += s * s;
+            }
+            const double scale = rms / std::sqrt(std::max(power / double(v.size()), 1e-30));
+            for (size_t k = 0; k < v.size(); ++k)
+                y[from + int64_t(k)] += float(v[k] * scale);
+        };
+        const int64_t gapLeft = int64_t(rng.below(uint64_t(len / 20 + 1)));
+        const int64_t gapRight = int64_t(rng.below(uint64_t(len / 20 + 1)));
+        if (sides != 2 && sides != 3) block(0, int64_t(first) - gapLeft);
+        if (sides >= 2) block(int64_t(last) + gapRight, len);
+    }
+}
+
 TimeShift::TimeShift(float maxFraction)
     : m_max(maxFraction)
 {}

@@ -23,6 +23,26 @@ private:
     float m_min, m_max, m_p;
 };
 
+// Noise that starts or stops beside the sound: a fan switched on, a car going by, the noise
+// between two words of a long recording. Each waveform, with probability p, gets coloured noise
+// (white, pink or brown, drawn) from one edge of the window up to its sound (the part within
+// 30 dB of its loudest frame, audibleRange), on the left, the right or both sides (2 : 2 : 1),
+// 0 to a twentieth of the window apart from it (50 ms of a second), at a level drawn uniformly from
+// snrMinDb to snrMaxDb below the sound's loudest frame. A window that listening (docs/audio.md,
+// "Listen") cuts from a stream holds such noise beside a word as often as not; a model that heard
+// words only in silence or over steady noise heard a digit there half as surely as one in silence.
+class NoiseBeside : public Transform {
+public:
+    NoiseBeside(float snrMinDb, float snrMaxDb, float p);
+    bool random() const override { return true; }
+    Result<Shape> outputShape(const Shape &in) const override;
+    void apply(const float *in, float *out, int64_t n, const Shape &inShape,
+               const uint64_t *seeds) const override;
+
+private:
+    float m_min, m_max, m_p;
+};
+
 // Shifts each waveform by a whole number of samples drawn uniformly from
 // [-maxFraction * length, maxFraction * length], filling with silence.
 class TimeShift : public Transform {

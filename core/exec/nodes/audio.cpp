@@ -122,6 +122,20 @@ void addAudioAugmentation(NodeCatalog &c)
             return std::make_shared<data::AddNoise>(p.f("snr_min"), p.f("snr_max"), p.f("p"));
         }));
     c.add(transformNode(
+        augmentation(
+            "noise_beside", "Noise beside the sound",
+            "Adds white, pink or brown noise from an edge of the waveform up to its sound, "
+            "before it, after it or both: what a window cut from a long recording holds beside "
+            "a word (a fan switched on, a car going by).",
+            {floatParam("snr_min", 0, closed(-100, 100),
+                        "Lowest level below the sound's loudest part (dB)."),
+             floatParam("snr_max", 30, closed(-100, 100),
+                        "Highest level below the sound's loudest part (dB)."),
+             floatParam("p", 0.3, closed(0, 1), "Probability a sample gets noise beside it.")}),
+        [](const NodeParams &p) {
+            return std::make_shared<data::NoiseBeside>(p.f("snr_min"), p.f("snr_max"), p.f("p"));
+        }));
+    c.add(transformNode(
         augmentation("time_shift", "Time shift",
                      "Shifts waveforms earlier or later by a random amount, "
                      "filling with silence.",
