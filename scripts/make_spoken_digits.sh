@@ -390,6 +390,25 @@ real_negatives=(
     "en-us+robert/sullivan/157/61/9544" "en-us+steph/villela/152/52/8746"
     "en-us+steph/thar/124/72/12467"
 )
+# Number words that hold a digit and more (2026-11-28): the teens, the tens, the ordinals, the
+# plurals and the numbers past nine. A digit spotter hears "fourteen", "fourth" and "fours" every
+# day, and none is "four"; each is said by six of the data set's espeak-ng voices (an accent and
+# a variant, a speed and a pitch drawn from its place in the list), named
+# unknown_espeak-VOICE_nN and made as the hard negatives are.
+number_words=(thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty
+              fifty sixty seventy eighty ninety fourth fifth sixth seventh eighth ninth tenth
+              zeros ones twos threes fours fives sixes sevens eights nines ten eleven twelve
+              hundred)
+number_negatives=()
+for ((i = 0; i < ${#number_words[@]}; i++)); do
+    for ((k = 0; k < 6; k++)); do
+        n=$(( i * 6 + k ))
+        h=$(( (n * 1103515245 + 12345) % 2147483648 ))
+        accent=${accents[$(( (i + 2 * k + 1) % 6 ))]}
+        variant=${variants[$(( (7 * i + 5 * k + 3) % ${#variants[@]} ))]}
+        number_negatives+=("$accent+$variant/${number_words[$i]}/$(( 120 + h % 80 ))/$(( 25 + (h >> 8) % 50 ))/$n")
+    done
+done
 every="${FLOWBENCH_PROGRESS_SECONDS:-2}"
 version=5 # of the layout and effects: a folder made by another version is made again
 
@@ -518,9 +537,9 @@ for s in "${speakers[@]}"; do
     k=$((k + 1))
 done
 # The hard negatives of the voices made (all of them unless FLOWBENCH_SPOKEN_DIGITS_VOICES): the
-# made-up words as _hN, said as phonemes ([[...]]), the real ones as _rN, said as words (the
-# entries get that letter in front).
-for h in "${hard_negatives[@]/#/h/}" "${real_negatives[@]/#/r/}"; do
+# made-up words as _hN, said as phonemes ([[...]]), the real ones as _rN and the number words as
+# _nN, said as words (the entries get that letter in front).
+for h in "${hard_negatives[@]/#/h/}" "${real_negatives[@]/#/r/}" "${number_negatives[@]/#/n/}"; do
     IFS=/ read -r is voice word speed pitch n <<<"$h"
     [[ -n "${made_voice[$voice]:-}" ]] || continue
     [[ $is == h ]] && word="[[$word]]"

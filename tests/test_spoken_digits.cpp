@@ -130,6 +130,7 @@ struct Word {
     double start, end;
     QString label; // "0" .. "9", or "other"
     bool found = false;
+    QString word; // as said
 };
 
 QList<Word> readTruth(const QString &file)
@@ -140,7 +141,8 @@ QList<Word> readTruth(const QString &file)
     for (const QByteArray &line : f.readAll().trimmed().split('\n')) {
         const QList<QByteArray> parts = line.split('\t');
         if (parts.size() >= 3) // then the word and the voice
-            truth.append({parts[0].toDouble(), parts[1].toDouble(), QString::fromUtf8(parts[2])});
+            truth.append({parts[0].toDouble(), parts[1].toDouble(), QString::fromUtf8(parts[2]),
+                          false, parts.size() >= 4 ? QString::fromUtf8(parts[3]) : QString()});
     }
     return truth;
 }
@@ -209,6 +211,12 @@ constexpr double kHeldOutLanguages = 0.65;
 // 91.0% and 0 on version 5, and 91.0% and 0 with its voices of other languages; 91.0% and 0 with
 // the larger CNN, and through the virtual microphone 11 of 12 digits, as the file.
 constexpr double kListenDetected = 0.80;
+// Number words as digits: at most this many of numberWordsAreNotDigits' 60.
+constexpr int kNumberWordsHeard = 10;
+const char *const kNumberWords =
+    "thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty "
+    "sixty seventy eighty ninety fourth fifth sixth seventh eighth ninth tenth zeros ones twos "
+    "threes fours fives sixes sevens eights nines ten eleven twelve hundred";
 constexpr int kListenFalseAlarms = 8;
 
 } // namespace
@@ -246,8 +254,9 @@ private slots:
         // A fifth of the 304 voices is held out, whole (espeak-ng's, flite's and festival's), with
         // their digits and other words, hard negatives among them, and 3 of the kinds of
         // background noise. (With 160 voices, until 2026-11-28: 1793 recordings; with 232, 2289,
-        // and 2321 with the 161 real words as hard negatives.)
-        QCOMPARE(firstEvaluation(dir.filePath("run"))["samples"].toInt(), 2496);
+        // 2321 with the 161 real words as hard negatives, 2496 with 72 more speakers, and 42
+        // recordings of number words more since 2026-11-28, afternoon.)
+        QCOMPARE(firstEvaluation(dir.filePath("run"))["samples"].toInt(), 2538);
 
         // What mattered (occlusion saliency): the frames where the word is spoken, not the
         // silence around it. Per frame, the saliency summed over the mel bands must be larger
@@ -411,6 +420,42 @@ private slots:
         }
     }
 
+    // Number words that hold a digit and more ("fourteen", "sixth", "nines"), said by the
+    // listening test's voices (accents the data set never has): the example learnt them as
+    // "unknown" from other voices, and must not hear most of them as their digit. Before the
+    // data set had them the example heard 85 of 360 (24%) as a digit at listen's defaults;
+    // with them, 39 and 27 (two training seeds, 20 epochs; docs/audio.md, "Number words"), and
+    // this test's model (10 epochs) 2 of these 60 ("eighth" as 8, "sixth" as 6).
+    void numberWordsAreNotDigits()
+    {
+        QVERIFY2(QFileInfo::exists(m_trained.filePath("run/model.safetensors")),
+                 "heldOutVoicesAreRecognised did not train a model");
+        QTemporaryDir dir;
+        const QString rec = dir.filePath("numbers.wav"), truthFile = dir.filePath("numbers.tsv");
+        qputenv("FLOWBENCH_LISTEN_OTHERS", kNumberWords);
+        const Run make = run(
+            "bash", {kSource + "/tests/make_listen_recording.sh", rec, truthFile, "60", "5", "0"});
+        qunsetenv("FLOWBENCH_LISTEN_OTHERS");
+        QVERIFY2(make.exitCode == 0, qPrintable(make.err));
+        const QList<Word> truth = readTruth(truthFile);
+        QCOMPARE(truth.size(), 60);
+        const Run l = run(FLOWBENCH_CLI, {"listen", m_trained.filePath("run"), rec});
+        QVERIFY2(l.exitCode == 0, qPrintable(l.err.right(2000)));
+        QStringList heard;
+        for (const QString &line : l.out.trimmed().split('\n')) {
+            const QJsonObject o = QJsonDocument::fromJson(line.toUtf8()).object();
+            if (o["kind"] != "detection") continue;
+            const double t = o["time"].toDouble();
+            QString said = "?";
+            for (const Word &w : truth)
+                if (t >= w.start - 0.5 && t <= w.end + 0.5) said = w.word;
+            heard << said + " as " + o["class"].toString();
+        }
+        qInfo("number words: %lld of 60 heard as a digit (%s)",
+              static_cast<long long>(heard.size()), qPrintable(heard.join(", ")));
+        QVERIFY2(heard.size() <= kNumberWordsHeard, qPrintable(heard.join(", ")));
+    }
+
     // `listen --mic` through the real audio path: a PulseAudio server of the test's own (no
     // sound card: a null sink, whose monitor is the default source, so what is played into the
     // sink is what the "microphone" hears, at the pace of a real one) hears a recording played
@@ -544,7 +589,7 @@ private slots:
         QStringList files = QDir(kData).entryList({"*.wav"}, QDir::Files, QDir::Name);
         for (QString &name : files)
             name = kData + "/" + name;
-        QCOMPARE(files.size(), 13089);
+        QCOMPARE(files.size(), 13305);
         const Run inf =
             run(FLOWBENCH_CLI, QStringList{"infer", dir.filePath("run"), "--top", "1"} + files);
         QVERIFY2(inf.exitCode == 0, qPrintable(inf.err.right(2000)));

@@ -116,8 +116,8 @@ void DataSetDialog::reject()
 
 void DataSetDialog::readStderr()
 {
-    // "made 340 of 13089" every few seconds ("stopped with 340 of 13089 made" at a cancel);
-    // "making 13089 recordings in ..." says the total first.
+    // "made 340 of 13305" every few seconds ("stopped with 340 of 13305 made" at a cancel);
+    // "making 13305 recordings in ..." says the total first.
     static const QRegularExpression made(QStringLiteral("(?:made|with) (\\d+) of (\\d+)"));
     static const QRegularExpression making(QStringLiteral("making (\\d+) recordings"));
     m_stderr += m_process->readAllStandardError();
