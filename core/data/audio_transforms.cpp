@@ -102,7 +102,9 @@ void NoiseBeside::apply(const float *in, float *out, int64_t n, const Shape &inS
             loudest = std::max(loudest, sum / kFrame);
         }
         if (loudest <= 0) continue; // silence: no sound to be beside
-        const int colour = int(rng.below(3)), sides = int(rng.below(5)); // 0-1 left, 2-3 right
+        const int colour = int(rng.below(3)); // white, pink, brown
+        const uint64_t side = rng.below(5);   // 2 : 2 : 1
+        const bool left = side < 2 || side == 4, right = side >= 2;
         const double rms = std::sqrt(loudest) * std::pow(10.0, -rng.uniform(m_min, m_max) / 20.0);
         auto block = [&](int64_t from, int64_t to) {
             if (to - from < kFrame / 4) return;
@@ -132,8 +134,8 @@ void NoiseBeside::apply(const float *in, float *out, int64_t n, const Shape &inS
         };
         const int64_t gapLeft = int64_t(rng.below(uint64_t(len / 20 + 1)));
         const int64_t gapRight = int64_t(rng.below(uint64_t(len / 20 + 1)));
-        if (sides != 2 && sides != 3) block(0, int64_t(first) - gapLeft);
-        if (sides >= 2) block(int64_t(last) + gapRight, len);
+        if (left) block(0, int64_t(first) - gapLeft);
+        if (right) block(int64_t(last) + gapRight, len);
     }
 }
 
