@@ -480,6 +480,9 @@ private slots:
         Vec d0(n * classes), s0(100), acc0 = a, ax0 = a, drop0(100), mask0(100), md0(100);
         const LossResult r0 =
             ref.softmaxCrossEntropy(logits.data(), labels.data(), n, classes, d0.data());
+        Vec ds0(n * classes); // with label smoothing
+        const LossResult rs0 =
+            ref.softmaxCrossEntropy(logits.data(), labels.data(), n, classes, ds0.data(), 0.2f);
         ref.add(a.data(), b.data(), s0.data(), 100);
         ref.accumulate(acc0.data(), b.data(), 100);
         ref.axpby(ax0.data(), b.data(), 100, 0.9f, 0.3f);
@@ -517,6 +520,10 @@ private slots:
             QCOMPARE(r.correct, r0.correct);
             QVERIFY(std::abs(r.loss - r0.loss) < 1e-5f);
             EXPECT_CLOSE(d.host(), d0, 1e-6, 1e-5);
+            const LossResult rs = be->softmaxCrossEntropy(bl.p(), lab.p(), n, classes, d.p(), 0.2f);
+            QCOMPARE(rs.correct, rs0.correct);
+            QVERIFY2(std::abs(rs.loss - rs0.loss) < 1e-5f, be->name().c_str());
+            EXPECT_CLOSE(d.host(), ds0, 1e-6, 1e-5);
             be->add(ba.p(), bb.p(), s.p(), 100);
             EXPECT_CLOSE(s.host(), s0, 0, 0);
             Buf acc(*be, a), ax(*be, a), drop(*be, 100), mask(*be, 100), md(*be, 100);

@@ -4,6 +4,8 @@
 #include "core/base/safe_text.h"
 #include "core/exec/control.h"
 #include "core/exec/inference.h"
+#include "core/exec/job.h"
+#include "core/nn/loss.h"
 #include "core/graph/graph.h"
 #include "core/io/safetensors.h"
 
@@ -162,6 +164,7 @@ private slots:
     void removeNodeRemovesEdges();
     void editingRefusesBadData();
     void paramDefaults();
+    void lossParamsReachTheLoss();
     void checkEdgeBeforeAdding();
     void describeListsEverything();
     void nodeTypesJsonListsEverything();
@@ -1053,6 +1056,34 @@ void TestGraph::paramDefaults()
     reg.add(t); // replaces
     QCOMPARE(reg.all().size(), size_t(1));
     QCOMPARE(doc.param("train", "batch_size", reg), json(32));
+}
+
+// The loss node's parameters reach the loss the run trains with: cross_entropy's label_smoothing
+// (0.3 makes the target 0.7 onehot + 0.1; test_reference_kernels has the arithmetic).
+void TestGraph::lossParamsReachTheLoss()
+{
+    auto lossWith = [](const char *setting) {
+        PipelineDocument doc = parseOrFail(minimalPipeline());
+        if (setting) {
+            const Status s = applySetting(doc, setting, exec::nodeTypes());
+            if (!s.ok()) return std::nan(s.error().message.c_str());
+        }
+        auto job = exec::readTrainingJob(doc);
+        if (!job.ok()) return std::nan(job.error().message.c_str());
+        const std::unique_ptr<nn::Loss> loss = exec::buildLoss(job.value());
+        Tensor logits = Tensor::empty({2, 3}), labels = Tensor::empty({2}, DType::I32);
+        const float l[] = {1, 2, 3, 0, 0, 0};
+        std::copy(std::begin(l), std::end(l), logits.f32());
+        labels.data<int32_t>()[0] = 2, labels.data<int32_t>()[1] = 1;
+        return double(loss->compute(referenceBackend(), logits, labels, nullptr).loss);
+    };
+    QVERIFY2(std::abs(lossWith(nullptr) - 0.753109127) < 1e-6, "the default: no smoothing");
+    QVERIFY(std::abs(lossWith("loss.label_smoothing=0.3") - 0.903109127) < 1e-6);
+    // 1 would make every class the target alike: refused, naming the parameter.
+    PipelineDocument doc = parseOrFail(minimalPipeline());
+    const Status s = applySetting(doc, "loss.label_smoothing=1", exec::nodeTypes());
+    QVERIFY(!s.ok());
+    QCOMPARE(QString::fromStdString(s.error().node), QString("loss.label_smoothing"));
 }
 
 void TestGraph::checkEdgeBeforeAdding()

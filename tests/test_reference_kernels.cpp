@@ -86,7 +86,9 @@ private slots:
     void addAndAccumulate();
     void softmaxCrossEntropyKnown();
     void softmaxCrossEntropyIsStable();
+    void softmaxCrossEntropyGradient_data();
     void softmaxCrossEntropyGradient();
+    void softmaxCrossEntropySmoothing();
     void mseKnown();
     void mseGradient();
 
@@ -761,27 +763,57 @@ void TestReferenceKernels::softmaxCrossEntropyIsStable()
     VERIFY_CLOSE(dlogits, (Expected{0, 0, -0.5, 0.5}), 1e-7, 0.0);
 }
 
+void TestReferenceKernels::softmaxCrossEntropyGradient_data()
+{
+    QTest::addColumn<float>("smoothing");
+    QTest::newRow("the label alone") << 0.0f;
+    QTest::newRow("label smoothing 0.2") << 0.2f;
+}
+
 void TestReferenceKernels::softmaxCrossEntropyGradient()
 {
+    QFETCH(float, smoothing);
     const int64_t n = 4, classes = 5;
     Vec logits = fbtest::uniformVector(size_t(n * classes), 80, -2.0f, 2.0f);
     const std::vector<int32_t> labels{0, 3, 1, 4};
     Vec dlogits(logits.size(), kStale);
-    m_backend.softmaxCrossEntropy(logits.data(), labels.data(), n, classes, dlogits.data());
+    m_backend.softmaxCrossEntropy(logits.data(), labels.data(), n, classes, dlogits.data(),
+                                  smoothing);
     const auto numeric = fbtest::numericalGradient(
         [&](const Vec &v) {
             return double(
-                m_backend.softmaxCrossEntropy(v.data(), labels.data(), n, classes, nullptr).loss);
+                m_backend
+                    .softmaxCrossEntropy(v.data(), labels.data(), n, classes, nullptr, smoothing)
+                    .loss);
         },
         logits, 5e-3);
     VERIFY_CLOSE(dlogits, numeric, 1e-4, 1e-2);
-    // Each row of (softmax - onehot) / n sums to zero.
+    // Each row of (softmax - target) / n sums to zero.
     for (int64_t row = 0; row < n; ++row) {
         double sum = 0.0;
         for (int64_t k = 0; k < classes; ++k)
             sum += dlogits[size_t(row * classes + k)];
         QVERIFY(std::abs(sum) < 1e-7);
     }
+}
+
+void TestReferenceKernels::softmaxCrossEntropySmoothing()
+{
+    // softmaxCrossEntropyKnown's rows with label smoothing 0.3: the target is 0.7 onehot + 0.1.
+    // Row 0 (label 2): target 0.1 0.1 0.8; loss = logsumexp - sum target * logits
+    //   = 3.407605964 - 2.7 = 0.707605964. Row 1 (label 1, logits 0): ln 3 = 1.098612289 whatever
+    //   the target. Mean 0.903109127. dlogits = (softmax - target) / 2.
+    const Vec logits{1, 2, 3, 0, 0, 0};
+    const std::vector<int32_t> labels{2, 1};
+    Vec dlogits(6, kStale);
+    const fb::LossResult r =
+        m_backend.softmaxCrossEntropy(logits.data(), labels.data(), 2, 3, dlogits.data(), 0.3f);
+    QVERIFY2(std::abs(r.loss - 0.903109127) < 1e-6, qPrintable(QString::number(r.loss, 'g', 9)));
+    QCOMPARE(r.correct, int64_t(1));
+    VERIFY_CLOSE(
+        dlogits,
+        (Expected{-0.004984714, 0.072364236, -0.067379522, 0.116666667, -0.233333333, 0.116666667}),
+        1e-7, 1e-6);
 }
 
 void TestReferenceKernels::mseKnown()

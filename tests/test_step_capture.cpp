@@ -140,10 +140,13 @@ public:
         op([=, this] { m_ref.gatherLabels(dst, table, index, n); });
     }
     LossResult softmaxCrossEntropy(const float *logits, const int32_t *labels, int64_t n,
-                                   int64_t classes, float *dlogits) override
+                                   int64_t classes, float *dlogits, float smoothing = 0.0f) override
     {
-        if (!m_recording) return m_ref.softmaxCrossEntropy(logits, labels, n, classes, dlogits);
-        op([=, this] { m_ref.softmaxCrossEntropy(logits, labels, n, classes, dlogits); });
+        if (!m_recording)
+            return m_ref.softmaxCrossEntropy(logits, labels, n, classes, dlogits, smoothing);
+        op([=, this] {
+            m_ref.softmaxCrossEntropy(logits, labels, n, classes, dlogits, smoothing);
+        });
         return {};
     }
     float mse(const float *pred, const float *target, int64_t count, float *dpred) override

@@ -304,9 +304,12 @@ public:
                               int64_t n) = 0;
 
     // Softmax cross-entropy of logits[n, classes] against int32 labels[n], mean over the batch.
-    // dlogits (may be null) receives the gradient of the mean loss: (softmax - onehot) / n.
+    // With label smoothing s (PyTorch's label_smoothing) the target is (1 - s) onehot + s / classes
+    // rather than onehot. dlogits (may be null) receives the gradient of the mean loss:
+    // (softmax - target) / n.
     virtual LossResult softmaxCrossEntropy(const float *logits, const int32_t *labels, int64_t n,
-                                           int64_t classes, float *dlogits) = 0;
+                                           int64_t classes, float *dlogits,
+                                           float smoothing = 0.0f) = 0;
     // Mean squared error over all count elements; dpred (may be null) = 2 (pred - target) / count.
     virtual float mse(const float *pred, const float *target, int64_t count, float *dpred) = 0;
 

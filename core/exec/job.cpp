@@ -150,8 +150,10 @@ Result<TrainingJob> readTrainingJob(const PipelineDocument &doc)
     if (!le) return nodeError(job.trainNode + ".loss", "no loss is connected");
     job.lossNode = le->fromNode;
     job.lossType = doc.node(le->fromNode)->type;
-    if (const NodeType *t = typeOf(doc, job.lossNode); !t || t->spec.role != NodeRole::Loss)
+    const NodeType *lossType = typeOf(doc, job.lossNode);
+    if (!lossType || lossType->spec.role != NodeRole::Loss)
         return nodeError(job.lossNode, "'" + job.lossType + "' is not a loss");
+    job.lossParams = paramsOf(doc, *lossType, job.lossNode).values();
 
     const graph::Edge *oe = doc.edgeInto(job.trainNode, "optimizer");
     if (!oe) return nodeError(job.trainNode + ".optimizer", "no optimizer is connected");
@@ -212,7 +214,7 @@ std::unique_ptr<nn::Loss> buildLoss(const TrainingJob &job)
     const NodeType *type = nodeCatalog().find(job.lossType);
     FB_ASSERT(type && type->spec.role == NodeRole::Loss,
               "readTrainingJob accepted a loss that is not");
-    return type->makeLoss();
+    return type->makeLoss(NodeParams(job.lossNode, job.lossParams));
 }
 
 std::unique_ptr<nn::Optimizer> buildOptimizer(const OptimizerSpec &spec)

@@ -61,6 +61,7 @@ struct TrainingJob {
     };
     std::vector<LayerNode> layers;  // topological order
     std::string lossNode, lossType; // the loss node and its type, which makes it
+    nlohmann::json lossParams;      // every parameter of the loss node
     OptimizerSpec optimizer;
     std::vector<EvaluateSpec> evaluations;
     int64_t epochs = 1, batchSize = 128, checkpointEvery = 1, checkpointSteps = 0;

@@ -85,8 +85,8 @@ struct NodeType {
     // in order.
     std::function<Result<std::unique_ptr<nn::Layer>>(const NodeParams &)> makeLayer;
 
-    // Loss.
-    std::function<std::unique_ptr<nn::Loss>()> makeLoss;
+    // Loss: made from the node's parameters.
+    std::function<std::unique_ptr<nn::Loss>(const NodeParams &)> makeLoss;
 
     // Optimizer: reads its parameters (with the learning-rate schedule), then makes it.
     std::function<void(const NodeParams &, OptimizerSpec &)> readOptimizer;

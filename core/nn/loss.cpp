@@ -19,13 +19,19 @@ namespace {
 
 class CrossEntropy final : public Loss {
 public:
+    explicit CrossEntropy(float smoothing)
+        : m_smoothing(smoothing)
+    {}
     std::string type() const override { return "cross_entropy"; }
     LossResult compute(Backend &b, const Tensor &out, const Tensor &labels,
                        const Tensor *dout) override
     {
         return b.softmaxCrossEntropy(out.f32(), labels.data<int32_t>(), out.shape()[0],
-                                     out.shape()[1], dout ? dout->f32() : nullptr);
+                                     out.shape()[1], dout ? dout->f32() : nullptr, m_smoothing);
     }
+
+private:
+    float m_smoothing;
 };
 
 class Mse final : public Loss {
@@ -65,9 +71,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<Loss> makeCrossEntropy()
+std::unique_ptr<Loss> makeCrossEntropy(float labelSmoothing)
 {
-    return std::make_unique<CrossEntropy>();
+    return std::make_unique<CrossEntropy>(labelSmoothing);
 }
 std::unique_ptr<Loss> makeMse()
 {

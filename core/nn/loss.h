@@ -23,7 +23,9 @@ public:
                                const Tensor *dout) = 0;
 };
 
-std::unique_ptr<Loss> makeCrossEntropy();
+// Label smoothing s in [0, 1): the target is (1 - s) onehot + s / classes (PyTorch's
+// label_smoothing), which keeps the model from growing ever surer of its training labels.
+std::unique_ptr<Loss> makeCrossEntropy(float labelSmoothing = 0.0f);
 // Mean squared error against one-hot labels.
 std::unique_ptr<Loss> makeMse();
 

@@ -41,7 +41,8 @@ public:
     void gatherLabels(int32_t *dst, const int32_t *table, const int64_t *index, int64_t n) override;
 
     LossResult softmaxCrossEntropy(const float *logits, const int32_t *labels, int64_t n,
-                                   int64_t classes, float *dlogits) override;
+                                   int64_t classes, float *dlogits,
+                                   float smoothing = 0.0f) override;
     float mse(const float *pred, const float *target, int64_t count, float *dpred) override;
 
     void dropoutForward(const float *x, float *y, float *mask, int64_t count, float p,

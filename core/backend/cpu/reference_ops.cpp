@@ -45,7 +45,8 @@ void ReferenceBackend::gatherLabels(int32_t *dst, const int32_t *table, const in
 }
 
 LossResult ReferenceBackend::softmaxCrossEntropy(const float *logits, const int32_t *labels,
-                                                 int64_t n, int64_t classes, float *dlogits)
+                                                 int64_t n, int64_t classes, float *dlogits,
+                                                 float smoothing)
 {
     FB_ASSERT(n > 0 && classes > 0, "empty softmax cross-entropy");
     LossResult result;
@@ -70,12 +71,19 @@ LossResult ReferenceBackend::softmaxCrossEntropy(const float *logits, const int3
         for (int64_t k = 0; k < classes; ++k)
             sumExp += std::exp(double(row[k]) - maxLogit);
         const double logSumExp = maxLogit + std::log(sumExp);
-        total += logSumExp - double(row[label]);
+        // The target (1 - s) onehot + s / classes: -sum_k target_k log p_k.
+        const double s = smoothing, spread = s / double(classes);
+        double sumLogits = 0.0;
+        if (s != 0.0)
+            for (int64_t k = 0; k < classes; ++k)
+                sumLogits += row[k];
+        total += logSumExp - (1.0 - s) * double(row[label]) - spread * sumLogits;
         if (best == label) ++result.correct;
         if (dlogits) {
             for (int64_t k = 0; k < classes; ++k) {
                 const double p = std::exp(double(row[k]) - logSumExp);
-                dlogits[r * classes + k] = float((p - (k == label ? 1.0 : 0.0)) / double(n));
+                const double target = (k == label ? 1.0 - s : 0.0) + spread;
+                dlogits[r * classes + k] = float((p - target) / double(n));
             }
         }
     }

@@ -285,14 +285,15 @@ void CudaBackend::gatherLabels(int32_t *dst, const int32_t *table, const int64_t
 }
 
 LossResult CudaBackend::softmaxCrossEntropy(const float *logits, const int32_t *labels, int64_t n,
-                                            int64_t classes, float *dlogits)
+                                            int64_t classes, float *dlogits, float smoothing)
 {
     DeviceScope scope(m_ctx.device);
     // The loss and the correct count come back in one small copy: the step's only wait for the
     // device, which the runner needs anyway to stop on a NaN loss.
     float *loss = m_lossOut.as<float>();
     auto *correct = reinterpret_cast<int64_t *>(m_lossOut.as<char>() + sizeof(int64_t));
-    cuda::softmaxCrossEntropy(logits, labels, n, classes, dlogits, loss, correct, m_ctx.stream);
+    cuda::softmaxCrossEntropy(logits, labels, n, classes, smoothing, dlogits, loss, correct,
+                              m_ctx.stream);
     // A captured step cannot wait: its result is read with latestLoss() after the replay.
     if (m_capturing) return {};
     return latestLoss();

@@ -46,7 +46,8 @@ void gatherLabels(const int32_t *table, const int64_t *index, int32_t *dst, int6
 // *lossOut and the count of rows whose arg-max (first of ties) equals the label to *correctOut
 // (both device memory), and dlogits (may be null) = (softmax - onehot) / n.
 void softmaxCrossEntropy(const float *logits, const int32_t *labels, int64_t n, int64_t classes,
-                         float *dlogits, float *lossOut, int64_t *correctOut, cudaStream_t stream);
+                         float smoothing, float *dlogits, float *lossOut, int64_t *correctOut,
+                         cudaStream_t stream);
 // Mean squared error; dpred (may be null) = 2 (pred - target) / count; *lossOut in device memory.
 void mse(const float *pred, const float *target, int64_t count, float *dpred, float *lossOut,
          cudaStream_t stream);

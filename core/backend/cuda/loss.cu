@@ -42,7 +42,8 @@ __device__ inline void keepBest(float &best, int64_t &bestK, float v, int64_t k)
 // gradient (the host-side data checks are what reject such labels).
 __global__ void __launch_bounds__(kLossThreads)
     softmaxCrossEntropyKernel(const float *logits, const int32_t *labels, int64_t n,
-                              int64_t classes, float *dlogits, float *lossOut, int64_t *correctOut)
+                              int64_t classes, float smoothing, float *dlogits, float *lossOut,
+                              int64_t *correctOut)
 {
     const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
     const float invN = 1.0f / float(n);
@@ -79,9 +80,18 @@ __global__ void __launch_bounds__(kLossThreads)
         sumExp = dev::warpSum(sumExp);
         const double logSum = log(double(sumExp));
         const double logSumExp = double(maxLogit) + logSum;
+        // Label smoothing's target (1 - s) onehot + s / classes needs the row's sum of logits.
+        const float spread = smoothing / float(classes);
+        double sumLogits = 0.0;
+        if (smoothing != 0.0f) {
+            for (int64_t k = lane; k < classes; k += kWarp)
+                sumLogits += double(row[k]);
+            sumLogits = dev::warpSum(sumLogits);
+        }
 
         if (lane == 0 && valid) {
-            loss += logSumExp - double(row[label]);
+            loss += logSumExp - (1.0 - double(smoothing)) * double(row[label]) -
+                    double(spread) * sumLogits;
             if (bestK == label) ++correct;
         }
         if (dlogits) {
@@ -94,7 +104,8 @@ __global__ void __launch_bounds__(kLossThreads)
             const float logSumF = float(logSum);
             for (int64_t k = lane; k < classes; k += kWarp) {
                 const float p = expf((row[k] - maxLogit) - logSumF);
-                drow[k] = valid ? (p - (k == label ? 1.0f : 0.0f)) * invN : 0.0f;
+                const float target = (k == label ? 1.0f - smoothing : 0.0f) + spread;
+                drow[k] = valid ? (p - target) * invN : 0.0f;
             }
         }
     }
@@ -131,7 +142,8 @@ __global__ void __launch_bounds__(kLossThreads)
 } // namespace
 
 void softmaxCrossEntropy(const float *logits, const int32_t *labels, int64_t n, int64_t classes,
-                         float *dlogits, float *lossOut, int64_t *correctOut, cudaStream_t stream)
+                         float smoothing, float *dlogits, float *lossOut, int64_t *correctOut,
+                         cudaStream_t stream)
 {
     // The reference asserts on an empty batch; on the device the outputs are read back by the
     // caller, so they get defined zeros rather than stale bytes.
@@ -140,8 +152,8 @@ void softmaxCrossEntropy(const float *logits, const int32_t *labels, int64_t n, 
         FB_CUDA_CHECK(cudaMemsetAsync(correctOut, 0, sizeof(int64_t), stream));
         return;
     }
-    softmaxCrossEntropyKernel<<<1, kLossThreads, 0, stream>>>(logits, labels, n, classes, dlogits,
-                                                              lossOut, correctOut);
+    softmaxCrossEntropyKernel<<<1, kLossThreads, 0, stream>>>(logits, labels, n, classes, smoothing,
+                                                              dlogits, lossOut, correctOut);
     FB_CUDA_CHECK_LAUNCH();
 }
 

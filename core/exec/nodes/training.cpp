@@ -10,12 +10,14 @@ namespace fb::exec::nodes {
 namespace {
 
 NodeType loss(std::string type, std::string title, std::string help,
-              std::unique_ptr<nn::Loss> (*make)())
+              std::function<std::unique_ptr<nn::Loss>(const NodeParams &)> make,
+              std::vector<ParamSpec> params = {})
 {
     NodeType t =
         nodeType(NodeRole::Loss, std::move(type), "Training", std::move(title), std::move(help));
     t.spec.outputs = {port("loss", PortType::Loss, "Wire to the Train node's loss.")};
-    t.makeLoss = make;
+    t.spec.params = std::move(params);
+    t.makeLoss = std::move(make);
     return t;
 }
 
@@ -91,12 +93,17 @@ NodeType adam(std::string type, std::string title, std::string help, double weig
 
 void addTraining(NodeCatalog &c)
 {
-    c.add(loss("cross_entropy", "Cross-entropy loss",
-               "Softmax cross-entropy of the model's outputs against the labels, mean over the "
-               "batch.",
-               nn::makeCrossEntropy));
+    c.add(loss(
+        "cross_entropy", "Cross-entropy loss",
+        "Softmax cross-entropy of the model's outputs against the labels, mean over the batch.",
+        [](const NodeParams &p) { return nn::makeCrossEntropy(p.f("label_smoothing")); },
+        {floatParam("label_smoothing", 0.0, halfOpen(0, 1),
+                    "Target (1 - s) for the label and s / classes for every class, as PyTorch's "
+                    "label_smoothing; 0 = the label alone. Keeps the model from growing ever "
+                    "surer of its training labels (0.1 is usual).")}));
     c.add(loss("mse", "Mean squared error",
-               "Mean squared error of the model's outputs against one-hot labels.", nn::makeMse));
+               "Mean squared error of the model's outputs against one-hot labels.",
+               [](const NodeParams &) { return nn::makeMse(); }));
     {
         NodeType t = optimizer(
             "sgd", "SGD", "Stochastic gradient descent, optionally with momentum.",
