@@ -16,6 +16,12 @@ The words the model already rejects teach it little; the ones it mistakes are th
 digit that no word list has. This is the mining step of production keyword spotters, done with
 speech synthesis instead of hours of recorded speech (docs/audio.md has what it did to the false
 alarms and the digits).
+
+--real-words FILE tries real words of a word list instead, leaving out the ones whose sound is
+digit-like; --holding-digits tries only the words whose sound holds a digit's and more ("fork",
+"swan", "tuna"), which that leaves out; --noise-beside hears each word a second time with noise
+beside it, as a window of a long recording holds it, and keeps the word when either is heard as a
+keyword. .hard_negatives.tsv's last column is the entry scripts/make_spoken_digits.sh's lists take.
 """
 
 import argparse
@@ -113,21 +119,31 @@ def made_up_word(rng):
             return word
 
 
-def real_words(path, rng, n):
+def holds_a_digit(ph):
+    """Whether a word's phonemes hold a digit's and more: "fork" (four and k), "swan", "tuna",
+    "wonder". What a digit sounds like with a sound beside it, which is not an accent's digit."""
+    return any(len(ph) > len(d) and
+               any(ph[i:i + len(d)] == d for i in range(len(ph) - len(d) + 1))
+               for d in DIGIT_PHONEMES)
+
+
+def real_words(path, rng, n, holding_digits=False):
     """N words of a word list (festival's CMU dictionary, `("word" nil ...)` a line, or one word
     a line), 3 to 10 letters, never one the listening test says (bench/listen_accuracy.py's
     WORDS, so that mining cannot learn the test), one the data set has, a digit, its homophones,
-    nor one whose sound is digit-like (espeak-ng's phonemes, as for the made-up words)."""
+    nor one whose sound is digit-like (espeak-ng's phonemes, as for the made-up words); or, with
+    holding_digits, only words whose sound holds a digit's and more (holds_a_digit)."""
     from listen_accuracy import HOMOPHONES, WORDS, training_words  # noqa: E402
     digits = {"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"}
-    banned = set(WORDS) | HOMOPHONES | training_words() | digits
+    banned = set(WORDS) | HOMOPHONES | training_words() | digits | set(script_list("number_words"))
     words = set()
     for line in open(path, encoding="latin-1"):
         m = re.match(r'^\("([a-z]+)"|^([a-z]+)\s*$', line)
         w = m and (m.group(1) or m.group(2))
         if w and 3 <= len(w) <= 10 and w not in banned:
             words.add(w)
-    picked = rng.sample(sorted(words), min(n * 2, len(words)))
+    # Every word when only the ones holding a digit are kept (a few thousand of 96,000).
+    picked = rng.sample(sorted(words), len(words) if holding_digits else min(n * 2, len(words)))
     # espeak-ng's phonemes for them, in one process (a line each).
     r = subprocess.run(["espeak-ng", "-q", "-x", "-v", "en-us"], input=".\n".join(picked) + ".\n",
                        capture_output=True, text=True, check=True)
@@ -135,15 +151,52 @@ def real_words(path, rng, n):
     if len(said) != len(picked):
         sys.exit(f"espeak-ng gave {len(said)} phoneme lines for {len(picked)} words")
     # One word as two (a spelt-out abbreviation) is left out: its sound is not one word's.
-    kept = [w for w, ph in zip(picked, said)
-            if " " not in ph and not digit_like(re.sub(r"[^A-Za-z@:'0-9]", "", ph))]
+    def sound(ph):
+        return re.sub(r"[^A-Za-z@:'0-9]", "", ph)
+    if holding_digits:
+        kept = [w for w, ph in zip(picked, said)
+                if " " not in ph and holds_a_digit(phonemes(sound(ph)))]
+    else:
+        kept = [w for w, ph in zip(picked, said) if " " not in ph and not digit_like(sound(ph))]
     return kept[:n]
+
+
+def rms_peak_db(path):
+    """sox's loudest 50 ms RMS of a recording, in dB of full scale."""
+    r = subprocess.run(["sox", path, "-n", "stats"], capture_output=True, text=True, check=True)
+    return float(re.search(r"RMS Pk dB\s+(\S+)", r.stderr).group(1))
+
+
+def beside(path, out, rng):
+    """The word with noise beside it, as a window cut from a long recording holds it: white, pink
+    or brown noise 3 to 15 dB below the word's loudest 50 ms, 0.1 to 0.4 s before and after it
+    (the noise_beside node's idea, drawn here by sox). The mistakes a model makes on a word alone
+    are not all it makes: noise right after "fork" hides its k."""
+    before, after = rng.uniform(0.1, 0.4), rng.uniform(0.1, 0.4)
+    colour = rng.choice(["whitenoise", "pinknoise", "brownnoise"])
+    below = rng.uniform(3, 15)
+    seconds = float(subprocess.run(["soxi", "-D", path], capture_output=True, text=True,
+                                   check=True).stdout)
+    with tempfile.TemporaryDirectory() as tmp:
+        f = {k: os.path.join(tmp, k + ".wav") for k in ("pre", "post", "hush", "noise", "word")}
+        for k, d in (("pre", before), ("post", after)):
+            subprocess.run(["sox", "-q", "-n", "-r", "16000", "-c", "1", "-b", "16", f[k], "synth",
+                            f"{d:.4f}", colour, "vol", "0.3"], check=True)
+        subprocess.run(["sox", "-q", "-n", "-r", "16000", "-c", "1", "-b", "16", f["hush"], "trim",
+                        "0", f"{seconds:.4f}"], check=True)
+        subprocess.run(["sox", "-q", f["pre"], f["hush"], f["post"], f["noise"]], check=True)
+        subprocess.run(["sox", "-q", path, f["word"], "pad", f"{before:.4f}", f"{after:.4f}"],
+                       check=True)
+        gain = rms_peak_db(f["word"]) - below - rms_peak_db(f["pre"])
+        subprocess.run(["sox", "-q", "-m", "-v", "1", f["word"], "-v", f"{10 ** (gain / 20):.4f}", f["noise"],
+                        out], check=True)
+    return out
 
 
 def say(job):
     """espeak-ng says the text (a word, or phonemes in [[...]]) in the voice at a speed and pitch
     of its own; 16 kHz mono."""
-    path, voice, text, speed, pitch = job
+    path, voice, text, speed, pitch = job[:5]
     with tempfile.TemporaryDirectory() as tmp:
         raw = os.path.join(tmp, "w.wav")
         # espeak-ng 1.51 ignores a variant after "en-gb"; "en" is the same accent and keeps
@@ -166,6 +219,12 @@ def main():
     ap.add_argument("--real-words", metavar="FILE",
                     help="try real words of this list instead of made-up ones (festival's CMU "
                     "dictionary: /usr/share/festival/dicts/cmu/cmudict-0.4.out)")
+    ap.add_argument("--holding-digits", action="store_true",
+                    help="with --real-words: try only the words whose sound holds a digit's and "
+                    "more (\"fork\", \"swan\", \"tuna\"), which the other words leave out")
+    ap.add_argument("--noise-beside", action="store_true",
+                    help="hear each word also with noise beside it (beside()), and keep it when "
+                    "either is heard as a keyword")
     ap.add_argument("--threshold", type=float, default=0.5,
                     help="a word is a hard negative when the model gives a keyword this much")
     ap.add_argument("--seed", type=int, default=1)
@@ -179,30 +238,40 @@ def main():
     accents, variants = script_list("accents"), script_list("variants")
     rng = random.Random(a.seed)
     jobs = []
-    real = real_words(a.real_words, rng, a.words) if a.real_words else None
+    real = real_words(a.real_words, rng, a.words, a.holding_digits) if a.real_words else None
+    # _r for a real word, _c for one holding a digit, _h for a made-up one (as the data set's).
+    letter = ("c" if a.holding_digits else "r") if real else "h"
     for i in range(len(real) if real else a.words):
         accent, variant = rng.choice(accents), rng.choice(variants)
-        # _r for a real word, _h for a made-up one: the data set's own hard negatives are _hN.
-        name = f"unknown_espeak-{accent}-{variant}_{'r' if real else 'h'}{i + 1}.wav"
+        name = f"unknown_espeak-{accent}-{variant}_{letter}{i + 1}.wav"
         text = real[i] if real else f"[[{made_up_word(rng)}]]"
         jobs.append((os.path.join(pool, name), f"{accent}+{variant}", text,
                      rng.randint(120, 199), rng.randint(25, 74)))
     print(f"saying {len(jobs)} {'real' if real else 'made-up'} words ...", file=sys.stderr)
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
         paths = list(ex.map(say, jobs))
+    heard = {p: p for p in paths}  # what the model hears -> the word's recording
+    if a.noise_beside:
+        os.makedirs(os.path.join(pool, ".beside"))
+        noisy = [(p, os.path.join(pool, ".beside", os.path.basename(p)),
+                  random.Random(f"{a.seed}/{p}")) for p in paths]
+        with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
+            heard.update(zip(ex.map(lambda j: beside(*j), noisy), paths))
 
-    r = subprocess.run([CLI, "infer", a.model] + paths, capture_output=True, text=True)
+    r = subprocess.run([CLI, "infer", a.model] + list(heard), capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"infer failed: {r.stderr[-2000:]}")
     said = {p: j for p, j in zip(paths, jobs)}
-    hard = []
+    hard, kept = [], set()
     for line in r.stdout.splitlines():
         row = json.loads(line)
         top = row.get("top", [{}])[0]
         if top.get("class") not in (None, "unknown", "background") and \
-                top["probability"] >= a.threshold:
+                top["probability"] >= a.threshold and heard[row["input"]] not in kept:
             # The word, or the made-up word's phonemes as the data set's list has them.
-            hard.append((row["input"], top["class"], said[row["input"]][2].strip("[]")))
+            word = heard[row["input"]]
+            kept.add(word)
+            hard.append((word, top["class"], said[word][2].strip("[]")))
 
     for f in sorted(os.listdir(a.data)):
         if f.endswith(".wav"):
@@ -211,7 +280,12 @@ def main():
         os.replace(path, os.path.join(a.out, os.path.basename(path)))
     shutil.rmtree(pool)  # audio_folder reads subfolders too: the rest must go
     with open(os.path.join(a.out, ".hard_negatives.tsv"), "w") as f:
-        f.write("".join(f"{os.path.basename(p)}\t{c}\t{w}\n" for p, c, w in hard))
+        # The last column is the entry scripts/make_spoken_digits.sh's lists take:
+        # ACCENT+VARIANT/WORD/SPEED/PITCH/N.
+        for p, c, w in hard:
+            _, voice, _, speed, pitch = said[p]
+            n = re.search(r"(\d+)[.]wav$", p).group(1)
+            f.write(f"{os.path.basename(p)}\t{c}\t{w}\t{voice}/{w}/{speed}/{pitch}/{n}\n")
     by_class = collections.Counter(c for _, c, _ in hard)
     print(f"{len(hard)} of {len(jobs)} words heard as a keyword at >= {a.threshold} "
           f"({', '.join(f'{c}: {n}' for c, n in sorted(by_class.items()))}); {a.out} holds "
