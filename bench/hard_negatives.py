@@ -188,15 +188,15 @@ def beside(path, out, rng):
         subprocess.run(["sox", "-q", path, f["word"], "pad", f"{before:.4f}", f"{after:.4f}"],
                        check=True)
         gain = rms_peak_db(f["word"]) - below - rms_peak_db(f["pre"])
-        subprocess.run(["sox", "-q", "-m", "-v", "1", f["word"], "-v", f"{10 ** (gain / 20):.4f}", f["noise"],
-                        out], check=True)
+        subprocess.run(["sox", "-q", "-m", "-v", "1", f["word"], "-v", f"{10 ** (gain / 20):.4f}",
+                        f["noise"], out], check=True)
     return out
 
 
 def say(job):
     """espeak-ng says the text (a word, or phonemes in [[...]]) in the voice at a speed and pitch
     of its own; 16 kHz mono."""
-    path, voice, text, speed, pitch = job[:5]
+    path, voice, text, speed, pitch = job
     with tempfile.TemporaryDirectory() as tmp:
         raw = os.path.join(tmp, "w.wav")
         # espeak-ng 1.51 ignores a variant after "en-gb"; "en" is the same accent and keeps
@@ -230,6 +230,8 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     a = ap.parse_args()
+    if a.holding_digits and not a.real_words:
+        sys.exit("--holding-digits picks among real words: give --real-words FILE too")
     if os.path.exists(a.out):
         sys.exit(f"{a.out} exists; give a new folder")
     pool = os.path.join(a.out, ".made-up")
