@@ -552,7 +552,7 @@ private slots:
 
     // File > Make Spoken-Digits Data Set runs `flowbench-cli make-data spoken-digits` and shows
     // its count in a progress dialog, then where the recordings went; the example opened then
-    // has nothing to point at. Two voices (82 recordings with their hard negatives and background
+    // has nothing to point at. Two voices (84 recordings with their hard negatives and background
     // noise) keep it quick.
     void makesTheSpokenDigitsWithProgress()
     {
@@ -577,19 +577,19 @@ private slots:
         QVERIFY(why.contains("already"));
         bool sawCount = false;
         connect(dialog, &app::DataSetDialog::progressed, this, [&](int made, int total) {
-            if (made > 0 && made < total && total == 82 &&
-                dialog->text().contains(QString("Made %1 of 82 recordings").arg(made)) &&
-                dialog->progressBar()->value() == made && dialog->progressBar()->maximum() == 82)
+            if (made > 0 && made < total && total == 84 &&
+                dialog->text().contains(QString("Made %1 of 84 recordings").arg(made)) &&
+                dialog->progressBar()->value() == made && dialog->progressBar()->maximum() == 84)
                 sawCount = true;
         });
         QTRY_VERIFY_WITH_TIMEOUT(!dialog->isWorking(), 120000);
         qunsetenv("FLOWBENCH_PROGRESS_SECONDS");
         QCOMPARE(dialog->state(), app::DataSetDialog::State::Done);
         QVERIFY(sawCount);
-        QVERIFY2(dialog->text().contains("Done: 82 recordings in " + digits),
+        QVERIFY2(dialog->text().contains("Done: 84 recordings in " + digits),
                  qPrintable(dialog->text()));
-        QVERIFY(win.w.log()->text().contains("Done: 82 recordings in " + digits));
-        QCOMPARE(recordingsIn(digits), 82);
+        QVERIFY(win.w.log()->text().contains("Done: 84 recordings in " + digits));
+        QCOMPARE(recordingsIn(digits), 84);
         QPushButton *close = dialog->buttons()->button(QDialogButtonBox::Close);
         QVERIFY(close);
         close->click();
