@@ -1062,14 +1062,12 @@ void TestGraph::paramDefaults()
 // (0.3 makes the target 0.7 onehot + 0.1; test_reference_kernels has the arithmetic).
 void TestGraph::lossParamsReachTheLoss()
 {
+    // NaN where the setting or the job is refused (std::nan's argument is no message).
     auto lossWith = [](const char *setting) {
         PipelineDocument doc = parseOrFail(minimalPipeline());
-        if (setting) {
-            const Status s = applySetting(doc, setting, exec::nodeTypes());
-            if (!s.ok()) return std::nan(s.error().message.c_str());
-        }
+        if (setting && !applySetting(doc, setting, exec::nodeTypes()).ok()) return std::nan("");
         auto job = exec::readTrainingJob(doc);
-        if (!job.ok()) return std::nan(job.error().message.c_str());
+        if (!job.ok()) return std::nan("");
         const std::unique_ptr<nn::Loss> loss = exec::buildLoss(job.value());
         Tensor logits = Tensor::empty({2, 3}), labels = Tensor::empty({2}, DType::I32);
         const float l[] = {1, 2, 3, 0, 0, 0};

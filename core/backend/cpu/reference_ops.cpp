@@ -51,6 +51,8 @@ LossResult ReferenceBackend::softmaxCrossEntropy(const float *logits, const int3
     FB_ASSERT(n > 0 && classes > 0, "empty softmax cross-entropy");
     LossResult result;
     double total = 0.0;
+    // The target (1 - s) onehot + s / classes: the loss is -sum_k target_k log p_k.
+    const double s = smoothing, spread = s / double(classes);
     for (int64_t r = 0; r < n; ++r) {
         const float *row = logits + r * classes;
         const int32_t label = labels[r];
@@ -71,8 +73,6 @@ LossResult ReferenceBackend::softmaxCrossEntropy(const float *logits, const int3
         for (int64_t k = 0; k < classes; ++k)
             sumExp += std::exp(double(row[k]) - maxLogit);
         const double logSumExp = maxLogit + std::log(sumExp);
-        // The target (1 - s) onehot + s / classes: -sum_k target_k log p_k.
-        const double s = smoothing, spread = s / double(classes);
         double sumLogits = 0.0;
         if (s != 0.0)
             for (int64_t k = 0; k < classes; ++k)
