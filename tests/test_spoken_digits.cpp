@@ -23,6 +23,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 
@@ -102,12 +103,14 @@ Run trainExample(const QString &out, const QStringList &settings = {})
     return run(FLOWBENCH_CLI, args << "--out" << out, 30 * 60 * 1000);
 }
 
-// The same for 10 epochs (the example's 20 would make the test twice as long), with the voices
-// whose names match PATTERN held out whole: they alone are the validation part.
-Run trainWithVoicesHeldOut(const QString &out, const QString &pattern)
+// The voices held out whole by heldOutTrained: flite's, festival's Czech and Catalan ones, and
+// three kinds of background noise (the speakers of background_noise-N_K are noise-N).
+const QString kHeldOutPattern = "^(flite-|festival-(cs|ca)-|noise-[0-2]$)";
+
+// A recording's speaker, as the example's pattern {label}_{speaker}_{index} reads it.
+QString speakerOf(const QString &fileName)
 {
-    return trainExample(out, {"train_data.validation_speakers=" + pattern,
-                              "test_data.validation_speakers=" + pattern, "train.epochs=10"});
+    return QFileInfo(fileName).completeBaseName().section('_', 1, -2);
 }
 
 // The first evaluation in a run folder's evaluation.json (empty when there is none).
@@ -224,8 +227,10 @@ constexpr int kListenFalseAlarms = 8;
 class TestSpokenDigits : public QObject {
     Q_OBJECT
 
-    QTemporaryDir m_trained;  // the example trained by heldOutVoicesAreRecognised
-    QTemporaryDir m_oneEpoch; // one epoch on every recording, by inferReproducesTheEvaluation
+    QTemporaryDir m_trained;       // the example trained by heldOutVoicesAreRecognised
+    QTemporaryDir m_heldOut;       // 10 epochs without kHeldOutPattern's voices (heldOutTrained)
+    QStringList m_heldOutFiles;    // the recordings of those voices, in order
+    QList<int> m_heldOutPredicted; // infer's class for each of them
 
 private slots:
     void initTestCase()
@@ -240,6 +245,7 @@ private slots:
         const Run make =
             run("bash", {kSource + "/scripts/make_spoken_digits.sh", kData}, 30 * 60000);
         QVERIFY2(make.exitCode == 0, qPrintable(make.err));
+        QCOMPARE(QDir(kData).entryList({"*.wav"}, QDir::Files).size(), 13411);
     }
 
     void heldOutVoicesAreRecognised()
@@ -547,62 +553,107 @@ private slots:
                  qPrintable(QString::number(best.right)));
     }
 
-    // The stand-in for real people: a whole speech engine the model never heard. Trained on
-    // espeak-ng's and festival's voices, it must recognise flite's four (their digits, other
-    // words and no background: validation_speakers "^flite-"). 10 epochs rather than the
-    // example's 20, to keep the test to minutes; docs/audio.md has the 20 epochs' figure.
+private:
+    // The stand-ins for real people, held out whole from one training: a whole speech engine
+    // the model never heard (flite's four voices: their digits and other words; trained on
+    // espeak-ng's and festival's voices only), and real people with an accent it never heard
+    // (festival's Czech voices, a boy's among them, and its Catalan one, saying English digits
+    // as their speakers would; the Italian and Finnish ones are trained on). Three of the 31
+    // kinds of background noise are held out with them, so that the comparison with `infer`
+    // meets every class. 10 epochs rather than the example's 20, to keep the test to minutes;
+    // docs/audio.md has the 20 epochs' figures. (Until 2026-12-01 each group was held out by a
+    // training of its own, and a third of one epoch on every recording was compared with
+    // `infer`: 21 epochs where there are now 10. Each group's figure now comes from a model
+    // that heard neither group, a little harder than before.)
+    bool heldOutTrained(QString *why)
+    {
+        if (!m_heldOutPredicted.isEmpty()) return true;
+        const QString run = m_heldOut.filePath("run");
+        const Run r = trainExample(run, {"train_data.validation_speakers=" + kHeldOutPattern,
+                                         "test_data.validation_speakers=" + kHeldOutPattern,
+                                         "train.epochs=10"});
+        if (r.exitCode != 0) return *why = "training: " + r.err.right(3000), false;
+        const QRegularExpression heldOut(kHeldOutPattern);
+        QStringList files;
+        for (const QString &name : QDir(kData).entryList({"*.wav"}, QDir::Files, QDir::Name))
+            if (heldOut.match(speakerOf(name)).hasMatch()) files << kData + "/" + name;
+        const Run inf = ::run(FLOWBENCH_CLI, QStringList{"infer", run, "--top", "1"} + files);
+        if (inf.exitCode != 0) return *why = "infer: " + inf.err.right(2000), false;
+        const QStringList lines = inf.out.trimmed().split('\n');
+        if (lines.size() != files.size())
+            return *why = QString("infer gave %1 lines for %2 recordings")
+                              .arg(lines.size())
+                              .arg(files.size()),
+                   false;
+        m_heldOutFiles = files;
+        for (const QString &line : lines)
+            m_heldOutPredicted << QJsonDocument::fromJson(line.toUtf8())
+                                      .object()["top"]
+                                      .toArray()[0]
+                                      .toObject()["index"]
+                                      .toInt();
+        return true;
+    }
+
+    // The share of the held-out recordings whose speaker PATTERN finds that `infer` (and so the
+    // evaluation: inferReproducesTheEvaluation) recognises, and how many there are.
+    double heldOutAccuracy(const QString &pattern, int *count)
+    {
+        const QRegularExpression group(pattern);
+        int right = 0;
+        *count = 0;
+        for (int i = 0; i < m_heldOutFiles.size(); ++i) {
+            const QString name = QFileInfo(m_heldOutFiles[i]).fileName();
+            if (!group.match(speakerOf(name)).hasMatch()) continue;
+            ++*count;
+            right += m_heldOutPredicted[i] == classOf(name);
+        }
+        return *count ? double(right) / *count : 0;
+    }
+
+private slots:
     void aHeldOutSpeechEngineIsRecognised()
     {
-        QTemporaryDir dir;
-        const Run r = trainWithVoicesHeldOut(dir.filePath("run"), "^flite-");
-        QVERIFY2(r.exitCode == 0, qPrintable(r.err.right(3000)));
-        const double accuracy = lastLine(r.out)["test_accuracy"].toDouble();
-        qInfo("held-out engine (flite): %.2f%% of its recordings recognised", 100 * accuracy);
+        QString why;
+        QVERIFY2(heldOutTrained(&why), qPrintable(why));
+        int count = 0;
+        const double accuracy = heldOutAccuracy("^flite-", &count);
+        qInfo("held-out engine (flite): %.2f%% of its %d recordings recognised", 100 * accuracy,
+              count);
+        QVERIFY(count > 0);
         QVERIFY2(accuracy >= kHeldOutEngine, qPrintable(QString::number(accuracy)));
     }
 
-    // Real people the model never heard, with an accent it never heard: festival's Czech (four
-    // voices, a boy's among them) and Catalan voices saying English digits as their speakers
-    // would, held out whole; the Italian and Finnish ones are trained on. 10 epochs, as above.
     void heldOutLanguagesAreRecognised()
     {
-        QTemporaryDir dir;
-        const Run r = trainWithVoicesHeldOut(dir.filePath("run"), "^festival-(cs|ca)-");
-        QVERIFY2(r.exitCode == 0, qPrintable(r.err.right(3000)));
-        const QJsonObject summary = lastLine(r.out);
-        const double accuracy = summary["test_accuracy"].toDouble();
-        qInfo("held-out languages (Czech, Catalan): %.2f%% of their recordings recognised",
-              100 * accuracy);
-        QVERIFY2(accuracy >= kHeldOutLanguages, qPrintable(QString::number(accuracy)));
+        QString why;
+        QVERIFY2(heldOutTrained(&why), qPrintable(why));
+        int count = 0;
+        const double accuracy = heldOutAccuracy("^festival-(cs|ca)-", &count);
+        qInfo("held-out languages (Czech, Catalan): %.2f%% of their %d recordings recognised",
+              100 * accuracy, count);
         // Five voices: 600 digits and 160 other words.
-        QCOMPARE(firstEvaluation(dir.filePath("run"))["samples"].toInt(), 760);
+        QCOMPARE(count, 760);
+        QVERIFY2(accuracy >= kHeldOutLanguages, qPrintable(QString::number(accuracy)));
     }
 
-    // One epoch evaluated on every recording, then `infer` on every recording: the same
-    // confusion matrix (the digits, background and unknown).
+    // The evaluation of every held-out recording, then `infer` on each of them: the same
+    // confusion matrix (the digits, background and unknown). What infer runs is the
+    // preprocessing saved with the model, so this checks that it is the one the run applied.
     void inferReproducesTheEvaluation()
     {
-        QTemporaryDir &dir = m_oneEpoch;
-        const Run r = trainExample(dir.filePath("run"), {"test_data.subset=all", "train.epochs=1"});
-        QVERIFY2(r.exitCode == 0, qPrintable(r.err.right(3000)));
-        const QJsonArray rows = firstEvaluation(dir.filePath("run"))["confusion"].toArray();
-        QStringList files = QDir(kData).entryList({"*.wav"}, QDir::Files, QDir::Name);
-        for (QString &name : files)
-            name = kData + "/" + name;
-        QCOMPARE(files.size(), 13411);
-        const Run inf =
-            run(FLOWBENCH_CLI, QStringList{"infer", dir.filePath("run"), "--top", "1"} + files);
-        QVERIFY2(inf.exitCode == 0, qPrintable(inf.err.right(2000)));
+        QString why;
+        QVERIFY2(heldOutTrained(&why), qPrintable(why));
+        const QJsonObject evaluation = firstEvaluation(m_heldOut.filePath("run"));
+        QCOMPARE(evaluation["samples"].toInt(), int(m_heldOutFiles.size()));
+        const QJsonArray rows = evaluation["confusion"].toArray();
+        QCOMPARE(rows.size(), 12);
         int inferred[12][12] = {};
-        const QStringList lines = inf.out.trimmed().split('\n');
-        QCOMPARE(lines.size(), files.size());
-        for (int i = 0; i < lines.size(); ++i) {
-            const QJsonObject line = QJsonDocument::fromJson(lines[i].toUtf8()).object();
-            const int truth = classOf(QFileInfo(files[i]).fileName());
-            ++inferred[truth][line["top"].toArray()[0].toObject()["index"].toInt()];
-        }
+        for (int i = 0; i < m_heldOutFiles.size(); ++i)
+            ++inferred[classOf(QFileInfo(m_heldOutFiles[i]).fileName())][m_heldOutPredicted[i]];
         int wrong = 0;
-        for (int t = 0; t < 12; ++t)
+        for (int t = 0; t < 12; ++t) {
+            int row = 0;
             for (int p = 0; p < 12; ++p) {
                 QVERIFY2(inferred[t][p] == rows[t].toArray()[p].toInt(),
                          qPrintable(QString("true %1 predicted %2: infer %3, evaluation %4")
@@ -611,9 +662,12 @@ private slots:
                                         .arg(inferred[t][p])
                                         .arg(rows[t].toArray()[p].toInt())));
                 wrong += t != p ? inferred[t][p] : 0;
+                row += inferred[t][p];
             }
-        qInfo("after one epoch: %d of %lld recordings misrecognised, the same through infer", wrong,
-              static_cast<long long>(files.size()));
+            QVERIFY2(row > 0, qPrintable(QString("no held-out recording of class %1").arg(t)));
+        }
+        qInfo("%d of %lld held-out recordings misrecognised, the same through infer", wrong,
+              static_cast<long long>(m_heldOutFiles.size()));
     }
 
     // Two models listening together (`listen --with`): every window's probabilities are the
@@ -621,14 +675,14 @@ private slots:
     // that hears other windows (half a second) is refused, naming it and why.
     void modelsListenTogether()
     {
-        const QString a = m_trained.filePath("run"), b = m_oneEpoch.filePath("run");
+        const QString a = m_trained.filePath("run"), b = m_heldOut.filePath("run");
         QVERIFY(QFileInfo::exists(a + "/model.safetensors"));
         QVERIFY(QFileInfo::exists(b + "/model.safetensors"));
         QTemporaryDir dir;
         const QString rec = dir.filePath("rec.wav"), truthFile = dir.filePath("rec.tsv");
         QCOMPARE(makeListenRecording(rec, truthFile, 16, 11).exitCode, 0);
         auto windows = [&](const QStringList &models, QStringList *detections) {
-            // (0.4: the one-epoch model is unsure, and the mean with it too.)
+            // (0.4, below the default: what is checked is that the mean's detections come.)
             QStringList args{"listen", models[0], rec, "--windows", "--threshold", "0.4"};
             for (int i = 1; i < models.size(); ++i)
                 args << "--with" << models[i];
