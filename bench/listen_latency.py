@@ -6,7 +6,8 @@ per 1-second clip (what the window's hold-to-talk button did for every take).
     python3 bench/listen_latency.py                       # trains the example 2 epochs first
     python3 bench/listen_latency.py --model runs/<run> --save
 
-Both sides run on --threads cores (default 2: the CPU affinity of every child process), on the
+Both sides run on --threads cores (default 2: the CPU affinity of every child process; listen's
+own model threads are its default, 1, except in the row that says otherwise), on the
 same recording: tests/make_listen_recording.sh's digits and other words among noise and silence
 (--words, default 120: about 3 minutes). For `listen` the latency of a window is the time from
 having its samples to having its probabilities (preprocessing and the forward pass), as the
@@ -37,9 +38,14 @@ def cores(n):
     return set(allowed[:n])
 
 
+def on_cores(threads):
+    """What pins a child process to the first `threads` cores, with OpenMP told as much."""
+    return {"preexec_fn": lambda: os.sched_setaffinity(0, cores(threads)),
+            "env": {**os.environ, "OMP_NUM_THREADS": str(threads)}}
+
+
 def run(cmd, threads, **kw):
-    return subprocess.run(cmd, preexec_fn=lambda: os.sched_setaffinity(0, cores(threads)),
-                          env={**os.environ, "OMP_NUM_THREADS": str(threads)}, **kw)
+    return subprocess.run(cmd, **on_cores(threads), **kw)
 
 
 def train_example(model, data, epochs, threads):
@@ -103,6 +109,30 @@ def main():
 
     windows, summary, wall = listen(0.08)
     once, _, wall_once = listen(0)
+
+    # Two listeners at once on the same cores (two models or two microphones, or one beside
+    # another program's OpenMP threads), on the recording's first minute, each window heard
+    # three ways (the default): with listen's default of one thread each, and with a thread per
+    # core each, as before 2026-12-01, when OpenMP's waiting threads spun on the cores that the
+    # other listener needed (a minute took up to 4 minutes then).
+    minute = os.path.join(tmp, "minute.wav")
+    subprocess.run(["sox", "-q", rec, minute, "trim", "0", "60"], check=True)
+
+    def pair(threads):
+        cmd = [CLI, "listen", model, minute, "--windows", "--threads", str(threads)]
+        t0 = time.monotonic()
+        procs = [subprocess.Popen(cmd, **on_cores(a.threads), stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True) for _ in range(2)]
+        outs = [p.communicate()[0] for p in procs]
+        wall = time.monotonic() - t0
+        if any(p.returncode != 0 for p in procs):
+            sys.exit("listen failed beside another listener")
+        ms = [json.loads(l)["ms"] for out in outs for l in out.splitlines()
+              if l.strip() and json.loads(l).get("kind") == "window"]
+        return ms, wall
+
+    pair_one, wall_pair_one = pair(1)
+    pair_all, wall_pair_all = pair(a.threads)
     seconds = summary["seconds"]
 
     # The path it replaces: a process per 1-second clip, cut from the same recording.
@@ -135,6 +165,11 @@ def main():
         row("`listen` (one process)", windows,
             "preprocessing + forward of one window, heard three ways (--warp 0.08, the default)"),
         row("`listen --warp 0`", once, "the same, heard once"),
+        row("two `listen` at once (1 thread each, the default)", pair_one,
+            f"the first, both listeners' windows of the first 60 s; both done in "
+            f"{wall_pair_one:.1f} s"),
+        row(f"two `listen --threads {a.threads}` at once", pair_all,
+            f"the same with a thread per core each; both done in {wall_pair_all:.1f} s"),
         row("`infer` per clip (one process each)", per_clip,
             "start, load the model, decode, predict"),
         "",

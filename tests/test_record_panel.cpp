@@ -613,6 +613,52 @@ private slots:
         const double heardSeconds = summary["seconds"].toDouble();
         QVERIFY2(heardSeconds >= 3.2 && heardSeconds <= 4.5,
                  qPrintable(QString::number(heardSeconds)));
+        QCOMPARE(summary["threads"].toInt(), 1);
+
+        // Its models run on one thread unless --threads says more: OpenMP's waiting threads
+        // spin, and beside a second listener on 2 cores a window took 450 ms instead of 10
+        // (bench/listen_latency.py). The process's threads, counted in /proc once it has heard
+        // a window: --threads 3 adds OpenMP's two workers, which the default never starts.
+        auto threadsWhileListening = [&](const QStringList &more, int *said) {
+            QProcess p;
+            p.start(FLOWBENCH_CLI,
+                    QStringList{"listen", dir.filePath("run"), "--stdin", "--windows"} + more);
+            if (!p.waitForStarted()) return -1;
+            p.write(fb::widgets::int16FromFloats(x.data(), x.size()));
+            QByteArray heard;
+            QElapsedTimer t;
+            t.start();
+            while (!heard.contains("\"kind\":\"window\"") && t.elapsed() < 60000 &&
+                   p.state() == QProcess::Running) {
+                p.waitForReadyRead(200);
+                heard += p.readAllStandardOutput();
+            }
+            const int n = int(QDir(QString("/proc/%1/task").arg(p.processId()))
+                                  .entryList(QDir::Dirs | QDir::NoDotAndDotDot)
+                                  .size());
+            p.closeWriteChannel();
+            p.waitForFinished(30000);
+            heard += p.readAllStandardOutput();
+            *said = QJsonDocument::fromJson(heard.trimmed().split('\n').last())
+                        .object()["threads"]
+                        .toInt();
+            return p.exitCode() == 0 ? n : -1;
+        };
+        int saidOne = 0, saidThree = 0;
+        const int one = threadsWhileListening({}, &saidOne);
+        const int three = threadsWhileListening({"--threads", "3"}, &saidThree);
+        QCOMPARE(saidOne, 1);
+        QCOMPARE(saidThree, 3);
+        qInfo("listen's threads: %d by default, %d with --threads 3", one, three);
+        // (A thread per core by default, as before, would be one fewer apart on 2 cores.)
+        QVERIFY2(
+            one > 0 && three - one >= 2,
+            qPrintable(QString("%1 threads by default, %2 with --threads 3").arg(one).arg(three)));
+        QProcess refused;
+        refused.start(FLOWBENCH_CLI, {"listen", dir.filePath("run"), "--stdin", "--threads", "0"});
+        QVERIFY(refused.waitForFinished(30000));
+        QCOMPARE(refused.exitCode(), 2);
+        QVERIFY(refused.readAllStandardError().contains("--threads needs a whole number"));
     }
 };
 

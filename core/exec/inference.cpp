@@ -249,6 +249,12 @@ const std::string &Predictor::modelFile() const
 {
     return m_s->file;
 }
+
+void Predictor::setThreads(int threads)
+{
+    m_s->backend->setThreads(threads);
+}
+
 bool Predictor::audio() const
 {
     return m_s->audio;
@@ -504,7 +510,8 @@ std::vector<float> Predictor::scores(const std::vector<float> &decoded, int64_t 
     FB_ASSERT(int64_t(decoded.size()) == n * in.numel(), "decoded samples of the wrong size");
     std::vector<float> x(size_t(n * sample.numel()));
     for (int64_t i = 0; i < n; ++i) {
-        std::vector<float> a(decoded.begin() + i * in.numel(), decoded.begin() + (i + 1) * in.numel());
+        std::vector<float> a(decoded.begin() + i * in.numel(),
+                             decoded.begin() + (i + 1) * in.numel());
         m_s->preprocess(a);
         std::copy(a.begin(), a.end(), x.begin() + i * sample.numel());
     }

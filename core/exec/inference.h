@@ -69,7 +69,10 @@ public:
     const Shape &sampleShape() const;
     const nlohmann::json &preprocessing() const;
     const std::string &modelFile() const; // the .safetensors file it was read from
-    bool audio() const;                   // recordings in, rather than images
+    // The CPU threads its predictions use (the device's: on a GPU, nothing changes). A whole
+    // process setting: Debian's oneDNN runs on OpenMP, whose thread count is the process's.
+    void setThreads(int threads);
+    bool audio() const; // recordings in, rather than images
 
     // The model's scores ([n, classes], row by row) for n decoded samples: an image's pixels
     // scaled to [0, 1] (channels x height x width, as data::decodeImageFile gives them over
