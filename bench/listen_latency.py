@@ -127,9 +127,8 @@ def main():
         wall = time.monotonic() - t0
         if any(p.returncode != 0 for p in procs):
             sys.exit("listen failed beside another listener")
-        ms = [json.loads(l)["ms"] for out in outs for l in out.splitlines()
-              if l.strip() and json.loads(l).get("kind") == "window"]
-        return ms, wall
+        lines = [json.loads(l) for out in outs for l in out.splitlines() if l.strip()]
+        return [l["ms"] for l in lines if l.get("kind") == "window"], wall
 
     pair_one, wall_pair_one = pair(1)
     pair_all, wall_pair_all = pair(a.threads)
@@ -166,7 +165,7 @@ def main():
             "preprocessing + forward of one window, heard three ways (--warp 0.08, the default)"),
         row("`listen --warp 0`", once, "the same, heard once"),
         row("two `listen` at once (1 thread each, the default)", pair_one,
-            f"the first, both listeners' windows of the first 60 s; both done in "
+            f"as the first row, both listeners' windows of the first 60 s; both done in "
             f"{wall_pair_one:.1f} s"),
         row(f"two `listen --threads {a.threads}` at once", pair_all,
             f"the same with a thread per core each; both done in {wall_pair_all:.1f} s"),

@@ -572,11 +572,11 @@ private:
     {
         if (!m_heldOutPredicted.isEmpty()) return true;
         // Tried once: a training that failed is not run again by each check after it.
-        if (!m_heldOutWhy.isEmpty()) return *why = m_heldOutWhy, false;
         auto fail = [&](const QString &message) {
             *why = m_heldOutWhy = message;
             return false;
         };
+        if (!m_heldOutWhy.isEmpty()) return fail(m_heldOutWhy);
         const QString run = m_heldOut.filePath("run");
         const Run r = trainExample(run, {"train_data.validation_speakers=" + kHeldOutPattern,
                                          "test_data.validation_speakers=" + kHeldOutPattern,
