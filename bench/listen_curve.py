@@ -92,11 +92,14 @@ def averages(wins, average, hop=0.1):
 
 
 def detect(wins, average, threshold, hop=0.1, suppress=0.5):
-    """listen's detector (core/exec/listen.cpp) over the windows: the detections' class and time."""
+    """listen's detector (core/exec/listen.cpp) over the windows: the detections' class and time.
+    threshold: one for every class, or {class: threshold} (a class not in it is never detected;
+    listen_per_class.py)."""
     found, last, last_class, armed = [], -1e9, None, True
     for avg, time in averages(wins, average, hop):
         top = max(avg, key=avg.get)
-        heard = top not in IGNORED and avg[top] >= threshold
+        limit = threshold.get(top, 2.0) if isinstance(threshold, dict) else threshold
+        heard = top not in IGNORED and avg[top] >= limit
         if not heard or top != last_class:
             armed = True
         if not heard or not armed:
@@ -112,17 +115,22 @@ def detect(wins, average, threshold, hop=0.1, suppress=0.5):
 def peaks(wins, truth, average, hop=0.1):
     """For each spoken word, the highest average over `average` windows (the detector's score)
     timed within half a second of it: of its own class for a digit, of any digit for another
-    word. [(score, class, label, word, voice)]."""
+    word. [(score, class, label, word, voice, rival)]: rival, for a digit, is the class other
+    than its own that had the most there ("-" for another word)."""
     avgs = list(averages(wins, average, hop))
     out = []
     for w0, w1, label, _, word, voice in truth:
         near = [a for a, t in avgs if w0 - 0.5 <= t <= w1 + 0.5]
+        rival = "-"
         if label == "other":
             best = max(((v, c) for a in near for c, v in a.items() if c not in IGNORED),
                        default=(0.0, "-"))
         else:
-            best = (max((a.get(label, 0.0) for a in near), default=0.0), label)
-        out.append((best[0], best[1], label, word, voice))
+            at = max(near, key=lambda a: a.get(label, 0.0), default=None)
+            best = (at.get(label, 0.0) if at else 0.0, label)
+            if at:
+                rival = max((c for c in at if c != label), key=at.get)
+        out.append((best[0], best[1], label, word, voice, rival))
     return out
 
 
@@ -146,7 +154,7 @@ def rare_alarms_report(data, average=4, top=8):
         print(f"- {t}: {100 * sum(d[0] >= t for d in digits) / len(digits):.1f}% of the digits "
               f"reach it, and {n} of the {len(others)} other words")
     by_word = collections.defaultdict(list)
-    for score_, cls, _, word, voice in others:
+    for score_, cls, _, word, voice, _ in others:
         by_word[word].append((score_, cls, voice))
     surest = sorted(by_word.items(), key=lambda kv: -max(kv[1])[0])[:top]
     print("- the other words surest to be digits (highest peak, as which digit, "
@@ -160,6 +168,41 @@ def rare_alarms_report(data, average=4, top=8):
         f"{w} {n}" for w, n in collections.Counter(d[3] for d in weak).most_common(6)))
     print("  by voice: " + ", ".join(
         f"{v} {n}" for v, n in collections.Counter(d[4] for d in weak).most_common(4)))
+    # What they lose to: another digit's name is a confusion to teach apart, "unknown" a digit
+    # the model takes for another word, "background" one it barely hears.
+    print("  what had the most beside their own class at their peak: " + ", ".join(
+        f"{c} {n}" for c, n in collections.Counter(d[5] for d in weak).most_common(4)))
+
+
+def load(models, recordings, cache=None, warp=WARP):
+    """[(recording, windows, truth)] for each recording of listen_accuracy.py's kept folder, the
+    models' window probabilities averaged (models listening together)."""
+    found = sorted(glob.glob(os.path.join(recordings, "*.wav")))
+    if not any("no-digits" in r for r in found):
+        sys.exit(f"no no-digits-*.wav in {recordings}: make them with listen_accuracy.py")
+    data = []
+    for rec in found:
+        per_model = [windows(m, rec, cache, warp) for m in models]
+        wins = [({c: sum(m[i][0][c] for m in per_model) / len(per_model) for c in ws[0][0]},
+                 ws[0][1], ws[0][2]) for i, ws in enumerate(zip(*per_model))]
+        data.append((rec, wins, read_truth(rec + ".tsv")))
+    return data
+
+
+def tally(data, detector):
+    """(digits found, digits, false alarms, hours) of detector(windows) -> detections over the
+    recordings: the digits in the recordings with digits, the false alarms in those without."""
+    digits = right = alarms = 0
+    hours = 0.0
+    for rec, wins, truth in data:
+        n, r, _, f, _, _ = score(detector(wins), truth)
+        if "no-digits" in os.path.basename(rec):
+            alarms += f
+            hours += wins[-1][2] / 3600
+        else:
+            digits += n
+            right += r
+    return right, digits, alarms, hours
 
 
 def main():
@@ -172,28 +215,13 @@ def main():
                     help="listen --warp: every window heard at 1-W and 1+W times the speed too "
                     "(default listen's, 0.08; 0: heard once)")
     a = ap.parse_args()
-    recordings = sorted(glob.glob(os.path.join(a.recordings, "*.wav")))
-    if not any("no-digits" in r for r in recordings):
-        sys.exit(f"no no-digits-*.wav in {a.recordings}: make them with listen_accuracy.py")
-    data = []
-    for rec in recordings:
-        per_model = [windows(m, rec, a.cache, a.warp) for m in a.model]
-        wins = [({c: sum(m[i][0][c] for m in per_model) / len(per_model) for c in ws[0][0]},
-                 ws[0][1], ws[0][2]) for i, ws in enumerate(zip(*per_model))]
-        data.append((rec, wins, read_truth(rec + ".tsv")))
+    data = load(a.model, a.recordings, a.cache, a.warp)
     points = []
     for average in (2, 3, 4, 5, 6):
         for threshold in (0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95):
-            digits = right = alarms = 0
-            hours = 0.0
-            for rec, wins, truth in data:
-                n, r, _, f, _, _ = score(detect(wins, average, threshold), truth)
-                if "no-digits" in os.path.basename(rec):
-                    alarms += f
-                    hours += wins[-1][2] / 3600
-                else:
-                    digits += n
-                    right += r
+            right, digits, alarms, hours = tally(
+                data, lambda wins, average=average, threshold=threshold:
+                detect(wins, average, threshold))
             points.append((100 * right / digits, alarms / hours, average, threshold))
     print(f"models: {', '.join(a.model)}; {a.recordings}; --warp {a.warp}")
     print("| false alarms an hour at most | digits found | setting | false alarms an hour |")

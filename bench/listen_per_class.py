@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""What a threshold of its own for each digit could give at the strict end: an upper bound.
+
+    python3 bench/listen_per_class.py --model RUN --recordings DIR --cache DIR [--warp W]
+
+listen has one --threshold for every class. This replays its detector (listen_curve.py's copy
+of core/exec/listen.cpp's rule) with a threshold per class instead, and for 3 to 6 windows
+averaged finds the thresholds that detect the most digits with at most 2 false alarms an hour:
+each class's digits found and false alarms at each threshold, with only that class detectable,
+then the best combination within the budget (a knapsack over the false alarms), checked by
+replaying all the classes together. The thresholds are fitted on the recordings they are scored
+on, so the figure is a bound on what any per-class setting could reach, not a result: if the
+bound is not far above one threshold's figure, per-class thresholds are not worth building.
+Each class's row (threshold: digits found / false alarms) shows where its false alarms are.
+"""
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from listen_curve import IGNORED, WARP, detect, load, tally  # noqa: E402
+
+GRID = (0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99, 0.995)
+NEVER = 1.01  # a threshold no average reaches: the class is never detected
+
+
+def evaluate(data, average, thresholds):
+    """(digits found, digits, false alarms in the recordings without digits, their hours)"""
+    return tally(data, lambda wins: detect(wins, average, thresholds))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", action="append", required=True, help="a run folder (repeatable)")
+    ap.add_argument("--recordings", required=True, help="listen_accuracy.py's kept recordings")
+    ap.add_argument("--cache", help="listen_curve.py's cache of the models' windows")
+    ap.add_argument("--warp", type=float, default=WARP)
+    ap.add_argument("--per-hour", type=float, default=2.0, help="the false-alarm budget")
+    a = ap.parse_args()
+    data = load(a.model, a.recordings, a.cache, a.warp)
+    classes = [c for c in data[0][1][0][0] if c not in IGNORED]
+    print(f"models: {', '.join(a.model)}; {a.recordings}; --warp {a.warp}; "
+          f"at most {a.per_hour:g} false alarms an hour")
+    for average in (3, 4, 5, 6):
+        alone = {}
+        for c in classes:
+            for t in GRID:
+                right, digits, alarms, hours = evaluate(data, average, {c: t})
+                alone[c, t] = (right, alarms)
+        budget = int(a.per_hour * hours + 1e-9)
+        best = {0: (0, {})}  # false alarms -> (digits found, thresholds)
+        for c in classes:
+            grown = {}
+            for spent, (found, chosen) in best.items():
+                for t in GRID + (NEVER,):
+                    r, f = alone.get((c, t), (0, 0))
+                    if spent + f <= budget and grown.get(spent + f, (-1,))[0] < found + r:
+                        grown[spent + f] = (found + r, {**chosen, c: t})
+            best = grown
+        chosen = max(best.values(), key=lambda b: b[0])[1]
+        right, digits, alarms, hours = evaluate(data, average, chosen)
+        single = max((evaluate(data, average, dict.fromkeys(classes, t)) + (t,) for t in GRID),
+                     key=lambda e: e[0] if e[2] <= budget else -1)
+        print(f"\n{average} windows averaged: a threshold each {100 * right / digits:.1f}% "
+              f"({right} of {digits}) at {alarms / hours:.2f} an hour ("
+              + " ".join(f"{c}:{chosen[c]:g}" for c in classes) + f"); one threshold "
+              f"{100 * single[0] / single[1]:.1f}% at {single[2] / hours:.2f} an hour "
+              f"(--threshold {single[4]:g})")
+        for c in classes:
+            print(f"  {c}: " + " ".join(f"{t:g}:{alone[c, t][0]}/{alone[c, t][1]}" for t in GRID))
+
+
+if __name__ == "__main__":
+    main()
