@@ -20,7 +20,8 @@ several --model, their window probabilities are averaged (models listening toget
 speed too.
 Under the table, what decides the strict end of the curve: the share of the digits whose score
 (the 4-window average of their own class, at its peak near the word) reaches 0.8 to 0.98, how
-many other words reach it, and which other words the model is surest are digits.
+many other words reach it, which other words the model is surest are digits, and what the
+weakest digits lose to (the class with the most beside their own at their peak).
 --recordings is a folder kept by listen_accuracy.py --recordings: digits*.wav and no-digits-*.wav
 with their .tsv truths.
 """
@@ -40,6 +41,7 @@ from listen_latency import CLI  # noqa: E402
 
 IGNORED = {"background", "unknown"}
 LIMITS = (0, 2, 5, 10, 20, 50, 100)
+NEVER = 1.01  # a threshold no average of probabilities reaches: the class is never detected
 WARP = 0.08  # listen's default --warp; always passed, so that the cache key says how it heard
 
 
@@ -98,7 +100,7 @@ def detect(wins, average, threshold, hop=0.1, suppress=0.5):
     found, last, last_class, armed = [], -1e9, None, True
     for avg, time in averages(wins, average, hop):
         top = max(avg, key=avg.get)
-        limit = threshold.get(top, 2.0) if isinstance(threshold, dict) else threshold
+        limit = threshold.get(top, NEVER) if isinstance(threshold, dict) else threshold
         heard = top not in IGNORED and avg[top] >= limit
         if not heard or top != last_class:
             armed = True
@@ -220,8 +222,7 @@ def main():
     for average in (2, 3, 4, 5, 6):
         for threshold in (0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95):
             right, digits, alarms, hours = tally(
-                data, lambda wins, average=average, threshold=threshold:
-                detect(wins, average, threshold))
+                data, lambda wins: detect(wins, average, threshold))
             points.append((100 * right / digits, alarms / hours, average, threshold))
     print(f"models: {', '.join(a.model)}; {a.recordings}; --warp {a.warp}")
     print("| false alarms an hour at most | digits found | setting | false alarms an hour |")
