@@ -4,8 +4,11 @@
 #include "cli_process.h"
 #include "image_folder_fixture.h"
 
+#include "core/io/safetensors.h"
+
 #include <QtTest>
 
+#include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -16,6 +19,7 @@
 #include <QTemporaryDir>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <csignal>
 #include <sys/stat.h>
@@ -711,6 +715,70 @@ private slots:
                      changed.err.contains("no longer matches an uninterrupted one"),
                  qPrintable(changed.err));
         QCOMPARE(changed.summary["steps"].toInt(), 3 * 24); // 3000 samples: 24 steps an epoch
+    }
+
+    // train.average_last: the model saved (and evaluated from the first of those epochs on) is the
+    // mean of the weights at the end of each of the last share of the epochs, while training goes
+    // on from the last weights; a resumed run keeps the mean in its checkpoints and ends as an
+    // uninterrupted one does.
+    void weightAveragingSavesTheMeanAndResumes()
+    {
+        QTemporaryDir full, part;
+        // The last half of 3 epochs: 2 and 3 (ceil(1.5)); of 2 epochs, the second.
+        const QStringList averaging = {"--set", "train.average_last=0.5", "--set",
+                                       "train.keep_checkpoints=0"};
+        const CliResult whole = cli(smallRun(full.path(), 3) + averaging);
+        QVERIFY2(whole.exitCode == 0, qPrintable(whole.err));
+        QVERIFY2(whole.err.contains("from epoch 2 on, the evaluations and the saved model are the "
+                                    "mean of the weights"),
+                 qPrintable(whole.err));
+        auto read = [](const QString &path) {
+            auto f = fb::io::readSafetensors(path.toStdString());
+            if (!f.ok()) qFatal("%s", f.error().str().c_str());
+            return std::move(f).value();
+        };
+        const fb::io::SafetensorsFile saved = read(full.path() + "/model.safetensors");
+        QStringList steps = QDir(full.path() + "/checkpoints").entryList({"step-*"}, QDir::Dirs);
+        steps.sort();
+        QCOMPARE(steps.size(), 3); // epochs 1, 2 and 3
+        const fb::io::SafetensorsFile second =
+            read(full.path() + "/checkpoints/" + steps[1] + "/checkpoint.safetensors");
+        const fb::io::SafetensorsFile third =
+            read(full.path() + "/checkpoints/" + steps[2] + "/checkpoint.safetensors");
+        QCOMPARE(QString::fromStdString(second.metadata.at("averaged")), QString("1"));
+        QCOMPARE(QString::fromStdString(third.metadata.at("averaged")), QString("2"));
+        double fromMean = 0, fromLast = 0;
+        int tensors = 0;
+        for (const auto &[name, t] : saved.tensors) {
+            const fb::Tensor *a = second.find("model." + name), *b = third.find("model." + name);
+            const fb::Tensor *mean = third.find("average." + name);
+            QVERIFY2(a && b && mean, name.c_str());
+            QCOMPARE(a->numel(), t.numel());
+            for (int64_t i = 0; i < t.numel(); ++i) {
+                const double want = (double(a->f32()[i]) + b->f32()[i]) / 2;
+                fromMean = std::max(fromMean, std::abs(t.f32()[i] - want));
+                fromLast = std::max(fromLast, double(std::abs(t.f32()[i] - b->f32()[i])));
+                QCOMPARE(t.f32()[i], mean->f32()[i]); // the checkpoint's mean is the model's
+            }
+            ++tensors;
+        }
+        QCOMPARE(tensors, 6); // three layers' weights and biases
+        QVERIFY2(fromMean < 1e-6, qPrintable(QString::number(fromMean)));
+        QVERIFY2(fromLast > 1e-3, qPrintable(QString::number(fromLast))); // not the last weights
+
+        // Two epochs, then one more from the checkpoint: the same mean, bit for bit.
+        QVERIFY(cli(smallRun(part.path(), 2) + averaging).exitCode == 0);
+        const CliResult rest =
+            cli(smallRun(part.path(), 3) + averaging + QStringList{"--resume", part.path()});
+        QVERIFY2(rest.exitCode == 0, qPrintable(rest.err));
+        QCOMPARE(rest.summary["test_accuracy"].toDouble(),
+                 whole.summary["test_accuracy"].toDouble());
+        const fb::io::SafetensorsFile resumed = read(part.path() + "/model.safetensors");
+        QCOMPARE(resumed.tensors.size(), saved.tensors.size());
+        for (size_t k = 0; k < saved.tensors.size(); ++k)
+            QVERIFY2(std::memcmp(resumed.tensors[k].second.raw(), saved.tensors[k].second.raw(),
+                                 saved.tensors[k].second.bytes()) == 0,
+                     saved.tensors[k].first.c_str());
     }
 
     void badPipelinesExitTwoNamingTheNode_data()

@@ -6,6 +6,7 @@
 #include "core/exec/device_feed.h"
 #include "core/exec/inference.h"
 #include "core/exec/train_step.h"
+#include "core/exec/weight_average.h"
 
 #include "core/backend/backend.h"
 #include "core/base/bytes.h"
@@ -61,8 +62,7 @@ double secondsSince(Clock::time_point t)
 Result<std::shared_ptr<const data::ImageDataset>> loadData(const DataSpec &spec)
 {
     const NodeType *source = nodeCatalog().find(spec.sourceType);
-    FB_ASSERT(source && source->spec.role == NodeRole::Source,
-              "a data chain without its source");
+    FB_ASSERT(source && source->spec.role == NodeRole::Source, "a data chain without its source");
     Result<data::ImageDataset> ds = source->loadSource(spec);
     if (!ds.ok()) {
         Error e = ds.error();
@@ -308,7 +308,7 @@ using io::writeFileAtomically;
 
 Status writeCheckpoint(Backend &backend, const std::string &outDir, const TrainState &st,
                        const std::string &hash, uint64_t seed, nn::Model &model,
-                       const nn::Optimizer &opt, int64_t keep,
+                       const nn::Optimizer &opt, const WeightAverage &average, int64_t keep,
                        const std::map<std::string, std::string> &inference,
                        const std::string &blameNode, std::string &writtenDir)
 {
@@ -336,12 +336,16 @@ Status writeCheckpoint(Backend &backend, const std::string &outDir, const TrainS
                                             {"optimizer_steps", std::to_string(opt.steps())},
                                             {"optimizer", opt.type()},
                                             {"pipeline_hash", hash},
-                                            {"ranks", std::to_string(st.ranks)}};
+                                            {"ranks", std::to_string(st.ranks)},
+                                            {"averaged", std::to_string(average.count())}};
     meta.insert(inference.begin(), inference.end()); // what `flowbench-cli infer` reads
     // The per-step check reads only the loss, so the last update may have made weights NaN or
     // infinite after a finite loss: such a state is never written as a checkpoint (a resume
     // from it could only fail), and the previous checkpoint stays the last whole one.
-    const io::NamedTensors tensors = onHost(backend, checkpointTensors(model, opt));
+    io::NamedTensors tensors = checkpointTensors(model, opt);
+    for (auto &t : average.tensors())
+        tensors.push_back(std::move(t));
+    tensors = onHost(backend, std::move(tensors));
     for (const auto &[name, t] : tensors)
         if (!t.allFinite()) {
             fs::remove_all(tmp, ec);
@@ -410,7 +414,8 @@ std::vector<std::string> pipelineChanges(const std::string &runDir,
 }
 
 Status loadCheckpoint(const std::string &dir, const std::string &hash, nn::Model &model,
-                      nn::Optimizer &opt, TrainState &st, bool acceptChanges, bool &changed)
+                      nn::Optimizer &opt, WeightAverage &average, TrainState &st,
+                      bool acceptChanges, bool &changed)
 {
     const std::string path = dir + "/checkpoint.safetensors";
     auto file = io::readSafetensors(path);
@@ -450,7 +455,8 @@ Status loadCheckpoint(const std::string &dir, const std::string &hash, nn::Model
     // Checkpoints from before data-parallel training were written by one process.
     st.ranks = get("ranks").empty() ? 1 : std::atoll(get("ranks").c_str());
     opt.setSteps(std::atoll(get("optimizer_steps").c_str()));
-    return {};
+    // Checkpoints from before train.average_last hold no mean ("averaged" absent: 0).
+    return average.load(*file, std::atoll(get("averaged").c_str()), path);
 }
 
 // The node that limits throughput: when the trainer waited for data a noticeable share of its
@@ -678,6 +684,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     // The learning-rate range test evaluates nothing: its evaluation data is never loaded.
     const bool lrTest = options.lrRange.steps > 0;
     if (lrTest) job.evaluations.clear();
+    if (lrTest) job.averageFrom = 0; // it keeps no model
     std::vector<std::unique_ptr<data::DataFlow>> evalFlows;
     for (const auto &e : job.evaluations) {
         auto f = makeFlow(e.data, e.node, e.batchSize, false, job.seed, workers);
@@ -701,6 +708,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     auto modelResult = buildModel(job, sampleShape);
     if (!modelResult.ok()) return modelResult.error();
     nn::Model &model = modelResult.value();
+    WeightAverage average(model); // train.average_last
     auto loss = buildLoss(job);
     {
         Status s = loss->check(model.outputSample(), classes);
@@ -776,7 +784,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
             return fileError(options.resumeDir, "no whole checkpoint found under " +
                                                     options.resumeDir + "/checkpoints");
         bool changed = false;
-        FB_TRY(loadCheckpoint(cp.dir, hash, model, *optimizer, st, options.acceptChanges, changed));
+        FB_TRY(loadCheckpoint(cp.dir, hash, model, *optimizer, average, st, options.acceptChanges,
+                              changed));
         // Each rank's share of a batch depends on how many ranks there are: the data order
         // would not go on where it stopped.
         if (st.ranks != ranks)
@@ -809,6 +818,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     try {
         model.moveTo(backend);
         optimizer->moveTo(backend);
+        average.moveTo(backend);
     } catch (const DeviceError &e) {
         return nodeError(e.node().empty() ? job.trainNode : e.node(), e.what());
     }
@@ -968,7 +978,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         std::string dir;
         lossLog.flush(); // the losses up to a checkpoint are on disk with it
         held = true;
-        FB_TRY(writeCheckpoint(backend, outDir, st, hash, job.seed, model, *optimizer,
+        FB_TRY(writeCheckpoint(backend, outDir, st, hash, job.seed, model, *optimizer, average,
                                job.keepCheckpoints, inference, job.optimizer.node, dir));
         observer.checkpointWritten({dir, reason, st.epoch, st.step});
         return {};
@@ -1278,14 +1288,36 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
             er.trainAccuracy = float(double(st.correct) / double(std::max<int64_t>(st.seen, 1)));
             er.seconds = epochSeconds;
             er.samplesPerSecond = epochSamples > 0 ? double(epochSamples) / epochSeconds : 0.0;
+            // From the first epoch train.average_last averages on, the mean of the epochs'
+            // weights is what is evaluated (and saved at the end); every rank keeps it, as every
+            // rank holds the model.
+            if (job.averageFrom > 0 && st.epoch + 1 >= job.averageFrom) {
+                average.add(backend);
+                char share[32];
+                std::snprintf(share, sizeof share, "%g", job.averageLast);
+                if (average.count() == 1 && rank0)
+                    observer.message(LogLevel::Info,
+                                     "from epoch " + std::to_string(st.epoch + 1) +
+                                         " on, the evaluations and the saved model are the mean "
+                                         "of the weights at the end of each epoch since (" +
+                                         job.trainNode + ".average_last " + share + " of " +
+                                         std::to_string(job.epochs) + " epochs)");
+            }
+            const bool averaged = average.count() > 0;
             // In a data-parallel job rank 0 evaluates (every rank holds the same model).
+            if (averaged && rank0 && !job.evaluations.empty()) average.exchange(backend);
             for (size_t i = 0; rank0 && i < job.evaluations.size(); ++i) {
                 auto ev = evaluate(
                     model, backend, *loss, *evalFlows[i], job.evaluations[i],
                     evaluationClassNames(evalFlows[i]->dataset(), flow.dataset(), classes));
-                if (!ev.ok()) return ev.error();
+                if (!ev.ok()) {
+                    if (averaged) average.exchange(backend);
+                    return ev.error();
+                }
                 er.evaluations.push_back(std::move(ev).value());
             }
+            // Training goes on from the live weights.
+            if (averaged && rank0 && !job.evaluations.empty()) average.exchange(backend);
             if (dp) {
                 // The ranks must hold one model: summing the same gradients from the same
                 // weights gives the same bits. A difference is a fault, never trained past.
@@ -1383,6 +1415,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         observer.message(LogLevel::Info, "time per layer (training):\n" + model.profileReport());
 
     if (!outDir.empty() && !stopping) {
+        if (average.count() > 0) average.exchange(backend); // the model saved is the mean
         io::NamedTensors weights;
         for (auto &p : model.parameters())
             weights.emplace_back(p.name, backend.toHost(p.param->value));

@@ -5,6 +5,8 @@
 #include "core/nn/loss.h"
 #include "core/nn/optimizer.h"
 
+#include <cmath>
+
 namespace fb::exec::nodes {
 
 namespace {
@@ -145,6 +147,12 @@ void addTraining(NodeCatalog &c)
             intParam("batch_size", 128, closed(1, kMaxBatch), "Samples per training step."),
             intParam("seed", 0, closed(0, kMaxSeed), "Seeds weight init, shuffling and dropout."),
             boolParam("shuffle", true, "Shuffle the samples at the start of every epoch."),
+            floatParam("average_last", 0.0, closed(0, 1),
+                       "Average the weights of the last share of the epochs (0.5: the second "
+                       "half): the model evaluated from the first of them on, and saved, is the "
+                       "mean of the weights at the end of each (stochastic weight averaging, batch "
+                       "norm's statistics averaged too); training goes on from the last weights. "
+                       "0 = the last weights alone."),
             runOnly(intParam("checkpoint_every", 1, closed(0, kMaxEpochs),
                              "Write a checkpoint every N epochs; 0 = only at the end.")),
             runOnly(intParam("checkpoint_steps", 0, closed(0, kMaxSteps),
@@ -181,6 +189,13 @@ void addTraining(NodeCatalog &c)
             job.device = p.s("device");
             job.precision = p.s("precision");
             job.deterministic = p.b("deterministic");
+            // The first epoch averaged (1-based): the last ceil(share x epochs) are.
+            job.averageLast = p.f("average_last");
+            job.averageFrom =
+                job.averageLast > 0
+                    ? job.epochs - int64_t(std::ceil(job.averageLast * double(job.epochs) - 1e-9)) +
+                          1
+                    : 0;
         };
         c.add(std::move(t));
     }
