@@ -426,13 +426,11 @@ for s in "${speakers[@]}"; do
 done
 # The hard negatives of the voices made (all of them unless FLOWBENCH_SPOKEN_DIGITS_VOICES): the
 # real words as _rN, the number words as _nN and the words holding a digit as _cN, said as words
-# (the entries get that letter in front; _hN, made-up words said as phonemes, [[...]], is what
-# a list of them would be made as).
+# (the entries get that letter in front).
 for h in "${real_negatives[@]/#/r/}" "${number_negatives[@]/#/n/}" \
     "${digit_word_negatives[@]/#/c/}"; do
     IFS=/ read -r is voice word speed pitch n <<<"$h"
     [[ -n "${made_voice[$voice]:-}" ]] || continue
-    [[ $is == h ]] && word="[[$word]]"
     # xargs reads quotes in its input: the stress mark travels as % and make_one turns it back.
     espeak_jobs+=("hard unknown_espeak-${voice/+/-}_$is$n espeak $voice ${word//\'/%}/$speed/$pitch")
     names+=("unknown_espeak-${voice/+/-}_$is$n")

@@ -72,8 +72,7 @@ struct TrainingJob {
     std::string device = "auto";
     std::string precision = "float32"; // or "tf32", "bf16" (GPU convolutions and matrix products)
     bool deterministic = false;        // GPU: deterministic cuDNN algorithms only
-    double averageLast = 0;  // the share of the epochs at the end whose weights are averaged
-    int64_t averageFrom = 0; // the first of them (1-based), from averageLast; 0 = none
+    double averageLast = 0; // the share of the epochs at the end whose weights are averaged
 };
 
 // Reads the job out of a document that passed graph::validate(nodeTypes()); errors name the

@@ -684,7 +684,6 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     // The learning-rate range test evaluates nothing: its evaluation data is never loaded.
     const bool lrTest = options.lrRange.steps > 0;
     if (lrTest) job.evaluations.clear();
-    if (lrTest) job.averageFrom = 0; // it keeps no model
     std::vector<std::unique_ptr<data::DataFlow>> evalFlows;
     for (const auto &e : job.evaluations) {
         auto f = makeFlow(e.data, e.node, e.batchSize, false, job.seed, workers);
@@ -709,6 +708,12 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
     if (!modelResult.ok()) return modelResult.error();
     nn::Model &model = modelResult.value();
     WeightAverage average(model); // train.average_last
+    // The first epoch averaged (1-based; 0 = none): the last ceil(share x epochs) are. The
+    // learning-rate range test keeps no model.
+    const int64_t averageFrom =
+        job.averageLast > 0 && !lrTest
+            ? job.epochs - int64_t(std::ceil(job.averageLast * double(job.epochs) - 1e-9)) + 1
+            : 0;
     auto loss = buildLoss(job);
     {
         Status s = loss->check(model.outputSample(), classes);
@@ -1291,33 +1296,30 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
             // From the first epoch train.average_last averages on, the mean of the epochs'
             // weights is what is evaluated (and saved at the end); every rank keeps it, as every
             // rank holds the model.
-            if (job.averageFrom > 0 && st.epoch + 1 >= job.averageFrom) {
+            if (averageFrom > 0 && st.epoch + 1 >= averageFrom) {
                 average.add(backend);
-                char share[32];
-                std::snprintf(share, sizeof share, "%g", job.averageLast);
-                if (average.count() == 1 && rank0)
+                if (average.count() == 1 && rank0) {
+                    char share[32];
+                    std::snprintf(share, sizeof share, "%g", job.averageLast);
                     observer.message(LogLevel::Info,
                                      "from epoch " + std::to_string(st.epoch + 1) +
                                          " on, the evaluations and the saved model are the mean "
                                          "of the weights at the end of each epoch since (" +
                                          job.trainNode + ".average_last " + share + " of " +
                                          std::to_string(job.epochs) + " epochs)");
+                }
             }
-            const bool averaged = average.count() > 0;
             // In a data-parallel job rank 0 evaluates (every rank holds the same model).
-            if (averaged && rank0 && !job.evaluations.empty()) average.exchange(backend);
+            const bool evaluateMean = average.count() > 0 && rank0 && !job.evaluations.empty();
+            if (evaluateMean) average.exchange(backend);
             for (size_t i = 0; rank0 && i < job.evaluations.size(); ++i) {
                 auto ev = evaluate(
                     model, backend, *loss, *evalFlows[i], job.evaluations[i],
                     evaluationClassNames(evalFlows[i]->dataset(), flow.dataset(), classes));
-                if (!ev.ok()) {
-                    if (averaged) average.exchange(backend);
-                    return ev.error();
-                }
+                if (!ev.ok()) return ev.error();
                 er.evaluations.push_back(std::move(ev).value());
             }
-            // Training goes on from the live weights.
-            if (averaged && rank0 && !job.evaluations.empty()) average.exchange(backend);
+            if (evaluateMean) average.exchange(backend); // training goes on from the live weights
             if (dp) {
                 // The ranks must hold one model: summing the same gradients from the same
                 // weights gives the same bits. A difference is a fault, never trained past.

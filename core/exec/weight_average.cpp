@@ -48,11 +48,12 @@ void WeightAverage::exchange(Backend &backend)
         for (auto &[name, t] : weights)
             m_spare.push_back(backend.empty(t.shape(), t.dtype()));
     }
+    // The live weights go to the spare, the mean into the model; the spare is then the mean.
     for (size_t i = 0; i < weights.size(); ++i) {
         const Tensor &w = weights[i].second;
         backend.copy(m_spare[i].raw(), w.raw(), w.bytes());
         backend.copy(w.raw(), m_mean[i].raw(), w.bytes());
-        backend.copy(m_mean[i].raw(), m_spare[i].raw(), w.bytes());
+        std::swap(m_mean[i], m_spare[i]);
     }
 }
 

@@ -5,8 +5,6 @@
 #include "core/nn/loss.h"
 #include "core/nn/optimizer.h"
 
-#include <cmath>
-
 namespace fb::exec::nodes {
 
 namespace {
@@ -189,13 +187,7 @@ void addTraining(NodeCatalog &c)
             job.device = p.s("device");
             job.precision = p.s("precision");
             job.deterministic = p.b("deterministic");
-            // The first epoch averaged (1-based): the last ceil(share x epochs) are.
             job.averageLast = p.f("average_last");
-            job.averageFrom =
-                job.averageLast > 0
-                    ? job.epochs - int64_t(std::ceil(job.averageLast * double(job.epochs) - 1e-9)) +
-                          1
-                    : 0;
         };
         c.add(std::move(t));
     }
