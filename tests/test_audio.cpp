@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <numbers>
@@ -301,6 +302,90 @@ private slots:
         const uint64_t seed = 3;
         never.apply(x.data(), same.data(), 1, s, &seed);
         QCOMPARE(same, x);
+    }
+
+    // vtlp's warp (FrequencyWarp): a tone's band moves by the factor drawn, within the range,
+    // and frequencies above the boundary keep the top where it is.
+    void vtlpMovesEveryFrequencyByAFactorInItsRange()
+    {
+        SpectrogramOptions o;
+        o.kind = SpectrogramOptions::Kind::Mel;
+        o.fMin = 20;
+        const Spectrogram mel(o);
+        const std::vector<double> hz = mel.rowFrequencies();
+        QCOMPARE(int64_t(hz.size()), o.nMels);
+        QVERIFY(std::is_sorted(hz.begin(), hz.end()) && hz.front() > 20 && hz.back() < 8000);
+        QCOMPARE(mel.topFrequency(), 8000.0);
+        SpectrogramOptions power = o;
+        power.kind = SpectrogramOptions::Kind::Power;
+        QCOMPARE(Spectrogram(power).rowFrequencies()[16], 500.0); // bin 16 of 512 at 16 kHz
+        SpectrogramOptions mfcc = o;
+        mfcc.kind = SpectrogramOptions::Kind::Mfcc;
+        QVERIFY(Spectrogram(mfcc).rowFrequencies().empty());
+
+        const float most = 0.2f;
+        const FrequencyWarp warp(hz, 8000, most, 1.0f);
+        QVERIFY(warp.random());
+        // The warp's inverse: alpha f comes from f below the boundary (0.6 of the top), the top
+        // from the top, and it is continuous and increasing in between.
+        for (double alpha : {0.8, 0.95, 1.0, 1.1, 1.2}) {
+            QVERIFY(std::abs(warp.sourceFrequency(alpha * 1000, alpha) - 1000) < 1e-9);
+            QVERIFY(std::abs(warp.sourceFrequency(alpha * 3000, alpha) - 3000) < 1e-9);
+            QVERIFY(std::abs(warp.sourceFrequency(8000, alpha) - 8000) < 1e-9);
+            const double g0 = 4800 * std::min(alpha, 1.0);
+            QVERIFY(std::abs(warp.sourceFrequency(g0 + 1e-6, alpha) - g0 / alpha) < 1e-3);
+            for (double f = 0; f < 8000; f += 50)
+                QVERIFY(warp.sourceFrequency(f + 50, alpha) > warp.sourceFrequency(f, alpha));
+        }
+
+        // A 1 kHz tone's log-mel spectrogram: its band's centre (the power-weighted mean of the
+        // rows' frequencies around its loudest row) moves to alpha kHz, alpha in 0.8 to 1.2.
+        Shape s;
+        const std::vector<float> x = run(mel, tone(1000, 16000, 0.5), s);
+        const int64_t rows = s[1], frames = s[2];
+        const auto centre = [&](const std::vector<float> &f) {
+            int64_t top = 0;
+            for (int64_t r = 0; r < rows; ++r)
+                if (f[size_t(r * frames + frames / 2)] > f[size_t(top * frames + frames / 2)])
+                    top = r;
+            double sum = 0, weight = 0;
+            for (int64_t r = std::max<int64_t>(top - 1, 0); r <= std::min(top + 1, rows - 1); ++r) {
+                const double w = std::pow(10.0, f[size_t(r * frames + frames / 2)] / 10.0);
+                sum += w * hz[size_t(r)];
+                weight += w;
+            }
+            return sum / weight;
+        };
+        const double before = centre(x);
+        QVERIFY2(std::abs(before - 1000) < 40, qPrintable(QString::number(before)));
+        QCOMPARE(warp.outputShape(s).value(), s);
+        std::vector<double> ratios;
+        for (uint64_t seed = 1; seed <= 40; ++seed) {
+            std::vector<float> y(x.size()), again(x.size());
+            warp.apply(x.data(), y.data(), 1, s, &seed);
+            warp.apply(x.data(), again.data(), 1, s, &seed);
+            QCOMPARE(y, again); // the seed decides
+            const double ratio = centre(y) / before;
+            QVERIFY2(ratio > 1 - most - 0.03 && ratio < 1 + most + 0.03,
+                     qPrintable(QString::number(ratio)));
+            ratios.push_back(ratio);
+        }
+        const auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
+        QVERIFY2(*lo < 0.88 && *hi > 1.12, qPrintable(QString("%1 to %2").arg(*lo).arg(*hi)));
+
+        // No change, or p 0: the features as they were.
+        const uint64_t seed = 7;
+        std::vector<float> same(x.size());
+        FrequencyWarp(hz, 8000, 0.0f, 1.0f).apply(x.data(), same.data(), 1, s, &seed);
+        QCOMPARE(same, x);
+        FrequencyWarp(hz, 8000, most, 0.0f).apply(x.data(), same.data(), 1, s, &seed);
+        QCOMPARE(same, x);
+
+        // Rows that are not the spectrogram's frequencies are refused.
+        QVERIFY(!warp.outputShape(Shape{1, rows + 1, frames}).ok());
+        QVERIFY(!warp.outputShape(Shape{1, 1, 16000}).ok());
+        QVERIFY(!FrequencyWarp({}, 8000, most, 1.0f).outputShape(s).ok());
+        QVERIFY(!FrequencyWarp(hz, 8000, 1.0f, 1.0f).outputShape(s).ok());
     }
 
     // Found by fuzz_audio (fuzz/regressions/fuzz_audio): a float recording holding NaN is refused,

@@ -216,6 +216,7 @@ void TestGraph::builtinTypes()
                                             "time_shift",
                                             "noise_beside",
                                             "speed_perturb",
+                                            "vtlp",
                                             "spec_augment",
                                             "normalize_channels",
                                             "center_crop",

@@ -215,6 +215,41 @@ private slots:
         QVERIFY(refused.error().message.find("not an IDX file") != std::string::npos);
     }
 
+    // vtlp takes its rows' frequencies from the spectrogram before it in the chain: after the
+    // log-mel it keeps the features' shape; on waveforms, before any spectrogram, it is refused
+    // naming the node and what it needs.
+    void vtlpNeedsASpectrogramBeforeIt()
+    {
+        const auto withVtlp = [](const std::string &after, const std::string &before) {
+            QFile f(kExamples + "spoken_digits.json");
+            if (!f.open(QIODevice::ReadOnly)) qFatal("cannot read the spoken-digits example");
+            nlohmann::json j = nlohmann::json::parse(f.readAll().toStdString());
+            j["nodes"].push_back({{"id", "warp"},
+                                  {"type", "vtlp"},
+                                  {"params", {{"max_change", 0.15}}},
+                                  {"position", {0, 0}}});
+            for (auto &e : j["edges"])
+                if (e["from"] == after + ".samples" && e["to"] == before + ".samples")
+                    e["to"] = "warp.samples";
+            j["edges"].push_back({{"from", "warp.samples"}, {"to", before + ".samples"}});
+            auto doc = graph::parsePipeline(j.dump(), "test");
+            if (!doc.ok()) qFatal("%s", doc.error().str().c_str());
+            const std::vector<Error> problems = graph::validate(doc.value(), nodeTypes());
+            if (!problems.empty()) qFatal("%s", problems.front().str().c_str());
+            return std::move(doc).value();
+        };
+        auto warped = summarizePipeline(withVtlp("logmel", "normalize"));
+        QVERIFY2(warped.ok(), warped.ok() ? "" : warped.error().str().c_str());
+        QCOMPARE(warped->input, Shape({1, 40, 101}));
+
+        auto refused = summarizePipeline(withVtlp("train_data", "noise"));
+        QVERIFY(!refused.ok());
+        QCOMPARE(refused.error().node, std::string("warp"));
+        QVERIFY2(refused.error().message.find("after a stft or mel_spectrogram") !=
+                     std::string::npos,
+                 refused.error().message.c_str());
+    }
+
     // A layer whose input does not fit is named, with both shapes.
     void mismatchNamesTheLayer()
     {

@@ -455,6 +455,100 @@ void SpecAugment::apply(const float *in, float *out, int64_t n, const Shape &s,
     }
 }
 
+std::vector<double> Spectrogram::rowFrequencies() const
+{
+    std::vector<double> hz;
+    if (m_o.kind == SpectrogramOptions::Kind::Power) {
+        for (int64_t b = 0; b <= m_o.nFft / 2; ++b)
+            hz.push_back(double(b) * double(m_o.sampleRate) / double(m_o.nFft));
+    } else if (m_o.kind == SpectrogramOptions::Kind::Mel) {
+        // Each band's centre: the middle of its triangle's three mel points (the constructor's).
+        const double lo = hzToMel(m_o.fMin), hi = hzToMel(topFrequency());
+        for (int64_t m = 1; m <= m_o.nMels; ++m)
+            hz.push_back(melToHz(lo + (hi - lo) * double(m) / double(m_o.nMels + 1)));
+    }
+    return hz;
+}
+
+double Spectrogram::topFrequency() const
+{
+    return m_o.kind != SpectrogramOptions::Kind::Power && m_o.fMax > 0
+               ? m_o.fMax
+               : double(m_o.sampleRate) / 2.0;
+}
+
+FrequencyWarp::FrequencyWarp(std::vector<double> rowHz, double topHz, float maxChange, float p)
+    : m_rowHz(std::move(rowHz))
+    , m_topHz(topHz)
+    , m_max(maxChange)
+    , m_p(p)
+{}
+
+Result<Shape> FrequencyWarp::outputShape(const Shape &in) const
+{
+    if (m_rowHz.empty())
+        return makeError("needs rows that are frequencies: put it after a stft or "
+                         "mel_spectrogram node of its chain (MFCCs' rows are not)");
+    if (in.rank() != 3 || in[1] != int64_t(m_rowHz.size()))
+        return makeError("expects the " + std::to_string(m_rowHz.size()) +
+                         " rows of the spectrogram before it, [c, rows, frames], not " + in.str());
+    if (!(m_max >= 0.0f && m_max < 1.0f))
+        return makeError("max_change must be at least 0, below 1");
+    return in;
+}
+
+double FrequencyWarp::sourceFrequency(double f, double alpha) const
+{
+    // The warp: f -> alpha f up to f0 = 0.6 topHz min(alpha, 1) / alpha, which lands on g0 =
+    // alpha f0; then a straight line from (f0, g0) to (topHz, topHz). Its inverse, for the
+    // frequency g a row stands for:
+    const double g0 = 0.6 * m_topHz * std::min(alpha, 1.0), f0 = g0 / alpha;
+    if (f <= g0) return f / alpha;
+    return m_topHz - (m_topHz - f) * (m_topHz - f0) / (m_topHz - g0);
+}
+
+void FrequencyWarp::apply(const float *in, float *out, int64_t n, const Shape &s,
+                          const uint64_t *seeds) const
+{
+    const int64_t channels = s[0], rows = s[1], frames = s[2], len = s.numel();
+    std::vector<int64_t> below(static_cast<size_t>(rows));
+    std::vector<float> share(static_cast<size_t>(rows)); // of the row above `below`
+    for (int64_t i = 0; i < n; ++i) {
+        Rng rng(seeds[i]);
+        const float *x = in + i * len;
+        float *y = out + i * len;
+        if (rng.uniform() >= m_p) {
+            std::copy_n(x, len, y);
+            continue;
+        }
+        const double alpha = 1.0 + double(m_max) * (2.0 * double(rng.uniform()) - 1.0);
+        for (int64_t r = 0; r < rows; ++r) {
+            const double f = sourceFrequency(m_rowHz[size_t(r)], alpha);
+            // The rows around f: the first row above it, and the one before (f itself when a
+            // row stands for f, so that alpha 1 gives the features back as they were).
+            const auto up = std::upper_bound(m_rowHz.begin(), m_rowHz.end(), f);
+            if (up == m_rowHz.begin() || up == m_rowHz.end()) {
+                below[size_t(r)] = up == m_rowHz.begin() ? 0 : rows - 1;
+                share[size_t(r)] = 0.0f;
+                continue;
+            }
+            const int64_t k = int64_t(up - m_rowHz.begin()) - 1;
+            below[size_t(r)] = k;
+            share[size_t(r)] =
+                float((f - m_rowHz[size_t(k)]) / (m_rowHz[size_t(k + 1)] - m_rowHz[size_t(k)]));
+        }
+        for (int64_t c = 0; c < channels; ++c)
+            for (int64_t r = 0; r < rows; ++r) {
+                const float *lo = x + (c * rows + below[size_t(r)]) * frames;
+                const float *hi = share[size_t(r)] > 0.0f ? lo + frames : lo;
+                const float w = share[size_t(r)];
+                float *dst = y + (c * rows + r) * frames;
+                for (int64_t t = 0; t < frames; ++t)
+                    dst[t] = lo[t] + w * (hi[t] - lo[t]);
+            }
+    }
+}
+
 FeatureNorm::FeatureNorm(Mean mean, bool variance, float minStd)
     : m_mean(mean)
     , m_variance(variance)

@@ -2,8 +2,12 @@
 // spectrograms.
 
 #include "core/data/audio_transforms.h"
+#include "core/exec/job.h"
+#include "core/exec/node_type.h"
 #include "core/exec/nodes/catalog.h"
 #include "core/exec/nodes/describe.h"
+
+#include <algorithm>
 
 namespace fb::exec::nodes {
 
@@ -41,6 +45,25 @@ NodeType spectrogram(NodeTypeSpec spec, data::SpectrogramOptions::Kind kind)
         return std::make_shared<data::Spectrogram>(o);
     };
     return t;
+}
+
+// The spectrogram nearest before `node` in its chain, made as the chain makes it: what its rows
+// stand for (vtlp's frequencies). Null when there is none before it.
+std::shared_ptr<const data::Spectrogram> spectrogramBefore(const std::string &node,
+                                                           const DataSpec &chain)
+{
+    const auto &steps = chain.transforms;
+    auto at = std::find_if(steps.begin(), steps.end(),
+                           [&](const DataSpec::TransformStep &t) { return t.node == node; });
+    while (at != steps.begin()) {
+        --at;
+        const NodeType *type = nodeCatalog().find(at->type);
+        if (!type || !type->makeTransform) continue;
+        auto made = type->makeTransform(NodeParams(at->node, at->params), chain);
+        if (auto features = std::dynamic_pointer_cast<const data::Spectrogram>(made))
+            return features;
+    }
+    return nullptr;
 }
 
 } // namespace
@@ -155,6 +178,24 @@ void addAudioAugmentation(NodeCatalog &c)
         [](const NodeParams &p) {
             return std::make_shared<data::SpeedPerturb>(p.f("max_change"), p.f("p"));
         }));
+    NodeType vtlp;
+    vtlp.spec = augmentation(
+        "vtlp", "Vocal tract length perturbation",
+        "Moves every frequency of a spectrogram's features by a random factor, formants and "
+        "pitch together, as another speaker's shorter or longer vocal tract would (Jaitly and "
+        "Hinton 2013); durations stay. After a stft or mel_spectrogram node.",
+        {floatParam("max_change", 0.1, closed(0, 0.5),
+                    "Factors from 1 - max_change to 1 + max_change, uniform (0.1: 0.9 to 1.1, "
+                    "theirs)."),
+         floatParam("p", 1.0, closed(0, 1), "Probability a sample is warped.")});
+    vtlp.spec.role = NodeRole::Transform;
+    vtlp.makeTransform = [](const NodeParams &p, const DataSpec &chain) {
+        const auto features = spectrogramBefore(p.node(), chain);
+        return std::make_shared<data::FrequencyWarp>(
+            features ? features->rowFrequencies() : std::vector<double>{},
+            features ? features->topFrequency() : 0.0, p.f("max_change"), p.f("p"));
+    };
+    c.add(std::move(vtlp));
     c.add(transformNode(
         augmentation("spec_augment", "SpecAugment",
                      "Masks random frequency bands and time spans of spectrogram features "
