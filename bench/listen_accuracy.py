@@ -66,14 +66,17 @@ def training_words():
     return set(m.group(1).split()) if m else set()
 
 
-def make_recording(path, truth, words, seed, digit_percent, others=None):
-    """Makes the recording (or keeps one made before at that path) and reads its truth."""
+def make_recording(path, truth, words, seed, digit_percent, others=None, voices=None):
+    """Makes the recording (or keeps one made before at that path) and reads its truth. voices:
+    espeak-ng voices to say the words instead of make_listen_recording.sh's own."""
     if os.path.exists(path) and os.path.exists(truth):
         print(f"using {path}, made before", file=sys.stderr)
         return read_truth(truth)
     env = dict(os.environ)
     if others:
         env["FLOWBENCH_LISTEN_OTHERS"] = " ".join(others)
+    if voices:
+        env["FLOWBENCH_LISTEN_VOICES"] = " ".join(voices)
     subprocess.run(["bash", os.path.join(ROOT, "tests", "make_listen_recording.sh"), path, truth,
                     str(words), str(seed), str(digit_percent)], check=True, env=env)
     return read_truth(truth)
@@ -140,6 +143,9 @@ def main():
                     help="keep the recordings in DIR and use the ones already there (made by an "
                     "earlier run with the same --seeds and --minutes), so that models are "
                     "compared on the same sounds and a second run skips making them")
+    ap.add_argument("--voices", help="espeak-ng voices (ACCENT+VARIANT, separated by spaces) "
+                    "to say the words instead of the West Midlands and New York ones of "
+                    "tests/make_listen_recording.sh; with --recordings, a folder of their own")
     ap.add_argument("--save", action="store_true",
                     help="write bench/results/listen-accuracy-<time>.md")
     a = ap.parse_args()
@@ -149,6 +155,17 @@ def main():
     if a.recordings:
         where = a.recordings
         os.makedirs(where, exist_ok=True)
+    voices = a.voices.split() if a.voices else None
+    # The voices a kept folder's recordings were made with, so that its files (named by seed and
+    # words alone) are never taken for other voices'.
+    said_by = os.path.join(where, "voices.txt")
+    if os.path.exists(said_by):
+        if open(said_by).read().split() != (voices or []):
+            sys.exit(f"{where} holds recordings made with other voices ({said_by}); "
+                     "use another --recordings folder")
+    else:
+        with open(said_by, "w") as f:
+            f.write(" ".join(voices or []) + "\n")
     model = a.model
     if not model:
         model = os.path.join(tmp, "run")
@@ -159,7 +176,7 @@ def main():
     detection = []
     for s in seeds:
         rec = os.path.join(where, f"digits{s}.wav")
-        detection.append((rec, make_recording(rec, rec + ".tsv", 120, s, 60)))
+        detection.append((rec, make_recording(rec, rec + ".tsv", 120, s, 60, voices=voices)))
     unseen = sorted(set(WORDS) - training_words() - HOMOPHONES)
     # About 1.35 s a word with its gap: words for the minutes asked.
     n_other = max(1, int(a.minutes * 60 / 1.35))
@@ -169,7 +186,7 @@ def main():
     # the same test.
     tag = zlib.crc32(" ".join(unseen).encode())
     quiet = os.path.join(where, f"no-digits-{a.minutes:g}min-{tag:08x}.wav")
-    quiet_truth = make_recording(quiet, quiet + ".tsv", n_other, 1, 0, unseen)
+    quiet_truth = make_recording(quiet, quiet + ".tsv", n_other, 1, 0, unseen, voices)
 
     settings = [[], ["--average", "3", "--threshold", "0.7", "--centre-ms", "0"],
                 ["--average", "3", "--threshold", "0.7"], ["--threshold", "0.7"],
@@ -227,7 +244,7 @@ def main():
     out += ["", "Issue 19's aim: at least 95% of the digits and at most 2 false alarms an hour.",
             "", f"Command: `python3 bench/listen_accuracy.py"
             f"{' --model ' + a.model if a.model else ''} --seeds {a.seeds} "
-            f"--minutes {a.minutes:g}`"]
+            f"--minutes {a.minutes:g}{chr(32) + '--voices ' + repr(a.voices) if a.voices else ''}`"]
     text = "\n".join(out) + "\n"
     print(text)
     if a.save:

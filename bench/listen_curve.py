@@ -46,13 +46,14 @@ WARP = 0.08  # listen's default --warp; always passed, so that the cache key say
 
 
 def listen_windows(model, recording, cache, warp=WARP):
-    """`listen --windows`' lines for the recording, from the cache folder when that model (by
-    its file's path, size and time) heard it before with the same --warp."""
+    """`listen --windows`' lines for the recording, from the cache folder when that model heard
+    that recording before with the same --warp (each by its file's path, size and time: folders
+    of recordings made with other voices hold files of the same names)."""
     path = None
     if cache:
         f = model if os.path.isfile(model) else os.path.join(model, "model.safetensors")
-        st = os.stat(f)
-        key = f"{os.path.abspath(f)}:{st.st_size}:{st.st_mtime_ns}" + (f":warp{warp}" if warp else "")
+        key = ":".join(f"{os.path.abspath(x)}:{os.stat(x).st_size}:{os.stat(x).st_mtime_ns}"
+                       for x in (f, recording)) + (f":warp{warp}" if warp else "")
         key = hashlib.sha1(key.encode())
         path = os.path.join(cache, f"{key.hexdigest()[:16]}-{os.path.basename(recording)}.jsonl")
         if os.path.exists(path):

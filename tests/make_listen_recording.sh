@@ -11,7 +11,10 @@
 # 120) words in all, about DIGIT_PERCENT (default 60) of them digits; 0 makes a recording of
 # other words, noise and silence only, for counting false alarms (bench/listen_accuracy.py). The
 # other words are the 20 below, none of them in the data set, or FLOWBENCH_LISTEN_OTHERS (words
-# separated by spaces).
+# separated by spaces). The voices: the 8 below; or with FLOWBENCH_LISTEN_VOICES=unheard-variants
+# the 10 after them, voice variants of espeak-ng that the data set never has, in its own accents
+# (a voice never heard, where the 8 are an accent never heard); or FLOWBENCH_LISTEN_VOICES's
+# espeak-ng voices (ACCENT+VARIANT, separated by spaces).
 # Needs espeak-ng and sox.
 set -euo pipefail
 out=$1 truth=$2 n=${3:-120} seed=${4:-1} digit_percent=${5:-60}
@@ -23,6 +26,14 @@ if [[ -n "${FLOWBENCH_LISTEN_OTHERS:-}" ]]; then
 fi
 voices=(en-gb-x-gbcwmd+m1 en-gb-x-gbcwmd+f2 en-gb-x-gbcwmd+m4 en-us-nyc+f1 en-us-nyc+m3
         en-us-nyc+f4 en-gb-x-gbcwmd+klatt3 en-us-nyc+klatt)
+if [[ "${FLOWBENCH_LISTEN_VOICES:-}" == unheard-variants ]]; then
+    # Alicia's formants sit above every variant's of the data set's; Gene2 is Gene (which it has)
+    # 20 Hz higher; Pedro speaks with a timing and a tone control of its own.
+    voices=(en-us+Alicia en-gb-x-rp+Andrea en-029+Alicia en-gb-scotland+pablo en-gb-x-rp+Nguyen
+            en-gb-x-gbclan+antonio en-029+pedro en-us+Gene2 en+ed en-gb-x-gbclan+Andrea)
+elif [[ -n "${FLOWBENCH_LISTEN_VOICES:-}" ]]; then
+    read -r -a voices <<<"$FLOWBENCH_LISTEN_VOICES"
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 RANDOM=$seed
