@@ -143,9 +143,10 @@ def main():
                     help="keep the recordings in DIR and use the ones already there (made by an "
                     "earlier run with the same --seeds and --minutes), so that models are "
                     "compared on the same sounds and a second run skips making them")
-    ap.add_argument("--voices", help="espeak-ng voices (ACCENT+VARIANT, separated by spaces) "
-                    "to say the words instead of the West Midlands and New York ones of "
-                    "tests/make_listen_recording.sh; with --recordings, a folder of their own")
+    ap.add_argument("--voices", help="unheard-variants (tests/make_listen_recording.sh's voices "
+                    "that the data set never has, in its own accents), or espeak-ng voices "
+                    "(ACCENT+VARIANT, separated by spaces), to say the words instead of the West "
+                    "Midlands and New York ones; with --recordings, a folder of their own")
     ap.add_argument("--save", action="store_true",
                     help="write bench/results/listen-accuracy-<time>.md")
     a = ap.parse_args()
