@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes the spoken-digits demo data set on this machine (nothing is downloaded): three speech
-# engines say "zero" to "nine" and other words in 304 voices, each recording passed through a
+# engines say "zero" to "nine" and other words in 424 voices, each recording passed through a
 # different imitation of a real microphone and room (sox: tempo and pitch, reverberation,
 # telephone band and 8 kHz, cheap-microphone filters, level, white/pink/brown noise), plus
 # 1-second clips of background noise. 16 kHz mono WAV files named {label}_{speaker}_{take}.wav,
@@ -11,7 +11,8 @@
 #             accents each (288 in all), 2 takes of each digit (the
 #             second as another accent may say it), 8 other words and 5 made-up words each, and
 #             hard negatives among them (161 real words and 106 whose sound holds a
-#             digit's); flite: kal16,
+#             digit's); and 120 made-up voices, variants of our own (made_up_voice), one take
+#             of each digit, 4 other words and 5 made-up words each; flite: kal16,
 #             awb, rms, slt; festival: kal, ked and the HTS voice slt, and 9 voices of other
 #             languages saying English as their speakers would (Italian lp and pc, Finnish lj
 #             and mv, Czech dita, krb, machac and ph, Catalan ona): 16 in all, 12 takes of each
@@ -36,13 +37,14 @@
 # dither differ in the last bits from run to run), and quick to run again: a complete
 # folder is left as it is. Needs espeak-ng, flite, festival with its voices (festival_voices
 # below) and sox: the packages --packages prints, which scripts/deps.sh installs. Made with
-# flowbench-speak (built with Flowbench: FLOWBENCH_SPEAK below) it takes about 3.5 minutes on 2
-# cores, the same files as the espeak-ng and sox commands make without it (the first 7888 in
-# 8.6 minutes, where flowbench-speak took 2.1).
+# flowbench-speak (built with Flowbench: FLOWBENCH_SPEAK below) it takes 1 to 4 minutes on 2
+# cores (66 s for all 15,547 on the machine of 2026-12-02), the same files as the espeak-ng and
+# sox commands make without it (the first 7888 in 8.6 minutes, where flowbench-speak took 2.1).
 #
 # For tests and quick tries (not for training):
-#   FLOWBENCH_SPOKEN_DIGITS_VOICES=N   only the first N of the 304 voices (espeak-ng's first 144,
-#                                      then flite's and festival's, then espeak-ng's other 144),
+#   FLOWBENCH_SPOKEN_DIGITS_VOICES=N   only the first N of the 424 voices (espeak-ng's first 144,
+#                                      then flite's and festival's, then espeak-ng's other 144,
+#                                      then the 120 made-up ones),
 #                                      their hard negatives, and N x 2 background clips
 #   FLOWBENCH_SPOKEN_DIGITS_ONLY=RE    only the voices whose speaker name (espeak-en-us-m1,
 #                                      festival-cs-krb) matches the extended regex RE (their
@@ -332,7 +334,23 @@ for ((i = 0; i < ${#third_variants[@]}; i++)); do
         speakers+=("espeak ${accents[(i + k) % 6]}+${third_variants[i]} 2 8")
     done
 done
-background_per_speaker=2 # 1-second noise clips per voice made (608 for all 304)
+# Made-up voices (2026-12-02): espeak-ng voice variants of our own, each a vocal tract and a
+# voice drawn at random (made_up_voice, below): formants from 0.84 to 1.36 times espeak-ng's, a
+# man's to a child's, with a pitch to match, and now and then breathy, rough, shaky or through
+# a tone control, in one of the six accents, one take of each digit and four other words. A
+# model trained on espeak-ng's own variants alone was sure of only half the digits of a voice
+# whose second formant sat above every one of theirs (its Alicia: 20 of 41 reached 0.9), and
+# of fewer of a voice whose pitch alone was new (Gene2, Gene 20 Hz higher); these fill in the space
+# between and around them. With them, 5 to 10 points more of the digits of voices it never
+# heard are found at every budget of false alarms from 2 an hour (two training seeds;
+# bench/results/listen-made-up-voices-20261202.md). After the others, so that a folder made
+# before gains them.
+n_made_up_voices=120
+for ((i = 1; i <= n_made_up_voices; i++)); do
+    printf -v v 'fbv%03d' "$i"
+    speakers+=("espeak ${accents[i % 6]}+$v 1 4")
+done
+background_per_speaker=2 # 1-second noise clips per voice made
 
 if [[ -n "${FLOWBENCH_SPOKEN_DIGITS_VOICES:-}" ]]; then
     n="$FLOWBENCH_SPOKEN_DIGITS_VOICES"
@@ -843,6 +861,72 @@ export FB_SPEAK
 FB_R=''
 [[ ${FLOWBENCH_SPOKEN_DIGITS_REPEATABLE:-} == 1 ]] && FB_R=-R
 export FB_R
+
+# Sets variant to the text of made-up voice $1's espeak-ng variant file (the voices above): every
+# number drawn from the voice's number, so that every run makes the same voices. The formants'
+# frequencies are percentages of the language's own (a shorter vocal tract raises them all
+# together, and each a little on its own), then their heights and widths; the pitch's base and
+# top in Hz follow the tract's size; the rest is espeak-ng's voice quality (docs/voices.md of
+# espeak-ng): voicing and consonants' loudness, breath, roughness, flutter (a shaky pitch), a
+# tone control, and one of the Klatt modes the data set's variants use.
+made_up_voice() {
+    local s=$(( ($1 * 2654435761 + 97) & 0x7fffffff )) r k f base
+    draw() { s=$(( (s * 1103515245 + 12345) & 0x7fffffff )); r=$(( (s >> 8) % $1 )); }
+    draw 53; k=$(( 84 + r ))
+    draw 40; base=$(( 55 + (k - 84) * 3 + r ))
+    draw 90
+    printf -v variant 'language variant\nname fbv%03d\npitch %d %d\n' "$1" "$base" $(( base + 15 + r ))
+    for f in 1 2 3 4 5; do
+        draw 17; local freq=$(( k + r - 8 ))
+        draw 60; local height=$(( 75 + r ))
+        draw 80
+        variant+="formant $f $freq $height $(( 75 + r ))"$'\n'
+    done
+    draw 2; if (( r )); then draw 80; variant+="voicing $(( 60 + r ))"$'\n'; fi
+    draw 2; if (( r )); then
+        draw 80; local a=$(( 50 + r )); draw 80
+        variant+="consonants $a $(( 50 + r ))"$'\n'
+    fi
+    draw 4; if (( r == 0 )); then
+        draw 4; variant+="breath 0 $(( r + 1 )) $(( r + 1 )) $(( r + 1 )) 2 2 2 2"$'\n'
+    fi
+    draw 10; if (( r < 3 )); then draw 6; variant+="roughness $r"$'\n'; fi
+    draw 10; if (( r < 3 )); then draw 40; variant+="flutter $r"$'\n'; fi
+    draw 10; if (( r < 3 )); then
+        draw 156; local lo=$(( 100 + r )); draw 156; local mid=$(( 100 + r )); draw 156
+        variant+="tone 600 $lo 1200 $mid 2000 $(( 100 + r ))"$'\n'
+    fi
+    draw 10; case $r in 4) variant+="klatt 2"$'\n' ;; 5) variant+="klatt 4"$'\n' ;;
+                        6) variant+="klatt 5"$'\n' ;; 7) variant+="klatt 6"$'\n' ;; esac
+}
+# espeak-ng reads variants from its data folder only: the made-up ones go into a folder of links
+# to the installed one's parts, with their files beside its own variants, which espeak-ng and
+# flowbench-speak read through ESPEAK_DATA_PATH (made again every run, gone at its end). It
+# lists no more than 349 voices, languages and variants together, and the installed folder has
+# 322: this one has English's languages (lang/gmw, the West Germanic family) and no MBROLA
+# voices (voices/mb, which need MBROLA).
+espeak_data=$(espeak-ng --version 2>/dev/null | sed -n 's/.*Data at: //p')
+if [[ ! -d $espeak_data/voices/'!v' || ! -d $espeak_data/lang/gmw ]]; then
+    echo "make_spoken_digits: espeak-ng's data folder was not found (espeak-ng --version: '$espeak_data')" >&2
+    exit 1
+fi
+voices_home=$(mktemp -d)
+trap 'rm -rf "$voices_home"' EXIT
+mkdir -p "$voices_home/espeak-ng-data/voices/!v" "$voices_home/espeak-ng-data/lang"
+parts=()
+for part in "$espeak_data"/*; do
+    [[ ${part##*/} == voices || ${part##*/} == lang ]] || parts+=("$part")
+done
+# One ln for each folder (a fork costs milliseconds on some machines).
+ln -s "${parts[@]}" "$voices_home/espeak-ng-data/"
+ln -s "$espeak_data/lang/gmw" "$voices_home/espeak-ng-data/lang/"
+ln -s "$espeak_data"/voices/'!v'/* "$voices_home/espeak-ng-data/voices/!v/"
+for ((i = 1; i <= n_made_up_voices; i++)); do
+    made_up_voice "$i"
+    printf -v v 'fbv%03d' "$i"
+    printf '%s' "$variant" > "$voices_home/espeak-ng-data/voices/!v/$v"
+done
+export ESPEAK_DATA_PATH=$voices_home
 
 jobs=$(nproc 2>/dev/null || echo 2)
 echo "spoken digits: making $want recordings in $out ($jobs at a time, ${FB_SPEAK:-with the espeak-ng and sox commands})" >&2

@@ -26,7 +26,7 @@ bash scripts/deps.sh >&2 || fb_die "installing dependencies failed (see above)"
 fb_build >&2   # keep stdout for the run's JSON summary
 
 [[ -f "$PIPELINE" ]] || fb_die "$PIPELINE is missing from this checkout"
-# The spoken-digits example's recordings are made here, once (about 3.5 minutes on 2 cores, with
+# The spoken-digits example's recordings are made here, once (1 to 4 minutes on 2 cores, with
 # the flowbench-speak just built; nothing is downloaded): resources/examples/spoken_digits.json
 # reads them.
 FLOWBENCH_SPEAK="$FB_ROOT/$FB_BUILD_DIR/bin/flowbench-speak" bash scripts/make_spoken_digits.sh >&2 ||

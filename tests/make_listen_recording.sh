@@ -27,8 +27,8 @@ fi
 voices=(en-gb-x-gbcwmd+m1 en-gb-x-gbcwmd+f2 en-gb-x-gbcwmd+m4 en-us-nyc+f1 en-us-nyc+m3
         en-us-nyc+f4 en-gb-x-gbcwmd+klatt3 en-us-nyc+klatt)
 if [[ "${FLOWBENCH_LISTEN_VOICES:-}" == unheard-variants ]]; then
-    # Alicia's formants sit above every variant's of the data set's; Gene2 is Gene (which it has)
-    # 20 Hz higher; Pedro speaks with a timing and a tone control of its own.
+    # Alicia's second formant sits above every variant's of the data set; Gene2 is Gene (which
+    # it has) 20 Hz higher; Pedro speaks with a timing and a tone control of its own.
     voices=(en-us+Alicia en-gb-x-rp+Andrea en-029+Alicia en-gb-scotland+pablo en-gb-x-rp+Nguyen
             en-gb-x-gbclan+antonio en-029+pedro en-us+Gene2 en+ed en-gb-x-gbclan+Andrea)
 elif [[ -n "${FLOWBENCH_LISTEN_VOICES:-}" ]]; then

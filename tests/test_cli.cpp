@@ -248,7 +248,7 @@ private slots:
 
     // `make-data spoken-digits` runs scripts/make_spoken_digits.sh (found in the source tree of
     // this build tree): a count people can follow on stderr, the folder and count on stdout.
-    // Two of the 304 voices (2 x 33 recordings, their real hard negative, 2 words holding a
+    // Two of the 424 voices (2 x 33 recordings, their real hard negative, 2 words holding a
     // digit and 4 background noises; 84 with their 11 made-up hard negatives, until version 6 of
     // the data set) keep it quick.
     void makeDataMakesSpokenDigitsWithProgress()
@@ -356,10 +356,13 @@ private slots:
             const QString out = dir.filePath(way == 0 ? "speak" : "commands");
             QProcess make;
             QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-            // Two of espeak-ng's voices (f4 has made-up hard negatives, Annie a real one) and
-            // one of flite's.
+            // Two of espeak-ng's voices (f4 has made-up hard negatives, Annie a real one), one
+            // of flite's, and a made-up voice (whose variant espeak-ng reads from the script's
+            // folder of its data: flowbench-speak refuses a voice it cannot find, where the
+            // espeak-ng command says it in the accent's own voice, so that the two agree only
+            // when both read it).
             env.insert("FLOWBENCH_SPOKEN_DIGITS_ONLY",
-                       "^(espeak-en-029-f4|espeak-en-029-Annie|flite-kal16)$");
+                       "^(espeak-en-029-f4|espeak-en-029-Annie|flite-kal16|espeak-en-us-fbv001)$");
             env.insert("FLOWBENCH_SPOKEN_DIGITS_REPEATABLE", "1");
             env.insert("FLOWBENCH_SPEAK", way == 0 ? QString(FLOWBENCH_SPEAK) : "none");
             make.setProcessEnvironment(env);
@@ -379,9 +382,10 @@ private slots:
             }
         }
         // 33 of each espeak-ng voice's (20 digits, 8 other words, 5 made-up), f4's word holding
-        // a digit ("hate"), Annie's real word and 3 number words, flite's 152 and 6 background
-        // clips (and f4's 12 made-up hard negatives until version 6 of the data set).
-        QCOMPARE(made[0].size(), 2 * 33 + 1 + 1 + 3 + 152 + 6);
+        // a digit ("hate"), Annie's real word and 3 number words, flite's 152, the made-up
+        // voice's 19 (10 digits, 4 other words, 5 made-up) and 8 background clips (and f4's 12
+        // made-up hard negatives until version 6 of the data set).
+        QCOMPARE(made[0].size(), 2 * 33 + 1 + 1 + 3 + 152 + 19 + 8);
         QCOMPARE(made[0].keys(), made[1].keys());
         int differ = 0;
         for (auto it = made[0].cbegin(); it != made[0].cend(); ++it)
@@ -415,7 +419,7 @@ private slots:
         p.start(FLOWBENCH_CLI, {"make-data", "spoken-digits", "--out", out});
         QVERIFY(p.waitForStarted());
         QString err;
-        static const QRegularExpression started("made [1-9][0-9]* of 13027");
+        static const QRegularExpression started("made [1-9][0-9]* of 15547");
         QElapsedTimer t;
         t.start();
         while (!err.contains(started) && t.elapsed() < 60000 && p.state() == QProcess::Running) {
@@ -436,7 +440,7 @@ private slots:
         // count it gave is what is there: none is added after.
         auto made = [&] { return QDir(out).entryList({"*_*_*.wav"}, QDir::Files); };
         const int kept = int(made().size());
-        QVERIFY2(kept > 0 && kept < 13027, qPrintable(QString::number(kept)));
+        QVERIFY2(kept > 0 && kept < 15547, qPrintable(QString::number(kept)));
         static const QRegularExpression said("stopped with (\\d+) recordings");
         QCOMPARE(said.match(last["error"]["message"].toString()).captured(1).toInt(), kept);
         QTest::qWait(2000);
@@ -490,20 +494,20 @@ private slots:
         QTest::newRow("no folder") << QStringList{"make-data", "spoken-digits", "--out"};
         QTest::newRow("voices") << QStringList{"make-data", "spoken-digits", "--voices", "0"};
         QTest::newRow("voices past the script's")
-            << QStringList{"make-data", "spoken-digits", "--voices", "305"};
+            << QStringList{"make-data", "spoken-digits", "--voices", "425"};
     }
 
     // The CLI's count of the script's voices (cli::kSpokenDigitsVoices) is the script's: it
-    // takes 304 and refuses 305, and so does the script.
+    // takes 424 and refuses 425, and so does the script.
     void makeDataKnowsHowManyVoicesTheScriptHas()
     {
-        const CliResult r = cli({"make-data", "spoken-digits", "--voices", "305"});
+        const CliResult r = cli({"make-data", "spoken-digits", "--voices", "425"});
         QCOMPARE(r.exitCode, 2);
-        QVERIFY2(r.err.contains("--voices needs a whole number from 1 to 304"), qPrintable(r.err));
+        QVERIFY2(r.err.contains("--voices needs a whole number from 1 to 424"), qPrintable(r.err));
         QTemporaryDir dir;
         QProcess script;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert("FLOWBENCH_SPOKEN_DIGITS_VOICES", "305");
+        env.insert("FLOWBENCH_SPOKEN_DIGITS_VOICES", "425");
         script.setProcessEnvironment(env);
         // A group of its own: should the script take the count and start making recordings,
         // its workers are stopped with it instead of taking the cores from the tests after it.
@@ -516,7 +520,7 @@ private slots:
         QVERIFY(script.waitForFinished(60000));
         QCOMPARE(script.exitCode(), 2);
         const QString err = script.readAllStandardError();
-        QVERIFY2(err.contains("FLOWBENCH_SPOKEN_DIGITS_VOICES must be 1 to 304, not '305'"),
+        QVERIFY2(err.contains("FLOWBENCH_SPOKEN_DIGITS_VOICES must be 1 to 424, not '425'"),
                  qPrintable(err));
     }
 
