@@ -926,6 +926,13 @@ for ((i = 1; i <= n_made_up_voices; i++)); do
     printf -v v 'fbv%03d' "$i"
     printf '%s' "$variant" > "$voices_home/espeak-ng-data/voices/!v/$v"
 done
+# Past 349 espeak-ng drops voices from its list unannounced (the file order decides which), and
+# the espeak-ng command would say a dropped one in the accent's own voice.
+listed=$(find -L "$voices_home/espeak-ng-data/lang" "$voices_home/espeak-ng-data/voices" -type f | wc -l)
+if (( listed > 349 )); then
+    echo "make_spoken_digits: espeak-ng would list $listed voices and variants, more than the 349 it takes; make fewer made-up voices (n_made_up_voices)" >&2
+    exit 1
+fi
 export ESPEAK_DATA_PATH=$voices_home
 
 jobs=$(nproc 2>/dev/null || echo 2)
