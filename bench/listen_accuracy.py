@@ -158,15 +158,16 @@ def main():
         os.makedirs(where, exist_ok=True)
     voices = a.voices.split() if a.voices else None
     # The voices a kept folder's recordings were made with, so that its files (named by seed and
-    # words alone) are never taken for other voices'.
+    # words alone) are never taken for other voices'. A folder kept before voices.txt was written
+    # holds make_listen_recording.sh's own voices; the file is written once the recordings are
+    # made, so that a run that failed to make them claims nothing.
     said_by = os.path.join(where, "voices.txt")
-    if os.path.exists(said_by):
-        if open(said_by).read().split() != (voices or []):
-            sys.exit(f"{where} holds recordings made with other voices ({said_by}); "
-                     "use another --recordings folder")
-    else:
-        with open(said_by, "w") as f:
-            f.write(" ".join(voices or []) + "\n")
+    made = [f for f in os.listdir(where) if f.endswith(".wav")]
+    kept = open(said_by).read().split() if os.path.exists(said_by) else [] if made else None
+    if kept is not None and kept != (voices or []):
+        sys.exit(f"{where} holds recordings made with other voices "
+                 f"({' '.join(kept) or 'the default ones'}); "
+                 "use another --recordings folder")
     model = a.model
     if not model:
         model = os.path.join(tmp, "run")
@@ -188,6 +189,8 @@ def main():
     tag = zlib.crc32(" ".join(unseen).encode())
     quiet = os.path.join(where, f"no-digits-{a.minutes:g}min-{tag:08x}.wav")
     quiet_truth = make_recording(quiet, quiet + ".tsv", n_other, 1, 0, unseen, voices)
+    with open(said_by, "w") as f:
+        f.write(" ".join(voices or []) + "\n")
 
     settings = [[], ["--average", "3", "--threshold", "0.7", "--centre-ms", "0"],
                 ["--average", "3", "--threshold", "0.7"], ["--threshold", "0.7"],

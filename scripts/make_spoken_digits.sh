@@ -335,8 +335,8 @@ for ((i = 0; i < ${#third_variants[@]}; i++)); do
     done
 done
 # Made-up voices (2026-12-02): espeak-ng voice variants of our own, each a vocal tract and a
-# voice drawn at random (made_up_voice, below): formants from 0.84 to 1.36 times espeak-ng's, a
-# man's to a child's, with a pitch to match, and now and then breathy, rough, shaky or through
+# voice drawn at random (made_up_voice, below): a vocal tract 0.84 to 1.36 times espeak-ng's
+# (its formants 0.76 to 1.44 times), a man's to a child's, with a pitch to match, and now and then breathy, rough, shaky or through
 # a tone control, in one of the six accents, one take of each digit and four other words. A
 # model trained on espeak-ng's own variants alone was sure of only half the digits of a voice
 # whose second formant sat above every one of theirs (its Alicia: 20 of 41 reached 0.9), and
@@ -869,34 +869,38 @@ export FB_R
 # top in Hz follow the tract's size; the rest is espeak-ng's voice quality (docs/voices.md of
 # espeak-ng): voicing and consonants' loudness, breath, roughness, flutter (a shaky pitch), a
 # tone control, and one of the Klatt modes the data set's variants use.
+# The next number below $1 of made_up_voice's generator (an LCG; s and r are its locals).
+made_up_draw() { s=$(( (s * 1103515245 + 12345) & 0x7fffffff )); r=$(( (s >> 8) % $1 )); }
 made_up_voice() {
     local s=$(( ($1 * 2654435761 + 97) & 0x7fffffff )) r k f base
-    draw() { s=$(( (s * 1103515245 + 12345) & 0x7fffffff )); r=$(( (s >> 8) % $1 )); }
-    draw 53; k=$(( 84 + r ))
-    draw 40; base=$(( 55 + (k - 84) * 3 + r ))
-    draw 90
-    printf -v variant 'language variant\nname fbv%03d\npitch %d %d\n' "$1" "$base" $(( base + 15 + r ))
+    made_up_draw 53; k=$(( 84 + r ))
+    made_up_draw 40; base=$(( 55 + (k - 84) * 3 + r ))
+    made_up_draw 90
+    printf -v variant 'language variant\nname fbv%03d\npitch %d %d\n' \
+        "$1" "$base" $(( base + 15 + r ))
     for f in 1 2 3 4 5; do
-        draw 17; local freq=$(( k + r - 8 ))
-        draw 60; local height=$(( 75 + r ))
-        draw 80
+        made_up_draw 17; local freq=$(( k + r - 8 ))
+        made_up_draw 60; local height=$(( 75 + r ))
+        made_up_draw 80
         variant+="formant $f $freq $height $(( 75 + r ))"$'\n'
     done
-    draw 2; if (( r )); then draw 80; variant+="voicing $(( 60 + r ))"$'\n'; fi
-    draw 2; if (( r )); then
-        draw 80; local a=$(( 50 + r )); draw 80
+    made_up_draw 2; if (( r )); then made_up_draw 80; variant+="voicing $(( 60 + r ))"$'\n'; fi
+    made_up_draw 2; if (( r )); then
+        made_up_draw 80; local a=$(( 50 + r )); made_up_draw 80
         variant+="consonants $a $(( 50 + r ))"$'\n'
     fi
-    draw 4; if (( r == 0 )); then
-        draw 4; variant+="breath 0 $(( r + 1 )) $(( r + 1 )) $(( r + 1 )) 2 2 2 2"$'\n'
+    made_up_draw 4; if (( r == 0 )); then
+        made_up_draw 4; variant+="breath 0 $(( r + 1 )) $(( r + 1 )) $(( r + 1 )) 2 2 2 2"$'\n'
     fi
-    draw 10; if (( r < 3 )); then draw 6; variant+="roughness $r"$'\n'; fi
-    draw 10; if (( r < 3 )); then draw 40; variant+="flutter $r"$'\n'; fi
-    draw 10; if (( r < 3 )); then
-        draw 156; local lo=$(( 100 + r )); draw 156; local mid=$(( 100 + r )); draw 156
+    made_up_draw 10; if (( r < 3 )); then made_up_draw 6; variant+="roughness $r"$'\n'; fi
+    made_up_draw 10; if (( r < 3 )); then made_up_draw 40; variant+="flutter $r"$'\n'; fi
+    made_up_draw 10; if (( r < 3 )); then
+        made_up_draw 156; local lo=$(( 100 + r ))
+        made_up_draw 156; local mid=$(( 100 + r ))
+        made_up_draw 156
         variant+="tone 600 $lo 1200 $mid 2000 $(( 100 + r ))"$'\n'
     fi
-    draw 10; case $r in 4) variant+="klatt 2"$'\n' ;; 5) variant+="klatt 4"$'\n' ;;
+    made_up_draw 10; case $r in 4) variant+="klatt 2"$'\n' ;; 5) variant+="klatt 4"$'\n' ;;
                         6) variant+="klatt 5"$'\n' ;; 7) variant+="klatt 6"$'\n' ;; esac
 }
 # espeak-ng reads variants from its data folder only: the made-up ones go into a folder of links
@@ -907,7 +911,8 @@ made_up_voice() {
 # voices (voices/mb, which need MBROLA).
 espeak_data=$(espeak-ng --version 2>/dev/null | sed -n 's/.*Data at: //p')
 if [[ ! -d $espeak_data/voices/'!v' || ! -d $espeak_data/lang/gmw ]]; then
-    echo "make_spoken_digits: espeak-ng's data folder was not found (espeak-ng --version: '$espeak_data')" >&2
+    echo "make_spoken_digits: espeak-ng's data folder was not found" \
+        "(espeak-ng --version: '$espeak_data')" >&2
     exit 1
 fi
 voices_home=$(mktemp -d)
@@ -928,9 +933,11 @@ for ((i = 1; i <= n_made_up_voices; i++)); do
 done
 # Past 349 espeak-ng drops voices from its list unannounced (the file order decides which), and
 # the espeak-ng command would say a dropped one in the accent's own voice.
-listed=$(find -L "$voices_home/espeak-ng-data/lang" "$voices_home/espeak-ng-data/voices" -type f | wc -l)
+listed=$(find -L "$voices_home/espeak-ng-data/lang" "$voices_home/espeak-ng-data/voices" \
+    -type f | wc -l)
 if (( listed > 349 )); then
-    echo "make_spoken_digits: espeak-ng would list $listed voices and variants, more than the 349 it takes; make fewer made-up voices (n_made_up_voices)" >&2
+    echo "make_spoken_digits: espeak-ng would list $listed voices and variants, more than the" \
+        "349 it takes; make fewer made-up voices (n_made_up_voices)" >&2
     exit 1
 fi
 export ESPEAK_DATA_PATH=$voices_home

@@ -373,6 +373,48 @@ private slots:
         const auto [lo, hi] = std::minmax_element(ratios.begin(), ratios.end());
         QVERIFY2(*lo < 0.88 && *hi > 1.12, qPrintable(QString("%1 to %2").arg(*lo).arg(*hi)));
 
+        // Every cell, for the mel bands and a stft's bins: two channels of a ramp whose value is
+        // its row's frequency (and 10000 more in the second) come out as the frequency that
+        // moves to the row (linear interpolation of a ramp is exact), the ends clamped to the
+        // first and last rows; alpha is read off a low row, where the warp is f / alpha.
+        const std::vector<double> bins = Spectrogram(power).rowFrequencies();
+        for (const std::vector<double> *rowHz : {&hz, &bins}) {
+            const FrequencyWarp w(*rowHz, 8000, most, 1.0f);
+            const int64_t n = int64_t(rowHz->size()), t = 3;
+            const Shape rs{2, n, t};
+            std::vector<float> ramp(size_t(rs.numel())), out(ramp.size());
+            for (int64_t c = 0; c < 2; ++c)
+                for (int64_t r = 0; r < n; ++r)
+                    for (int64_t k = 0; k < t; ++k)
+                        ramp[size_t((c * n + r) * t + k)] = float((*rowHz)[size_t(r)] + 10000 * c);
+            QCOMPARE(w.outputShape(rs).value(), rs);
+            for (uint64_t seed = 1; seed <= 10; ++seed) {
+                w.apply(ramp.data(), out.data(), 1, rs, &seed);
+                const double alpha = (*rowHz)[5] / double(out[size_t(5 * t)]);
+                QVERIFY2(alpha >= 1 - most - 1e-4 && alpha <= 1 + most + 1e-4,
+                         qPrintable(QString::number(alpha)));
+                for (int64_t c = 0; c < 2; ++c)
+                    for (int64_t r = 0; r < n; ++r) {
+                        const double f = std::clamp(w.sourceFrequency((*rowHz)[size_t(r)], alpha),
+                                                    rowHz->front(), rowHz->back());
+                        for (int64_t k = 0; k < t; ++k) {
+                            const double got = out[size_t((c * n + r) * t + k)] - 10000.0 * c;
+                            QVERIFY2(std::abs(got - f) < 0.05,
+                                     qPrintable(QString("row %1 of %2, channel %3: %4, not %5")
+                                                    .arg(r)
+                                                    .arg(n)
+                                                    .arg(c)
+                                                    .arg(got)
+                                                    .arg(f)));
+                        }
+                    }
+            }
+        }
+        SpectrogramOptions capped = o;
+        capped.fMax = 4000;
+        QCOMPARE(Spectrogram(capped).topFrequency(), 4000.0);
+        QVERIFY(Spectrogram(capped).rowFrequencies().back() < 4000);
+
         // No change, or p 0: the features as they were.
         const uint64_t seed = 7;
         std::vector<float> same(x.size());

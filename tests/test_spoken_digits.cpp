@@ -271,9 +271,9 @@ private slots:
         const double accuracy = summary["test_accuracy"].toDouble();
         qInfo("held-out voices: %.2f%% of their recordings recognised", 100 * accuracy);
         QVERIFY2(accuracy >= kHeldOutVoices, qPrintable(QString::number(accuracy)));
-        // A fifth of the 424 voices is held out, whole (espeak-ng's, flite's and festival's), with
-        // their digits and other words, hard negatives among them, and 3 of the kinds of
-        // background noise. (With 160 voices, until 2026-11-28: 1793 recordings; with 232, 2289,
+        // A fifth of the speakers is held out, whole, as the split's seed draws them (of the
+        // 15,547: 93 of 467, espeak-ng's and festival's voices and 9 of the 43 kinds of background
+        // noise), with their digits and other words, hard negatives among them. (With 160 voices, until 2026-11-28: 1793 recordings; with 232, 2289,
         // 2321 with the 161 real words as hard negatives, 2496 with 72 more speakers, and 42
         // recordings of number words more since 2026-11-28, afternoon; 2562 until 2026-12-02, with
         // 70 of the 384 made-up hard negatives that version 6 of the data set no longer has; 2492
@@ -609,7 +609,7 @@ private:
     // the model never heard (flite's four voices: their digits and other words; trained on
     // espeak-ng's and festival's voices only), and real people with an accent it never heard
     // (festival's Czech voices, a boy's among them, and its Catalan one, saying English digits
-    // as their speakers would; the Italian and Finnish ones are trained on). Three of the 31
+    // as their speakers would; the Italian and Finnish ones are trained on). Three of the 43
     // kinds of background noise are held out with them, so that the comparison with `infer`
     // meets every class. 10 epochs rather than the example's 20, to keep the test to minutes;
     // docs/audio.md has the 20 epochs' figures. (Until 2026-12-01 each group was held out by a

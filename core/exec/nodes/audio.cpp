@@ -55,6 +55,7 @@ std::shared_ptr<const data::Spectrogram> spectrogramBefore(const std::string &no
     const auto &steps = chain.transforms;
     auto at = std::find_if(steps.begin(), steps.end(),
                            [&](const DataSpec::TransformStep &t) { return t.node == node; });
+    if (at == steps.end()) return nullptr; // not of this chain: nothing is before it
     while (at != steps.begin()) {
         --at;
         const NodeType *type = nodeCatalog().find(at->type);
