@@ -21,6 +21,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QListWidget>
 #include <QMediaDevices>
 #include <QProcess>
@@ -230,6 +231,17 @@ private slots:
         QVERIFY(panel.addClass("Seven", &why));
         QCOMPARE(panel.classes(), (QStringList{"seven", "background", "unknown"}));
         QCOMPARE(panel.currentClass(), QString("seven"));
+        // What the panel shows follows the class just added: its take buttons and clip count.
+        QStringList buttons;
+        for (const QPushButton *b : panel.findChildren<QPushButton *>())
+            buttons << b->text();
+        QVERIFY2(buttons.contains("Hold to record") && buttons.contains("Record a long take") &&
+                     !buttons.contains("Record background"),
+                 qPrintable(buttons.join(", ")));
+        QStringList labels;
+        for (const QLabel *l : panel.findChildren<QLabel *>())
+            labels << l->text();
+        QVERIFY2(labels.contains("0 clip(s) of 'seven'"), qPrintable(labels.join(" | ")));
     }
 
     // A long file where one word is said four times becomes four 1-second clips, each centred

@@ -652,7 +652,10 @@ void RecordPanel::rescan()
 
 void RecordPanel::refreshClasses()
 {
-    const QString current = m_classes->currentRow() >= 0 ? currentClass() : QString();
+    // The class shown, by the name its row holds: classes() may already have a new word before
+    // it, which moves the rest down a row.
+    const QListWidgetItem *shown = m_classes->currentItem();
+    const QString current = shown ? shown->data(Qt::UserRole).toString() : QString();
     std::map<QString, int> counts;
     for (const Clip &c : m_clips)
         ++counts[c.label];
@@ -660,6 +663,7 @@ void RecordPanel::refreshClasses()
     m_classes->clear();
     for (const QString &c : classes()) {
         auto *item = new QListWidgetItem(QStringLiteral("%1  (%2)").arg(c).arg(counts[c]));
+        item->setData(Qt::UserRole, c);
         item->setToolTip(c == kBackground
                              ? tr("Noise of the room and the microphone, no words: recorded "
                                   "continuously and cut into 1-second windows")
@@ -672,6 +676,12 @@ void RecordPanel::refreshClasses()
     m_classes->setCurrentRow(row >= 0 ? row : 0);
     m_relabel->clear();
     m_relabel->addItems(classes());
+    // Its signal was blocked: where the class shown is another one now (it was removed, or
+    // there was none), its clips and buttons follow here.
+    if (currentClass() != current) {
+        refreshClips();
+        labelTakeButtons();
+    }
 }
 
 QList<int> RecordPanel::shownClips() const
