@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes the spoken-digits demo data set on this machine (nothing is downloaded): three speech
-# engines say "zero" to "nine" and other words in 424 voices, each recording passed through a
+# engines say "zero" to "nine" and other words in 544 voices, each recording passed through a
 # different imitation of a real microphone and room (sox: tempo and pitch, reverberation,
 # telephone band and 8 kHz, cheap-microphone filters, level, white/pink/brown noise), plus
 # 1-second clips of background noise. 16 kHz mono WAV files named {label}_{speaker}_{take}.wav,
@@ -11,7 +11,7 @@
 #             accents each (288 in all), 2 takes of each digit (the
 #             second as another accent may say it), 8 other words and 5 made-up words each, and
 #             hard negatives among them (161 real words and 106 whose sound holds a
-#             digit's); and 120 made-up voices, variants of our own (made_up_voice), one take
+#             digit's); and 240 made-up voices, variants of our own (made_up_voice), one take
 #             of each digit, 4 other words and 5 made-up words each; flite: kal16,
 #             awb, rms, slt; festival: kal, ked and the HTS voice slt, and 9 voices of other
 #             languages saying English as their speakers would (Italian lp and pc, Finnish lj
@@ -38,13 +38,13 @@
 # folder is left as it is. Needs espeak-ng, flite, festival with its voices (festival_voices
 # below) and sox: the packages --packages prints, which scripts/deps.sh installs. Made with
 # flowbench-speak (built with Flowbench: FLOWBENCH_SPEAK below) it takes 1 to 4 minutes on 2
-# cores (66 s for all 15,547 on the machine of 2026-12-02), the same files as the espeak-ng and
+# cores (66 s for 15,547 on the machine of 2026-12-02, before the 240 made-up voices), the same files as the espeak-ng and
 # sox commands make without it (the first 7888 in 8.6 minutes, where flowbench-speak took 2.1).
 #
 # For tests and quick tries (not for training):
-#   FLOWBENCH_SPOKEN_DIGITS_VOICES=N   only the first N of the 424 voices (espeak-ng's first 144,
+#   FLOWBENCH_SPOKEN_DIGITS_VOICES=N   only the first N of the 544 voices (espeak-ng's first 144,
 #                                      then flite's and festival's, then espeak-ng's other 144,
-#                                      then the 120 made-up ones),
+#                                      then the 240 made-up ones),
 #                                      their hard negatives, and N x 2 background clips
 #   FLOWBENCH_SPOKEN_DIGITS_ONLY=RE    only the voices whose speaker name (espeak-en-us-m1,
 #                                      festival-cs-krb) matches the extended regex RE (their
@@ -336,16 +336,20 @@ for ((i = 0; i < ${#third_variants[@]}; i++)); do
 done
 # Made-up voices (2026-12-02): espeak-ng voice variants of our own, each a vocal tract and a
 # voice drawn at random (made_up_voice, below): a vocal tract 0.84 to 1.36 times espeak-ng's
-# (its formants 0.76 to 1.44 times), a man's to a child's, with a pitch to match, and now and then breathy, rough, shaky or through
-# a tone control, in one of the six accents, one take of each digit and four other words. A
+# (its formants 0.76 to 1.44 times), a man's to a child's, with a pitch to match, and now and
+# then breathy, rough, shaky or through a tone control, in one of the six accents, one take of
+# each digit and four other words. A
 # model trained on espeak-ng's own variants alone was sure of only half the digits of a voice
 # whose second formant sat above every one of theirs (its Alicia: 20 of 41 reached 0.9), and
 # of fewer of a voice whose pitch alone was new (Gene2, Gene 20 Hz higher); these fill in the space
-# between and around them. With them, 5 to 10 points more of the digits of voices it never
+# between and around them. With 120, 5 to 10 points more of the digits of voices it never
 # heard are found at every budget of false alarms from 2 an hour (two training seeds;
-# bench/results/listen-made-up-voices-20261202.md). After the others, so that a folder made
-# before gains them.
-n_made_up_voices=120
+# bench/results/listen-made-up-voices-20261202.md); with 240 (fbv121 to fbv240 since
+# 2026-12-02, evening), 7 to 10 points more again within 2 an hour, about as many within 10,
+# and a third fewer false alarms at listen's defaults
+# (bench/results/listen-240-made-up-voices-20261202.md). After the others, so that a folder made
+# before gains them. Any number: espeak-ng reads them from a folder it does not list (below).
+n_made_up_voices=240
 for ((i = 1; i <= n_made_up_voices; i++)); do
     printf -v v 'fbv%03d' "$i"
     speakers+=("espeak ${accents[i % 6]}+$v 1 4")
@@ -527,8 +531,13 @@ cksum_of() {
 # after "en-gb" ("en-gb+f2" sounds exactly as "en-gb" does, byte for byte), so that the data
 # set's 24 British English voices of versions 1 to 4 were one; "en" is the same accent and keeps
 # the variant. (Its "en-us-nyc" says the digits exactly as "en-us" does, variants and all.)
+# A made-up variant (fbvNNN) is named by its path from espeak-ng's variants, voices/!v, to the
+# script's made-up/ (below, where the made-up voices are written).
 espeak_voice() {
     if [[ $1 == en-gb+* ]]; then ev="en+${1#en-gb+}"; else ev=$1; fi
+    if [[ $ev =~ ^(.+)\+(fbv[0-9]+)$ ]]; then
+        ev="${BASH_REMATCH[1]}+../../made-up/${BASH_REMATCH[2]}"
+    fi
 }
 # Sets raw to where ENGINE's VOICE saying WORD is kept, in OUT/.raw (flite's and festival's).
 raw_of() {
@@ -903,42 +912,47 @@ made_up_voice() {
     made_up_draw 10; case $r in 4) variant+="klatt 2"$'\n' ;; 5) variant+="klatt 4"$'\n' ;;
                         6) variant+="klatt 5"$'\n' ;; 7) variant+="klatt 6"$'\n' ;; esac
 }
-# espeak-ng reads variants from its data folder only: the made-up ones go into a folder of links
-# to the installed one's parts, with their files beside its own variants, which espeak-ng and
-# flowbench-speak read through ESPEAK_DATA_PATH (made again every run, gone at its end). It
-# lists no more than 349 voices, languages and variants together, and the installed folder has
-# 322: this one has English's languages (lang/gmw, the West Germanic family) and no MBROLA
-# voices (voices/mb, which need MBROLA).
+# espeak-ng reads variants from its data folder only, and lists no more than 349 voices,
+# languages and variants together (the installed folder has 322): past that it drops some
+# unannounced, English's languages among them. So the made-up variants go into a folder of
+# their own, made-up/, beside links to the installed folder's parts: espeak-ng lists voices/ and
+# lang/ only, and espeak_voice names a made-up variant by its path from voices/!v
+# ("en-us+../../made-up/fbv001"), which espeak-ng reads as it reads its own. espeak-ng and
+# flowbench-speak read the folder through ESPEAK_DATA_PATH (made again every run, gone at its
+# end).
 espeak_data=$(espeak-ng --version 2>/dev/null | sed -n 's/.*Data at: //p')
 if [[ ! -d $espeak_data/voices/'!v' || ! -d $espeak_data/lang/gmw ]]; then
     echo "make_spoken_digits: espeak-ng's data folder was not found" \
         "(espeak-ng --version: '$espeak_data')" >&2
     exit 1
 fi
+# voices/ and voices/!v are folders here, not links: ".." from a link goes up from what it
+# points to, the installed folder.
 voices_home=$(mktemp -d)
 trap 'rm -rf "$voices_home"' EXIT
-mkdir -p "$voices_home/espeak-ng-data/voices/!v" "$voices_home/espeak-ng-data/lang"
-parts=()
-for part in "$espeak_data"/*; do
-    [[ ${part##*/} == voices || ${part##*/} == lang ]] || parts+=("$part")
-done
+here=$voices_home/espeak-ng-data
+mkdir -p "$here/made-up" "$here/voices/!v"
+parts=() parts_v=()
+for part in "$espeak_data"/*; do [[ ${part##*/} == voices ]] || parts+=("$part"); done
+for part in "$espeak_data"/voices/*; do [[ ${part##*/} == '!v' ]] || parts_v+=("$part"); done
 # One ln for each folder (a fork costs milliseconds on some machines).
-ln -s "${parts[@]}" "$voices_home/espeak-ng-data/"
-ln -s "$espeak_data/lang/gmw" "$voices_home/espeak-ng-data/lang/"
-ln -s "$espeak_data"/voices/'!v'/* "$voices_home/espeak-ng-data/voices/!v/"
+ln -s "${parts[@]}" "$here/"
+(( ${#parts_v[@]} )) && ln -s "${parts_v[@]}" "$here/voices/"
+ln -s "$espeak_data"/voices/'!v'/* "$here/voices/!v/"
 for ((i = 1; i <= n_made_up_voices; i++)); do
     made_up_voice "$i"
     printf -v v 'fbv%03d' "$i"
-    printf '%s' "$variant" > "$voices_home/espeak-ng-data/voices/!v/$v"
+    printf '%s' "$variant" > "$here/made-up/$v"
 done
-# Past 349 espeak-ng drops voices from its list unannounced (the file order decides which), and
-# the espeak-ng command would say a dropped one in the accent's own voice.
-listed=$(find -L "$voices_home/espeak-ng-data/lang" "$voices_home/espeak-ng-data/voices" \
-    -type f | wc -l)
-if (( listed > 349 )); then
-    echo "make_spoken_digits: espeak-ng would list $listed voices and variants, more than the" \
-        "349 it takes; make fewer made-up voices (n_made_up_voices)" >&2
-    exit 1
+# A variant espeak-ng cannot read is no error to it: it says the words in the accent's own
+# voice. The first made-up voice must sound otherwise.
+if (( n_made_up_voices > 0 )); then
+    espeak_voice en-us+fbv001
+    if [[ "$(ESPEAK_DATA_PATH=$voices_home espeak-ng -v "$ev" --stdout one | cksum)" == \
+          "$(ESPEAK_DATA_PATH=$voices_home espeak-ng -v en-us --stdout one | cksum)" ]]; then
+        echo "make_spoken_digits: espeak-ng did not read the made-up voice $ev" >&2
+        exit 1
+    fi
 fi
 export ESPEAK_DATA_PATH=$voices_home
 

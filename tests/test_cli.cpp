@@ -248,7 +248,7 @@ private slots:
 
     // `make-data spoken-digits` runs scripts/make_spoken_digits.sh (found in the source tree of
     // this build tree): a count people can follow on stderr, the folder and count on stdout.
-    // Two of the 424 voices (2 x 33 recordings, their real hard negative, 2 words holding a
+    // Two of the 544 voices (2 x 33 recordings, their real hard negative, 2 words holding a
     // digit and 4 background noises; 84 with their 11 made-up hard negatives, until version 6 of
     // the data set) keep it quick.
     void makeDataMakesSpokenDigitsWithProgress()
@@ -419,7 +419,7 @@ private slots:
         p.start(FLOWBENCH_CLI, {"make-data", "spoken-digits", "--out", out});
         QVERIFY(p.waitForStarted());
         QString err;
-        static const QRegularExpression started("made [1-9][0-9]* of 15547");
+        static const QRegularExpression started("made [1-9][0-9]* of 18067");
         QElapsedTimer t;
         t.start();
         while (!err.contains(started) && t.elapsed() < 60000 && p.state() == QProcess::Running) {
@@ -440,7 +440,7 @@ private slots:
         // count it gave is what is there: none is added after.
         auto made = [&] { return QDir(out).entryList({"*_*_*.wav"}, QDir::Files); };
         const int kept = int(made().size());
-        QVERIFY2(kept > 0 && kept < 15547, qPrintable(QString::number(kept)));
+        QVERIFY2(kept > 0 && kept < 18067, qPrintable(QString::number(kept)));
         static const QRegularExpression said("stopped with (\\d+) recordings");
         QCOMPARE(said.match(last["error"]["message"].toString()).captured(1).toInt(), kept);
         QTest::qWait(2000);
@@ -494,20 +494,20 @@ private slots:
         QTest::newRow("no folder") << QStringList{"make-data", "spoken-digits", "--out"};
         QTest::newRow("voices") << QStringList{"make-data", "spoken-digits", "--voices", "0"};
         QTest::newRow("voices past the script's")
-            << QStringList{"make-data", "spoken-digits", "--voices", "425"};
+            << QStringList{"make-data", "spoken-digits", "--voices", "545"};
     }
 
     // The CLI's count of the script's voices (cli::kSpokenDigitsVoices) is the script's: it
-    // takes 424 and refuses 425, and so does the script.
+    // takes 544 and refuses 545, and so does the script.
     void makeDataKnowsHowManyVoicesTheScriptHas()
     {
-        const CliResult r = cli({"make-data", "spoken-digits", "--voices", "425"});
+        const CliResult r = cli({"make-data", "spoken-digits", "--voices", "545"});
         QCOMPARE(r.exitCode, 2);
-        QVERIFY2(r.err.contains("--voices needs a whole number from 1 to 424"), qPrintable(r.err));
+        QVERIFY2(r.err.contains("--voices needs a whole number from 1 to 544"), qPrintable(r.err));
         QTemporaryDir dir;
         QProcess script;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert("FLOWBENCH_SPOKEN_DIGITS_VOICES", "425");
+        env.insert("FLOWBENCH_SPOKEN_DIGITS_VOICES", "545");
         script.setProcessEnvironment(env);
         // A group of its own: should the script take the count and start making recordings,
         // its workers are stopped with it instead of taking the cores from the tests after it.
@@ -520,7 +520,7 @@ private slots:
         QVERIFY(script.waitForFinished(60000));
         QCOMPARE(script.exitCode(), 2);
         const QString err = script.readAllStandardError();
-        QVERIFY2(err.contains("FLOWBENCH_SPOKEN_DIGITS_VOICES must be 1 to 424, not '425'"),
+        QVERIFY2(err.contains("FLOWBENCH_SPOKEN_DIGITS_VOICES must be 1 to 544, not '545'"),
                  qPrintable(err));
     }
 
