@@ -38,8 +38,9 @@
 # folder is left as it is. Needs espeak-ng, flite, festival with its voices (festival_voices
 # below) and sox: the packages --packages prints, which scripts/deps.sh installs. Made with
 # flowbench-speak (built with Flowbench: FLOWBENCH_SPEAK below) it takes 1 to 4 minutes on 2
-# cores (66 s for 15,547 on the machine of 2026-12-02, before the 240 made-up voices), the same files as the espeak-ng and
-# sox commands make without it (the first 7888 in 8.6 minutes, where flowbench-speak took 2.1).
+# cores (66 s for 15,547 on the machine of 2026-12-02, before the 240 made-up voices), the same
+# files as the espeak-ng and sox commands make without it (the first 7888 in 8.6 minutes, where
+# flowbench-speak took 2.1).
 #
 # For tests and quick tries (not for training):
 #   FLOWBENCH_SPOKEN_DIGITS_VOICES=N   only the first N of the 544 voices (espeak-ng's first 144,
@@ -930,27 +931,29 @@ fi
 # points to, the installed folder.
 voices_home=$(mktemp -d)
 trap 'rm -rf "$voices_home"' EXIT
-here=$voices_home/espeak-ng-data
-mkdir -p "$here/made-up" "$here/voices/!v"
+copy=$voices_home/espeak-ng-data
+mkdir -p "$copy/made-up" "$copy/voices/!v"
 parts=() parts_v=()
 for part in "$espeak_data"/*; do [[ ${part##*/} == voices ]] || parts+=("$part"); done
 for part in "$espeak_data"/voices/*; do [[ ${part##*/} == '!v' ]] || parts_v+=("$part"); done
 # One ln for each folder (a fork costs milliseconds on some machines).
-ln -s "${parts[@]}" "$here/"
-(( ${#parts_v[@]} )) && ln -s "${parts_v[@]}" "$here/voices/"
-ln -s "$espeak_data"/voices/'!v'/* "$here/voices/!v/"
+ln -s "${parts[@]}" "$copy/"
+(( ${#parts_v[@]} )) && ln -s "${parts_v[@]}" "$copy/voices/"
+ln -s "$espeak_data"/voices/'!v'/* "$copy/voices/!v/"
 for ((i = 1; i <= n_made_up_voices; i++)); do
     made_up_voice "$i"
     printf -v v 'fbv%03d' "$i"
-    printf '%s' "$variant" > "$here/made-up/$v"
+    printf '%s' "$variant" > "$copy/made-up/$v"
 done
-# A variant espeak-ng cannot read is no error to it: it says the words in the accent's own
-# voice. The first made-up voice must sound otherwise.
+# A variant espeak-ng cannot read is no error to it, the command's or the library's that
+# flowbench-speak calls: it says the words in the accent's own voice. The first made-up voice
+# must sound otherwise (and en-us must be there at all).
 if (( n_made_up_voices > 0 )); then
     espeak_voice en-us+fbv001
     if [[ "$(ESPEAK_DATA_PATH=$voices_home espeak-ng -v "$ev" --stdout one | cksum)" == \
           "$(ESPEAK_DATA_PATH=$voices_home espeak-ng -v en-us --stdout one | cksum)" ]]; then
-        echo "make_spoken_digits: espeak-ng did not read the made-up voice $ev" >&2
+        echo "make_spoken_digits: espeak-ng did not read the made-up voice $ev" \
+            "(or has no en-us voice)" >&2
         exit 1
     fi
 fi

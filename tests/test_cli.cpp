@@ -358,9 +358,8 @@ private slots:
             QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
             // Two of espeak-ng's voices (f4 has made-up hard negatives, Annie a real one), one
             // of flite's, and a made-up voice (whose variant espeak-ng reads from the script's
-            // folder of its data: flowbench-speak refuses a voice it cannot find, where the
-            // espeak-ng command says it in the accent's own voice, so that the two agree only
-            // when both read it).
+            // copy of its data folder; an unreadable one would be said in the accent's own
+            // voice both ways, which the script checks for before it starts).
             env.insert("FLOWBENCH_SPOKEN_DIGITS_ONLY",
                        "^(espeak-en-029-f4|espeak-en-029-Annie|flite-kal16|espeak-en-us-fbv001)$");
             env.insert("FLOWBENCH_SPOKEN_DIGITS_REPEATABLE", "1");

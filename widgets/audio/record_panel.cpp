@@ -676,8 +676,8 @@ void RecordPanel::refreshClasses()
     m_classes->setCurrentRow(row >= 0 ? row : 0);
     m_relabel->clear();
     m_relabel->addItems(classes());
-    // Its signal was blocked: where the class shown is another one now (it was removed, or
-    // there was none), its clips and buttons follow here.
+    // Its signal was blocked: where the class shown is another one now (there was none
+    // before), its clips and buttons follow here.
     if (currentClass() != current) {
         refreshClips();
         labelTakeButtons();
