@@ -38,9 +38,8 @@
 # folder is left as it is. Needs espeak-ng, flite, festival with its voices (festival_voices
 # below) and sox: the packages --packages prints, which scripts/deps.sh installs. Made with
 # flowbench-speak (built with Flowbench: FLOWBENCH_SPEAK below) it takes 1 to 4 minutes on 2
-# cores (66 s for 15,547 on the machine of 2026-12-02, before the 240 made-up voices), the same
-# files as the espeak-ng and sox commands make without it (the first 7888 in 8.6 minutes, where
-# flowbench-speak took 2.1).
+# cores (71 s for all 18,067 on the machine of 2026-12-02), the same files as the espeak-ng and
+# sox commands make without it (the first 7888 in 8.6 minutes, where flowbench-speak took 2.1).
 #
 # For tests and quick tries (not for training):
 #   FLOWBENCH_SPOKEN_DIGITS_VOICES=N   only the first N of the 544 voices (espeak-ng's first 144,
