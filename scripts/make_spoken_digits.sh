@@ -345,8 +345,9 @@ done
 # between and around them. With 120, 5 to 10 points more of the digits of voices it never
 # heard are found at every budget of false alarms from 2 an hour (two training seeds;
 # bench/results/listen-made-up-voices-20261202.md); with 240 (fbv121 to fbv240 since
-# 2026-12-02, evening), 7 to 10 points more again within 2 an hour, about as many within 10,
-# and a third fewer false alarms at listen's defaults
+# 2026-12-02, evening), 10 points more again within 2 an hour as listen hears them (three ways;
+# 4 and 9 heard once), 1 to 1.5 more within 10, and a third fewer false alarms at listen's
+# defaults
 # (bench/results/listen-240-made-up-voices-20261202.md). After the others, so that a folder made
 # before gains them. Any number: espeak-ng reads them from a folder it does not list (below).
 n_made_up_voices=240

@@ -57,9 +57,17 @@ struct Run {
     QString out, err;
 };
 
-Run run(const QString &program, const QStringList &args, int timeoutMs = 600000)
+// ENV: NAME=VALUE settings for it on top of the test's environment.
+Run run(const QString &program, const QStringList &args, int timeoutMs = 600000,
+        const QStringList &env = {})
 {
     QProcess p;
+    if (!env.isEmpty()) {
+        QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+        for (const QString &setting : env)
+            e.insert(setting.section('=', 0, 0), setting.section('=', 1));
+        p.setProcessEnvironment(e);
+    }
     // A process group of its own, so that a limit reached stops what it started as well
     // (make_spoken_digits.sh's workers and their espeak-ng, sox and festival), which would
     // otherwise go on taking the cores from the tests after it.
@@ -123,11 +131,15 @@ QJsonObject firstEvaluation(const QString &runDir)
     return QJsonDocument::fromJson(f.readAll()).object()["evaluations"].toArray()[0].toObject();
 }
 
-// tests/make_listen_recording.sh: WORDS words (SEED draws them) into wav, their truth into tsv.
-Run makeListenRecording(const QString &wav, const QString &tsv, int words, int seed)
+// tests/make_listen_recording.sh: WORDS words (SEED draws them, DIGIT_PERCENT of them digits)
+// into wav, their truth into tsv; ENV its settings (FLOWBENCH_LISTEN_VOICES=..., ...).
+Run makeListenRecording(const QString &wav, const QString &tsv, int words, int seed,
+                        const QStringList &env = {}, int digitPercent = 60)
 {
-    return run("bash", {kSource + "/tests/make_listen_recording.sh", wav, tsv,
-                        QString::number(words), QString::number(seed)});
+    return run("bash",
+               {kSource + "/tests/make_listen_recording.sh", wav, tsv, QString::number(words),
+                QString::number(seed), QString::number(digitPercent)},
+               600000, env);
 }
 
 // A word of tests/make_listen_recording.sh's truth file: where it is spoken, and what.
@@ -462,9 +474,8 @@ private slots:
         QCOMPARE(QDir(kData).entryList({"*.wav"}, QDir::Files).filter(unheard), QStringList());
         QTemporaryDir dir;
         const QString rec = dir.filePath("rec.wav"), truthFile = dir.filePath("rec.tsv");
-        qputenv("FLOWBENCH_LISTEN_VOICES", "unheard-variants");
-        const Run make = makeListenRecording(rec, truthFile, 120, 7);
-        qunsetenv("FLOWBENCH_LISTEN_VOICES");
+        const Run make = makeListenRecording(rec, truthFile, 120, 7,
+                                             {"FLOWBENCH_LISTEN_VOICES=unheard-variants"});
         QVERIFY2(make.exitCode == 0, qPrintable(make.err));
         const QList<Word> truth = readTruth(truthFile);
         QCOMPARE(truth.size(), 120);
@@ -492,10 +503,8 @@ private slots:
                  "heldOutVoicesAreRecognised did not train a model");
         QTemporaryDir dir;
         const QString rec = dir.filePath("numbers.wav"), truthFile = dir.filePath("numbers.tsv");
-        qputenv("FLOWBENCH_LISTEN_OTHERS", kNumberWords);
-        const Run make = run(
-            "bash", {kSource + "/tests/make_listen_recording.sh", rec, truthFile, "60", "5", "0"});
-        qunsetenv("FLOWBENCH_LISTEN_OTHERS");
+        const Run make = makeListenRecording(
+            rec, truthFile, 60, 5, {QString("FLOWBENCH_LISTEN_OTHERS=") + kNumberWords}, 0);
         QVERIFY2(make.exitCode == 0, qPrintable(make.err));
         const QList<Word> truth = readTruth(truthFile);
         QCOMPARE(truth.size(), 60);

@@ -212,10 +212,7 @@ RecordPanel::RecordPanel(QWidget *parent)
     };
     connect(m_addClass, &QPushButton::clicked, this, addTyped);
     connect(m_newClass, &QLineEdit::returnPressed, this, addTyped);
-    connect(m_classes, &QListWidget::currentRowChanged, this, [this] {
-        refreshClips();
-        labelTakeButtons();
-    });
+    connect(m_classes, &QListWidget::currentRowChanged, this, &RecordPanel::showClass);
     connect(m_hold, &QPushButton::pressed, this, [this] {
         if (recording()) return; // a long take is running: it ends with its own button
         QString why;
@@ -678,10 +675,13 @@ void RecordPanel::refreshClasses()
     m_relabel->addItems(classes());
     // Its signal was blocked: where the class shown is another one now (there was none
     // before), its clips and buttons follow here.
-    if (currentClass() != current) {
-        refreshClips();
-        labelTakeButtons();
-    }
+    if (currentClass() != current) showClass();
+}
+
+void RecordPanel::showClass()
+{
+    refreshClips();
+    labelTakeButtons();
 }
 
 QList<int> RecordPanel::shownClips() const

@@ -112,6 +112,8 @@ private:
     void rescan();
     void refreshClasses();
     void refreshClips();
+    // The current class's clips and take buttons (when the class shown changes).
+    void showClass();
     void showClip(int clip);
     void setStatus(const QString &text);
     void labelTakeButtons();
