@@ -5,6 +5,7 @@
     python3 bench/listen_curve.py --model runs/a --model runs/b --recordings ...   # averaged
     python3 bench/listen_curve.py --cache ~/kws-windows ...    # each model hears each recording once
     python3 bench/listen_curve.py --warp 0 ...                 # each window heard once
+    python3 bench/listen_curve.py --warp 0.04,0.08 ...         # five ways
 
 bench/listen_accuracy.py runs the engine at eight settings; this tool asks `flowbench-cli listen
 --windows` once per recording for every window's probabilities and whether it is centred, then
@@ -17,7 +18,7 @@ is the engine's rule (core/exec/listen.cpp: the average of the last K centred wi
 off-centre window counted as certain background, one detection a word, --suppress-ms 500). With
 several --model, their window probabilities are averaged (models listening together); --warp W
 (default listen's own, 0.08; 0: once) has `listen` hear every window at 1-W and 1+W times the
-speed too.
+speed too, and --warp W1,W2 at 1-W and 1+W for each (five hearings).
 Under the table, what decides the strict end of the curve: the share of the digits whose score
 (the 4-window average of their own class, at its peak near the word) reaches 0.8 to 0.98, how
 many other words reach it, which other words the model is surest are digits, and what the
@@ -42,7 +43,14 @@ from listen_latency import CLI  # noqa: E402
 IGNORED = {"background", "unknown"}
 LIMITS = (0, 2, 5, 10, 20, 50, 100)
 NEVER = 1.01  # a threshold no average of probabilities reaches: the class is never detected
-WARP = 0.08  # listen's default --warp; always passed, so that the cache key says how it heard
+WARP = "0.08"  # listen's default --warp; always passed, so that the cache key says how it heard
+
+
+def warp_arg(text):
+    """listen's --warp as one canonical string: its numbers, comma-separated, 0s left out ("0":
+    heard once), so that "0.080" and "0.08" share a cache entry as they share a hearing."""
+    ws = [float(w) for w in str(text).split(",") if w.strip()]
+    return ",".join(str(w) for w in ws if w > 0) or "0"
 
 
 def listen_windows(model, recording, cache, warp=WARP):
@@ -53,7 +61,7 @@ def listen_windows(model, recording, cache, warp=WARP):
     if cache:
         f = model if os.path.isfile(model) else os.path.join(model, "model.safetensors")
         key = ":".join(f"{os.path.abspath(x)}:{os.stat(x).st_size}:{os.stat(x).st_mtime_ns}"
-                       for x in (f, recording)) + (f":warp{warp}" if warp else "")
+                       for x in (f, recording)) + (f":warp{warp}" if warp != "0" else "")
         key = hashlib.sha1(key.encode())
         path = os.path.join(cache, f"{key.hexdigest()[:16]}-{os.path.basename(recording)}.jsonl")
         if os.path.exists(path):
@@ -214,8 +222,9 @@ def main():
     ap.add_argument("--recordings", required=True, help="listen_accuracy.py's kept recordings")
     ap.add_argument("--cache", help="keep each model's windows here and reuse them (the 2-hour "
                     "recording takes a model 1.5 minutes to hear on 2 cores)")
-    ap.add_argument("--warp", type=float, default=WARP,
-                    help="listen --warp: every window heard at 1-W and 1+W times the speed too "
+    ap.add_argument("--warp", type=warp_arg, default=WARP,
+                    help="listen --warp W[,W2...]: every window heard at 1-W and 1+W times the "
+                    "speed too, for each W "
                     "(default listen's, 0.08; 0: heard once)")
     a = ap.parse_args()
     data = load(a.model, a.recordings, a.cache, a.warp)

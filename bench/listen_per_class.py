@@ -19,7 +19,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from listen_curve import IGNORED, NEVER, WARP, detect, load, tally  # noqa: E402
+from listen_curve import IGNORED, NEVER, WARP, detect, load, tally, warp_arg  # noqa: E402
 
 GRID = (0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99, 0.995)
 
@@ -34,7 +34,7 @@ def main():
     ap.add_argument("--model", action="append", required=True, help="a run folder (repeatable)")
     ap.add_argument("--recordings", required=True, help="listen_accuracy.py's kept recordings")
     ap.add_argument("--cache", help="listen_curve.py's cache of the models' windows")
-    ap.add_argument("--warp", type=float, default=WARP)
+    ap.add_argument("--warp", type=warp_arg, default=WARP)
     ap.add_argument("--per-hour", type=float, default=2.0, help="the false-alarm budget")
     a = ap.parse_args()
     data = load(a.model, a.recordings, a.cache, a.warp)

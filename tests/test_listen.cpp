@@ -238,14 +238,18 @@ private slots:
                 v = std::exp(v);
             return p;
         };
-        const std::vector<float> alone = probabilities(Listener::together({slowWords}, 0));
+        const std::vector<float> alone = probabilities(Listener::together({slowWords}, {1.0}));
         QVERIFY(alone[1] < 0.01f && alone[3] > 0.99f);
-        const std::vector<float> warped = probabilities(Listener::together({slowWords}, 0.2));
+        ListenOptions o;
+        o.warps = {0.2};
+        QCOMPARE(o.speeds(), (std::vector<double>{1.0, 0.8, 1.2}));
+        const std::vector<float> warped =
+            probabilities(Listener::together({slowWords}, o.speeds()));
         QVERIFY2(std::abs(warped[1] - 1.0f / 3) < 0.01f && std::abs(warped[3] - 2.0f / 3) < 0.01f,
                  qPrintable(QString("%1 %2").arg(warped[1]).arg(warped[3])));
         // With another scorer that hears the middle sample's class ("0"): the mean of all six.
         const std::vector<float> both =
-            probabilities(Listener::together({slowWords, scoreWindow}, 0.2));
+            probabilities(Listener::together({slowWords, scoreWindow}, o.speeds()));
         QVERIFY2(std::abs(both[1] - 1.0f / 6) < 0.01f && std::abs(both[0] - 0.5f) < 0.01f &&
                      std::abs(both[3] - 2.0f / 6) < 0.01f,
                  qPrintable(QString("%1 %2 %3").arg(both[0]).arg(both[1]).arg(both[3])));
@@ -253,6 +257,16 @@ private slots:
         for (float v : both)
             sum += v;
         QVERIFY(std::abs(sum - 1.0f) < 1e-4f);
+        // Two warps, five hearings: 1, 0.95, 1.05, 0.8 and 1.2 times as fast. Only 0.8 makes the
+        // word 45 samples or more (0.95: 42), so one hearing in five knows it.
+        o.warps = {0.05, 0.2};
+        QCOMPARE(o.speeds(), (std::vector<double>{1.0, 0.95, 1.05, 0.8, 1.2}));
+        const std::vector<float> five = probabilities(Listener::together({slowWords}, o.speeds()));
+        QVERIFY2(std::abs(five[1] - 0.2f) < 0.01f && std::abs(five[3] - 0.8f) < 0.01f,
+                 qPrintable(QString("%1 %2").arg(five[1]).arg(five[3])));
+        // A warp of 0 is no hearing more: heard once.
+        o.warps = {0.0};
+        QCOMPARE(o.speeds(), std::vector<double>{1.0});
     }
 
     void optionsOutOfRangeAreRefused()
@@ -278,10 +292,12 @@ private slots:
         o.centreMs = 600; // more than half the window
         QVERIFY(refused(o, "--centre-ms"));
         o = {};
-        o.warp = 0.5;
+        o.warps = {0.5};
         QVERIFY(refused(o, "--warp"));
-        o.warp = -0.1;
+        o.warps = {0.08, -0.1};
         QVERIFY(refused(o, "--warp"));
+        o.warps = {0.02, 0.04, 0.06, 0.08, 0.1};
+        QVERIFY(refused(o, "at most 4"));
     }
 };
 

@@ -52,9 +52,9 @@ Options:
                      as the model learnt words (default 300; 0: every window)
   --ignore A,B,...   classes never detected (default background,unknown,silence,noise)
   --with MODEL2      another model listening too (repeatable; probabilities averaged)
-  --warp W           each model also hears every window 1-W and 1+W times as fast (a lower
-                     and a higher voice), probabilities averaged (default 0.08; 0: only as
-                     it is, a tenth of the work; at most 0.3)
+  --warp W[,W2...]   each model also hears every window 1-W and 1+W times as fast (a lower
+                     and a higher voice), for each W given, probabilities averaged (default
+                     0.08; 0: only as it is, a tenth of the work; each at most 0.3, at most 4)
   --windows          also one line per window: its top classes and time
   --seconds S        with --mic: stop after S seconds (default: at Ctrl-C)
   --rate HZ          with --stdin: the samples' rate (default: the model's)
@@ -69,7 +69,7 @@ Output (stdout, JSON lines):
    "probabilities": {class: this window's probability, ...}, "sound_offset", "centred", "ms"}
   {"kind": "summary", "status": "ok", "input", "seconds", "windows", "detections",
    "models", "threads", "detector": {"average", "threshold", "hop_ms", "centre_ms",
-   "suppress_ms", "warp"},
+   "suppress_ms", "warp" (the largest W), "warps" (every W)},
    "latency_ms": {"p50", "p99", "max"}}           (last line; "status": "error" on failure)
 Exit codes: 0 ok, 1 the recording or microphone could not be read, 2 bad usage or model.
 )";
@@ -260,6 +260,18 @@ int listen(int argc, char **argv)
                 device = v;
                 continue;
             }
+            if (a == "--warp") {
+                o.warps.clear();
+                for (size_t s = 0; s <= v.size();) {
+                    const size_t e = std::min(v.find(',', s), v.size());
+                    double w = 0;
+                    if (!number(v.substr(s, e - s), w))
+                        return usage("--warp needs numbers separated by commas, not '" + v + "'");
+                    o.warps.push_back(w);
+                    s = e + 1;
+                }
+                continue;
+            }
             if (a == "--ignore") {
                 o.ignore.clear();
                 for (size_t s = 0; s <= v.size();) {
@@ -276,7 +288,6 @@ int listen(int argc, char **argv)
             if (a == "--threshold") o.threshold = x;
             if (a == "--suppress-ms") o.suppressMs = x;
             if (a == "--centre-ms") o.centreMs = x;
-            if (a == "--warp") o.warp = x;
             if (a == "--seconds") seconds = x;
             if (a == "--rate") rate = x;
             if (a == "--threads") {
@@ -438,7 +449,8 @@ int listen(int argc, char **argv)
                    {"hop_ms", o.hopMs},
                    {"centre_ms", o.centreMs},
                    {"suppress_ms", o.suppressMs},
-                   {"warp", o.warp}}},
+                   {"warp", o.warps.empty() ? 0.0 : *std::ranges::max_element(o.warps)},
+                   {"warps", o.warps}}},
                  {"latency_ms",
                   {{"p50", rounded(percentile(latencies, 0.5), 1000)},
                    {"p99", rounded(percentile(latencies, 0.99), 1000)},

@@ -75,7 +75,7 @@ Result<Listener> Listener::make(const std::vector<Predictor *> &predictors, cons
     ListenOptions withTrim = o;
     withTrim.trimDb = pre.value("trim_db", 0.0);
     if (withTrim.trimDb <= 0) withTrim.centreMs = 0; // it learnt recordings as they came
-    if (predictors.size() == 1 && withTrim.warp <= 0) {
+    if (predictors.size() == 1 && withTrim.speeds().size() == 1) {
         Predictor *predictor = &p;
         return make([predictor](const std::vector<float> &w) { return predictor->scores(w, 1); },
                     p.classNames(), rate, window, withTrim);
@@ -83,32 +83,40 @@ Result<Listener> Listener::make(const std::vector<Predictor *> &predictors, cons
     std::vector<Scorer> scorers;
     for (Predictor *q : predictors)
         scorers.push_back([q](const std::vector<float> &w) { return q->scores(w, 1); });
-    return make(together(std::move(scorers), withTrim.warp), p.classNames(), rate, window,
+    return make(together(std::move(scorers), withTrim.speeds()), p.classNames(), rate, window,
                 withTrim);
 }
 
-Listener::Scorer Listener::together(std::vector<Scorer> scorers, double warp)
+std::vector<double> ListenOptions::speeds() const
 {
-    std::vector<double> factors{1.0};
-    if (warp > 0) factors = {1.0, 1.0 - warp, 1.0 + warp};
-    return [scorers = std::move(scorers), factors](const std::vector<float> &w) {
-        std::vector<double> mean;
-        const double n = double(scorers.size() * factors.size());
-        for (double f : factors) {
-            const std::vector<float> heard = data::stretchedAroundMiddle(w, f);
-            for (const Scorer &score : scorers) {
-                const std::vector<float> s = score(heard);
-                const std::vector<double> prob = softmax(s.data(), int64_t(s.size()));
-                mean.resize(prob.size(), 0.0);
-                for (size_t c = 0; c < prob.size(); ++c)
-                    mean[c] += prob[c] / n;
+    std::vector<double> out{1.0};
+    for (double w : warps)
+        if (w > 0) out.insert(out.end(), {1.0 - w, 1.0 + w});
+    return out;
+}
+
+Listener::Scorer Listener::together(std::vector<Scorer> scorers, std::vector<double> speeds)
+{
+    if (speeds.empty()) speeds = {1.0};
+    return
+        [scorers = std::move(scorers), factors = std::move(speeds)](const std::vector<float> &w) {
+            std::vector<double> mean;
+            const double n = double(scorers.size() * factors.size());
+            for (double f : factors) {
+                const std::vector<float> heard = data::stretchedAroundMiddle(w, f);
+                for (const Scorer &score : scorers) {
+                    const std::vector<float> s = score(heard);
+                    const std::vector<double> prob = softmax(s.data(), int64_t(s.size()));
+                    mean.resize(prob.size(), 0.0);
+                    for (size_t c = 0; c < prob.size(); ++c)
+                        mean[c] += prob[c] / n;
+                }
             }
-        }
-        std::vector<float> out(mean.size());
-        for (size_t c = 0; c < mean.size(); ++c)
-            out[c] = float(std::log(std::max(mean[c], 1e-30))); // (NaN stays NaN: never heard)
-        return out;
-    };
+            std::vector<float> out(mean.size());
+            for (size_t c = 0; c < mean.size(); ++c)
+                out[c] = float(std::log(std::max(mean[c], 1e-30))); // (NaN stays NaN: never heard)
+            return out;
+        };
 }
 
 Result<Listener> Listener::make(Scorer scorer, std::vector<std::string> names, int64_t rate,
@@ -133,7 +141,9 @@ Result<Listener> Listener::make(Scorer scorer, std::vector<std::string> names, i
                      {},
                      {},
                      0};
-    if (!(o.warp >= 0 && o.warp <= 0.3)) return Error{"--warp must be from 0 to 0.3", {}, {}, 0};
+    if (o.warps.size() > 4) return Error{"--warp takes at most 4 values", {}, {}, 0};
+    for (double w : o.warps)
+        if (!(w >= 0 && w <= 0.3)) return Error{"--warp must be from 0 to 0.3", {}, {}, 0};
     const int64_t hop = std::max<int64_t>(1, std::llround(o.hopMs * double(rate) / 1000.0));
     return Listener(std::move(scorer), std::move(names), o, rate, window, hop);
 }

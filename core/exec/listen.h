@@ -35,15 +35,18 @@ struct ListenOptions {
     // the first ignored class, certain. 0: every window counts.
     double centreMs = 300;
     double trimDb = 30; // make(Predictor&) takes the model's own trim_db (0 there: no gate)
-    // Above 0: every model also hears each window played 1 - warp and 1 + warp times as fast
-    // (data::stretchedAroundMiddle: a longer and a shorter vocal tract, a lower and a higher
-    // voice), and the window's probabilities are the mean of the three hearings, as with
+    // For each w above 0, every model also hears each window played 1 - w and 1 + w times as
+    // fast (data::stretchedAroundMiddle: a longer and a shorter vocal tract, a lower and a
+    // higher voice), and the window's probabilities are the mean of all the hearings, as with
     // several models; a voice that lies between those the model learnt is then heard by a
-    // hearing nearer one of them. Three forward passes a window per model and two
-    // resamplings, most of the cost (9.4 ms a window against 0.9 on 2 cores). 0 to 0.3; 0.08
-    // (0.15 found fewer) found 6 to 7 points more of the digits within 2 false alarms an
-    // hour, and 10 to 21 more with none in 2.2 hours, for each of three models (docs/audio.md).
-    double warp = 0.08;
+    // hearing nearer one of them. Each w costs two forward passes a window per model and two
+    // resamplings, most of the cost (9.4 ms a window against 0.9 on 2 cores with one w).
+    // Each 0 to 0.3, at most 4 of them (0s are ignored: none, heard once). {0.08} (0.15 found
+    // fewer) found 6 to 7 points more of the digits within 2 false alarms an hour, and 10 to
+    // 21 more with none in 2.2 hours, for each of three models (docs/audio.md).
+    std::vector<double> warps = {0.08};
+    // The speeds each window is heard at: 1, then 1 - w and 1 + w for each w of warps above 0.
+    std::vector<double> speeds() const;
     // Classes that are never detected: by name, case-insensitive, with or without underscores
     // around them ("_background_noise_", Speech Commands' own spelling, too).
     std::vector<std::string> ignore = {"background", "background_noise", "unknown", "silence",
@@ -88,9 +91,9 @@ public:
     static Result<Listener> make(const std::vector<Predictor *> &predictors,
                                  const ListenOptions &options);
     // Scorers heard together: the mean of their probabilities (as scores: the mean's log), each
-    // hearing the window as it is and, with warp above 0, played 1 - warp and 1 + warp times as
-    // fast too (ListenOptions::warp). What make(predictors) listens with.
-    static Scorer together(std::vector<Scorer> scorers, double warp);
+    // hearing the window at each of the speeds (ListenOptions::speeds(): 1 and 1 - w and 1 + w
+    // for each warp w). What make(predictors) listens with.
+    static Scorer together(std::vector<Scorer> scorers, std::vector<double> speeds);
     // Any scorer of windows of `windowSamples` at `sampleRate` with these classes (tests).
     static Result<Listener> make(Scorer scorer, std::vector<std::string> classNames,
                                  int64_t sampleRate, int64_t windowSamples,

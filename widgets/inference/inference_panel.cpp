@@ -666,11 +666,27 @@ void InferencePanel::readListenLines()
                 QString how = tr("threshold %1 over %2 windows")
                                   .arg(eventNumber(detector, "threshold"), 0, 'f', 2)
                                   .arg(int(eventNumber(detector, "average")));
-                const double warp = eventNumber(detector, "warp", 0);
-                if (warp > 0)
-                    how += tr(", each window heard at %1, 1 and %2 times its speed")
-                               .arg(1 - warp, 0, 'f', 2)
-                               .arg(1 + warp, 0, 'f', 2);
+                // Each warp w: the window heard 1 - w and 1 + w times as fast too ("warps";
+                // an engine of before 2026-12-03 says only "warp", one w).
+                std::vector<double> speeds{1.0};
+                const auto warps = detector.find("warps");
+                std::vector<double> ws;
+                if (warps != detector.end() && warps->is_array()) {
+                    for (const auto &w : *warps)
+                        if (w.is_number()) ws.push_back(w.get<double>());
+                } else {
+                    ws.push_back(eventNumber(detector, "warp", 0));
+                }
+                for (double w : ws)
+                    if (w > 0) speeds.insert(speeds.end(), {1 - w, 1 + w});
+                std::sort(speeds.begin(), speeds.end());
+                if (speeds.size() > 1) {
+                    QStringList at;
+                    for (double f : speeds)
+                        at << (f == 1.0 ? QStringLiteral("1") : QString::number(f, 'f', 2));
+                    how += tr(", each window heard at %1 and %2 times its speed")
+                               .arg(at.mid(0, at.size() - 1).join(QStringLiteral(", ")), at.last());
+                }
                 m_status->setText(
                     tr("Listened for %1 s: %n word(s) detected; a window took %2 ms at p50 and "
                        "%3 ms at p99.",
