@@ -532,6 +532,29 @@ private slots:
             x[k] = float((f > 0 ? 0.15 : 0.0) * std::sin(2 * M_PI * f * t)) + hiss[k] * 1.0f;
         }
         QVERIFY(fb::data::writeWav(words.toStdString(), x, 16000).ok());
+        // The file through the engine itself, each window heard five ways (--warp W1,W2: 1 and
+        // 1 -+ W for each W): the same two words, and the summary says how it heard them.
+        QProcess five;
+        five.start(FLOWBENCH_CLI, {"listen", dir.filePath("run"), words, "--warp", "0.04,0.08"});
+        QVERIFY(five.waitForFinished(120000));
+        QCOMPARE(five.exitCode(), 0);
+        const QList<QByteArray> lines = five.readAllStandardOutput().trimmed().split('\n');
+        QStringList fiveHeard;
+        for (const QByteArray &line : lines) {
+            const QJsonObject o = QJsonDocument::fromJson(line).object();
+            if (o["kind"].toString() == "detection") fiveHeard << o["class"].toString();
+        }
+        QCOMPARE(fiveHeard, (QStringList{"high", "low"}));
+        const QJsonObject detector =
+            QJsonDocument::fromJson(lines.last()).object()["detector"].toObject();
+        QCOMPARE(detector["warps"].toArray(), (QJsonArray{0.04, 0.08}));
+        QCOMPARE(detector["warp"].toDouble(), 0.08);
+        // A list that is not numbers: bad usage (exit 2), saying what.
+        QProcess bad;
+        bad.start(FLOWBENCH_CLI, {"listen", dir.filePath("run"), words, "--warp", "0.04,x"});
+        QVERIFY(bad.waitForFinished(60000));
+        QCOMPARE(bad.exitCode(), 2);
+        QVERIFY(bad.readAllStandardError().contains("--warp needs numbers separated by commas"));
         panel.setModel(dir.filePath("run"));
         QVERIFY2(panel.startListening(&why), qPrintable(why));
         QVERIFY(panel.listening());
