@@ -68,6 +68,19 @@ Result<exec::RunSummary> runCatching(const std::function<Result<exec::RunSummary
     }
 }
 
+std::vector<std::string> split(const std::string &text, char sep)
+{
+    std::vector<std::string> out;
+    size_t from = 0;
+    while (true) {
+        const size_t at = text.find(sep, from);
+        out.push_back(text.substr(from, at == std::string::npos ? std::string::npos : at - from));
+        if (at == std::string::npos) break;
+        from = at + 1;
+    }
+    return out;
+}
+
 bool wholeNumber(const char *text, long lo, long hi, long &out)
 {
     char *end = nullptr;

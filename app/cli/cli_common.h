@@ -36,6 +36,10 @@ Result<graph::PipelineDocument> loadAndValidate(const std::string &path,
 // like end as an error, like any other failure.
 Result<exec::RunSummary> runCatching(const std::function<Result<exec::RunSummary>()> &run);
 
+// The parts of text between each sep ("a,,b" has an empty one in the middle; "" is one empty
+// part): sweep's value lists, listen's --warp and --ignore.
+std::vector<std::string> split(const std::string &text, char sep);
+
 // A whole number from lo to hi, the whole text of it.
 bool wholeNumber(const char *text, long lo, long hi, long &out);
 

@@ -262,23 +262,18 @@ int listen(int argc, char **argv)
             }
             if (a == "--warp") {
                 o.warps.clear();
-                for (size_t s = 0; s <= v.size();) {
-                    const size_t e = std::min(v.find(',', s), v.size());
+                for (const std::string &part : split(v, ',')) {
                     double w = 0;
-                    if (!number(v.substr(s, e - s), w))
+                    if (!number(part, w))
                         return usage("--warp needs numbers separated by commas, not '" + v + "'");
                     o.warps.push_back(w);
-                    s = e + 1;
                 }
                 continue;
             }
             if (a == "--ignore") {
                 o.ignore.clear();
-                for (size_t s = 0; s <= v.size();) {
-                    const size_t e = std::min(v.find(',', s), v.size());
-                    if (e > s) o.ignore.push_back(v.substr(s, e - s));
-                    s = e + 1;
-                }
+                for (const std::string &part : split(v, ','))
+                    if (!part.empty()) o.ignore.push_back(part);
                 continue;
             }
             double x = 0;

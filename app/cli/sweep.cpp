@@ -77,19 +77,6 @@ struct Trial {
     std::string status = "pending";
 };
 
-std::vector<std::string> split(const std::string &text, char sep)
-{
-    std::vector<std::string> out;
-    size_t from = 0;
-    while (true) {
-        const size_t at = text.find(sep, from);
-        out.push_back(text.substr(from, at == std::string::npos ? std::string::npos : at - from));
-        if (at == std::string::npos) break;
-        from = at + 1;
-    }
-    return out;
-}
-
 // A value as JSON: a number when it reads as one (for the plots), else the text.
 json valueJson(const std::string &v)
 {

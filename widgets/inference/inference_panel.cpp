@@ -666,19 +666,17 @@ void InferencePanel::readListenLines()
                 QString how = tr("threshold %1 over %2 windows")
                                   .arg(eventNumber(detector, "threshold"), 0, 'f', 2)
                                   .arg(int(eventNumber(detector, "average")));
-                // Each warp w: the window heard 1 - w and 1 + w times as fast too ("warps";
-                // an engine of before 2026-12-03 says only "warp", one w).
+                // Each warp w: the window heard 1 - w and 1 + w times as fast too, as
+                // exec::ListenOptions::speeds() hears it (the window does not link the engine).
+                // A flowbench-cli older than "warps" says only "warp", one w.
                 std::vector<double> speeds{1.0};
                 const auto warps = detector.find("warps");
-                std::vector<double> ws;
-                if (warps != detector.end() && warps->is_array()) {
-                    for (const auto &w : *warps)
-                        if (w.is_number()) ws.push_back(w.get<double>());
-                } else {
-                    ws.push_back(eventNumber(detector, "warp", 0));
-                }
-                for (double w : ws)
-                    if (w > 0) speeds.insert(speeds.end(), {1 - w, 1 + w});
+                for (const auto &w :
+                     warps != detector.end() && warps->is_array()
+                         ? *warps
+                         : nlohmann::json::array({eventNumber(detector, "warp", 0)}))
+                    if (w.is_number() && w.get<double>() > 0)
+                        speeds.insert(speeds.end(), {1 - w.get<double>(), 1 + w.get<double>()});
                 std::sort(speeds.begin(), speeds.end());
                 if (speeds.size() > 1) {
                     QStringList at;
