@@ -144,7 +144,9 @@ def main():
                     "earlier run with the same --seeds and --minutes), so that models are "
                     "compared on the same sounds and a second run skips making them")
     ap.add_argument("--voices", help="unheard-variants (tests/make_listen_recording.sh's voices "
-                    "that the data set never has, in its own accents), or espeak-ng voices "
+                    "that the data set never has, in its own accents), new-made-up (twenty "
+                    "voices drawn as the data set's made-up ones are, fbv241 to fbv260), or "
+                    "espeak-ng voices "
                     "(ACCENT+VARIANT, separated by spaces), to say the words instead of the West "
                     "Midlands and New York ones; with --recordings, a folder of their own")
     ap.add_argument("--save", action="store_true",

@@ -25,6 +25,9 @@
 #   scripts/make_spoken_digits.sh            into ~/.local/share/flowbench/spoken_digits
 #   scripts/make_spoken_digits.sh DIR        into DIR
 #   scripts/make_spoken_digits.sh --packages prints the Debian packages it needs, on one line
+#   scripts/make_spoken_digits.sh --made-up-voices DIR FIRST LAST
+#                                            an espeak-ng data folder in DIR with the made-up
+#                                            voices fbvFIRST to fbvLAST (ESPEAK_DATA_PATH=DIR)
 #
 # Installed as <prefix>/share/flowbench/make_spoken_digits.sh, where
 # `flowbench-cli make-data spoken-digits` (and the window's File > Make Spoken-Digits Data Set)
@@ -127,6 +130,91 @@ festival_voices=(kal:english/kal_diphone:festvox-kallpc16k ked:english/ked_dipho
 packages="espeak-ng flite festival ${festival_voices[*]##*:} sox"
 if [[ "${1:-}" == --packages ]]; then
     echo "$packages"
+    exit 0
+fi
+# Sets variant to the text of made-up voice $1's espeak-ng variant file (the voices below): every
+# number drawn from the voice's number, so that every run makes the same voices. The formants'
+# frequencies are percentages of the language's own (a shorter vocal tract raises them all
+# together, and each a little on its own), then their heights and widths; the pitch's base and
+# top in Hz follow the tract's size; the rest is espeak-ng's voice quality (docs/voices.md of
+# espeak-ng): voicing and consonants' loudness, breath, roughness, flutter (a shaky pitch), a
+# tone control, and one of the Klatt modes the data set's variants use.
+# The next number below $1 of made_up_voice's generator (an LCG; s and r are its locals).
+made_up_draw() { s=$(( (s * 1103515245 + 12345) & 0x7fffffff )); r=$(( (s >> 8) % $1 )); }
+made_up_voice() {
+    local s=$(( ($1 * 2654435761 + 97) & 0x7fffffff )) r k f base
+    made_up_draw 53; k=$(( 84 + r ))
+    made_up_draw 40; base=$(( 55 + (k - 84) * 3 + r ))
+    made_up_draw 90
+    printf -v variant 'language variant\nname fbv%03d\npitch %d %d\n' \
+        "$1" "$base" $(( base + 15 + r ))
+    for f in 1 2 3 4 5; do
+        made_up_draw 17; local freq=$(( k + r - 8 ))
+        made_up_draw 60; local height=$(( 75 + r ))
+        made_up_draw 80
+        variant+="formant $f $freq $height $(( 75 + r ))"$'\n'
+    done
+    made_up_draw 2; if (( r )); then made_up_draw 80; variant+="voicing $(( 60 + r ))"$'\n'; fi
+    made_up_draw 2; if (( r )); then
+        made_up_draw 80; local a=$(( 50 + r )); made_up_draw 80
+        variant+="consonants $a $(( 50 + r ))"$'\n'
+    fi
+    made_up_draw 4; if (( r == 0 )); then
+        made_up_draw 4; variant+="breath 0 $(( r + 1 )) $(( r + 1 )) $(( r + 1 )) 2 2 2 2"$'\n'
+    fi
+    made_up_draw 10; if (( r < 3 )); then made_up_draw 6; variant+="roughness $r"$'\n'; fi
+    made_up_draw 10; if (( r < 3 )); then made_up_draw 40; variant+="flutter $r"$'\n'; fi
+    made_up_draw 10; if (( r < 3 )); then
+        made_up_draw 156; local lo=$(( 100 + r ))
+        made_up_draw 156; local mid=$(( 100 + r ))
+        made_up_draw 156
+        variant+="tone 600 $lo 1200 $mid 2000 $(( 100 + r ))"$'\n'
+    fi
+    made_up_draw 10; case $r in 4) variant+="klatt 2"$'\n' ;; 5) variant+="klatt 4"$'\n' ;;
+                        6) variant+="klatt 5"$'\n' ;; 7) variant+="klatt 6"$'\n' ;; esac
+}
+# espeak-ng reads variants from its data folder only, and lists no more than 349 voices,
+# languages and variants together (the installed folder has 322): past that it drops some
+# unannounced, English's languages among them. So the made-up variants go into a folder of
+# their own, made-up/, beside links to the installed folder's parts: espeak-ng lists voices/ and
+# lang/ only, and espeak_voice names a made-up variant by its path from voices/!v
+# ("en-us+../../made-up/fbv001"), which espeak-ng reads as it reads its own. espeak-ng and
+# flowbench-speak read the folder through ESPEAK_DATA_PATH.
+# made_up_folder DIR FIRST LAST: such a folder in DIR (DIR/espeak-ng-data) with the made-up
+# voices FIRST to LAST.
+made_up_folder() {
+    local home=$1 first=$2 last=$3 espeak_data copy part i v variant
+    espeak_data=$(espeak-ng --version 2>/dev/null | sed -n 's/.*Data at: //p')
+    if [[ ! -d $espeak_data/voices/'!v' || ! -d $espeak_data/lang/gmw ]]; then
+        echo "make_spoken_digits: espeak-ng's data folder was not found" \
+            "(espeak-ng --version: '$espeak_data')" >&2
+        exit 1
+    fi
+    # voices/ and voices/!v are folders here, not links: ".." from a link goes up from what it
+    # points to, the installed folder.
+    copy=$home/espeak-ng-data
+    mkdir -p "$copy/made-up" "$copy/voices/!v"
+    local parts=() parts_v=()
+    for part in "$espeak_data"/*; do [[ ${part##*/} == voices ]] || parts+=("$part"); done
+    for part in "$espeak_data"/voices/*; do [[ ${part##*/} == '!v' ]] || parts_v+=("$part"); done
+    # One ln for each folder (a fork costs milliseconds on some machines).
+    ln -s "${parts[@]}" "$copy/"
+    (( ${#parts_v[@]} )) && ln -s "${parts_v[@]}" "$copy/voices/"
+    ln -s "$espeak_data"/voices/'!v'/* "$copy/voices/!v/"
+    for ((i = first; i <= last; i++)); do
+        made_up_voice "$i"
+        printf -v v 'fbv%03d' "$i"
+        printf '%s' "$variant" > "$copy/made-up/$v"
+    done
+}
+# --made-up-voices DIR FIRST LAST: only that folder, for voices the data set does not have, drawn
+# as its own are (tests/make_listen_recording.sh's new-made-up voices: fbv241 and after).
+if [[ "${1:-}" == --made-up-voices ]]; then
+    if (( $# != 4 )) || ! [[ $3 =~ ^[0-9]+$ && $4 =~ ^[0-9]+$ ]] || (( $3 < 1 || $4 < $3 )); then
+        echo "make_spoken_digits: --made-up-voices DIR FIRST LAST (1 <= FIRST <= LAST)" >&2
+        exit 2
+    fi
+    made_up_folder "$2" "$3" "$4"
     exit 0
 fi
 export FESTIVAL_VOICES="${festival_voices[*]}" # for make_one, which xargs' bash runs
@@ -872,79 +960,11 @@ FB_R=''
 [[ ${FLOWBENCH_SPOKEN_DIGITS_REPEATABLE:-} == 1 ]] && FB_R=-R
 export FB_R
 
-# Sets variant to the text of made-up voice $1's espeak-ng variant file (the voices above): every
-# number drawn from the voice's number, so that every run makes the same voices. The formants'
-# frequencies are percentages of the language's own (a shorter vocal tract raises them all
-# together, and each a little on its own), then their heights and widths; the pitch's base and
-# top in Hz follow the tract's size; the rest is espeak-ng's voice quality (docs/voices.md of
-# espeak-ng): voicing and consonants' loudness, breath, roughness, flutter (a shaky pitch), a
-# tone control, and one of the Klatt modes the data set's variants use.
-# The next number below $1 of made_up_voice's generator (an LCG; s and r are its locals).
-made_up_draw() { s=$(( (s * 1103515245 + 12345) & 0x7fffffff )); r=$(( (s >> 8) % $1 )); }
-made_up_voice() {
-    local s=$(( ($1 * 2654435761 + 97) & 0x7fffffff )) r k f base
-    made_up_draw 53; k=$(( 84 + r ))
-    made_up_draw 40; base=$(( 55 + (k - 84) * 3 + r ))
-    made_up_draw 90
-    printf -v variant 'language variant\nname fbv%03d\npitch %d %d\n' \
-        "$1" "$base" $(( base + 15 + r ))
-    for f in 1 2 3 4 5; do
-        made_up_draw 17; local freq=$(( k + r - 8 ))
-        made_up_draw 60; local height=$(( 75 + r ))
-        made_up_draw 80
-        variant+="formant $f $freq $height $(( 75 + r ))"$'\n'
-    done
-    made_up_draw 2; if (( r )); then made_up_draw 80; variant+="voicing $(( 60 + r ))"$'\n'; fi
-    made_up_draw 2; if (( r )); then
-        made_up_draw 80; local a=$(( 50 + r )); made_up_draw 80
-        variant+="consonants $a $(( 50 + r ))"$'\n'
-    fi
-    made_up_draw 4; if (( r == 0 )); then
-        made_up_draw 4; variant+="breath 0 $(( r + 1 )) $(( r + 1 )) $(( r + 1 )) 2 2 2 2"$'\n'
-    fi
-    made_up_draw 10; if (( r < 3 )); then made_up_draw 6; variant+="roughness $r"$'\n'; fi
-    made_up_draw 10; if (( r < 3 )); then made_up_draw 40; variant+="flutter $r"$'\n'; fi
-    made_up_draw 10; if (( r < 3 )); then
-        made_up_draw 156; local lo=$(( 100 + r ))
-        made_up_draw 156; local mid=$(( 100 + r ))
-        made_up_draw 156
-        variant+="tone 600 $lo 1200 $mid 2000 $(( 100 + r ))"$'\n'
-    fi
-    made_up_draw 10; case $r in 4) variant+="klatt 2"$'\n' ;; 5) variant+="klatt 4"$'\n' ;;
-                        6) variant+="klatt 5"$'\n' ;; 7) variant+="klatt 6"$'\n' ;; esac
-}
-# espeak-ng reads variants from its data folder only, and lists no more than 349 voices,
-# languages and variants together (the installed folder has 322): past that it drops some
-# unannounced, English's languages among them. So the made-up variants go into a folder of
-# their own, made-up/, beside links to the installed folder's parts: espeak-ng lists voices/ and
-# lang/ only, and espeak_voice names a made-up variant by its path from voices/!v
-# ("en-us+../../made-up/fbv001"), which espeak-ng reads as it reads its own. espeak-ng and
-# flowbench-speak read the folder through ESPEAK_DATA_PATH (made again every run, gone at its
-# end).
-espeak_data=$(espeak-ng --version 2>/dev/null | sed -n 's/.*Data at: //p')
-if [[ ! -d $espeak_data/voices/'!v' || ! -d $espeak_data/lang/gmw ]]; then
-    echo "make_spoken_digits: espeak-ng's data folder was not found" \
-        "(espeak-ng --version: '$espeak_data')" >&2
-    exit 1
-fi
-# voices/ and voices/!v are folders here, not links: ".." from a link goes up from what it
-# points to, the installed folder.
+# The made-up voices' espeak-ng data folder (made_up_folder, above), made again every run and
+# gone at its end.
 voices_home=$(mktemp -d)
 trap 'rm -rf "$voices_home"' EXIT
-copy=$voices_home/espeak-ng-data
-mkdir -p "$copy/made-up" "$copy/voices/!v"
-parts=() parts_v=()
-for part in "$espeak_data"/*; do [[ ${part##*/} == voices ]] || parts+=("$part"); done
-for part in "$espeak_data"/voices/*; do [[ ${part##*/} == '!v' ]] || parts_v+=("$part"); done
-# One ln for each folder (a fork costs milliseconds on some machines).
-ln -s "${parts[@]}" "$copy/"
-(( ${#parts_v[@]} )) && ln -s "${parts_v[@]}" "$copy/voices/"
-ln -s "$espeak_data"/voices/'!v'/* "$copy/voices/!v/"
-for ((i = 1; i <= n_made_up_voices; i++)); do
-    made_up_voice "$i"
-    printf -v v 'fbv%03d' "$i"
-    printf '%s' "$variant" > "$copy/made-up/$v"
-done
+made_up_folder "$voices_home" 1 "$n_made_up_voices"
 # A variant espeak-ng cannot read is no error to it, the command's or the library's that
 # flowbench-speak calls: it says the words in the accent's own voice. The first made-up voice
 # must sound otherwise (and en-us must be there at all).

@@ -13,8 +13,10 @@
 # other words are the 20 below, none of them in the data set, or FLOWBENCH_LISTEN_OTHERS (words
 # separated by spaces). The voices: the 8 below; or with FLOWBENCH_LISTEN_VOICES=unheard-variants
 # the 10 after them, voice variants of espeak-ng that the data set never has, in its own accents
-# (a voice never heard, where the 8 are an accent never heard); or FLOWBENCH_LISTEN_VOICES's
-# espeak-ng voices (ACCENT+VARIANT, separated by spaces).
+# (a voice never heard, where the 8 are an accent never heard); or with new-made-up twenty made-up
+# voices drawn as the data set's are, which it does not have (fbv241 to fbv260); or
+# FLOWBENCH_LISTEN_VOICES's espeak-ng voices (ACCENT+VARIANT, separated by spaces; a made-up
+# voice as ACCENT+fbvNNN).
 # Needs espeak-ng and sox.
 set -euo pipefail
 out=$1 truth=$2 n=${3:-120} seed=${4:-1} digit_percent=${5:-60}
@@ -31,11 +33,42 @@ if [[ "${FLOWBENCH_LISTEN_VOICES:-}" == unheard-variants ]]; then
     # it has) 20 Hz higher; Pedro speaks with a timing and a tone control of its own.
     voices=(en-us+Alicia en-gb-x-rp+Andrea en-029+Alicia en-gb-scotland+pablo en-gb-x-rp+Nguyen
             en-gb-x-gbclan+antonio en-029+pedro en-us+Gene2 en+ed en-gb-x-gbclan+Andrea)
+elif [[ "${FLOWBENCH_LISTEN_VOICES:-}" == new-made-up ]]; then
+    # Twenty voices drawn as the data set's 240 made-up ones are (made_up_voice in
+    # scripts/make_spoken_digits.sh), fbv241 to fbv260, which it does not have, each in the accent
+    # the data set would give it: new speakers from the data set's own kind, as a speaker split
+    # holds out.
+    accents=(en-gb en-us en-gb-scotland en-gb-x-rp en-gb-x-gbclan en-029)
+    voices=()
+    for ((i = 241; i <= 260; i++)); do voices+=("${accents[i % 6]}+fbv$i"); done
 elif [[ -n "${FLOWBENCH_LISTEN_VOICES:-}" ]]; then
     read -r -a voices <<<"$FLOWBENCH_LISTEN_VOICES"
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# Made-up voices (ACCENT+fbvNNN) are read from a folder of their own, which espeak-ng reads
+# through ESPEAK_DATA_PATH and names by their path from its variants.
+made_up=''
+for v in "${voices[@]}"; do
+    if [[ $v =~ \+fbv([0-9]+)$ ]]; then
+        number=$(( 10#${BASH_REMATCH[1]} ))
+        if [[ -z $made_up ]]; then made_up_lo=$number made_up_hi=$number; fi
+        made_up=1
+        (( number < made_up_lo )) && made_up_lo=$number
+        (( number > made_up_hi )) && made_up_hi=$number
+    fi
+done
+if [[ -n $made_up ]]; then
+    bash "$(dirname "${BASH_SOURCE[0]}")/../scripts/make_spoken_digits.sh" --made-up-voices \
+        "$tmp/voices" "$made_up_lo" "$made_up_hi"
+    export ESPEAK_DATA_PATH=$tmp/voices
+    # espeak-ng says a variant it cannot read in the accent's own voice, without a word.
+    if [[ "$(espeak-ng -v "en-us+../../made-up/fbv$made_up_lo" --stdout one | cksum)" == \
+          "$(espeak-ng -v en-us --stdout one | cksum)" ]]; then
+        echo "make_listen_recording: espeak-ng did not read the made-up voice fbv$made_up_lo" >&2
+        exit 1
+    fi
+fi
 RANDOM=$seed
 t=0 # the running length in samples at 16 kHz
 parts=()
@@ -57,7 +90,7 @@ for ((i = 0; i < n; i++)); do
         word=${others[$(( RANDOM % ${#others[@]} ))]} label=other
     fi
     voice=${voices[$(( RANDOM % ${#voices[@]} ))]}
-    espeak-ng -v "$voice" -s $(( 130 + RANDOM % 50 )) -p $(( 30 + RANDOM % 40 )) \
+    espeak-ng -v "${voice/+fbv/+../../made-up/fbv}" -s $(( 130 + RANDOM % 50 )) -p $(( 30 + RANDOM % 40 )) \
         -w "$tmp/raw$i.wav" "$word"
     # Trimmed of espeak-ng's own silence, so that the truth is where the word is.
     sox -q "$tmp/raw$i.wav" -r 16000 -c 1 -b 16 "$tmp/w$i.wav" \

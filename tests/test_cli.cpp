@@ -403,6 +403,81 @@ private slots:
         QVERIFY(bad.readAllStandardError().contains("not a program"));
     }
 
+    // Voices the data set does not have, drawn as its made-up ones are: `make_spoken_digits.sh
+    // --made-up-voices DIR FIRST LAST` writes an espeak-ng data folder with fbvFIRST to fbvLAST,
+    // which espeak-ng reads (a voice of its own, not the accent's), and
+    // tests/make_listen_recording.sh's new-made-up voices (fbv241 to fbv260, each in the accent
+    // the data set would give it) say a listening test's words through it.
+    void madeUpVoicesBeyondTheDataSet()
+    {
+        if (const QString why = missingSpeechTools(); !why.isEmpty()) QSKIP(qPrintable(why));
+        QTemporaryDir dir;
+        auto bash = [&](const QStringList &args, const QStringList &env = {}) {
+            QProcess p;
+            QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+            for (const QString &kv : env)
+                e.insert(kv.section('=', 0, 0), kv.section('=', 1));
+            p.setProcessEnvironment(e);
+            p.start("bash", args);
+            p.waitForFinished(120000);
+            return std::pair{p.exitCode(), QString::fromUtf8(p.readAll() +
+                                                             p.readAllStandardError())};
+        };
+        const QString script = kSource + "/scripts/make_spoken_digits.sh";
+        const QString home = dir.filePath("voices");
+        QCOMPARE(bash({script, "--made-up-voices", home, "241", "243"}).first, 0);
+        const QString madeUp = home + "/espeak-ng-data/made-up";
+        QCOMPARE(QDir(madeUp).entryList(QDir::Files),
+                 QStringList({"fbv241", "fbv242", "fbv243"}));
+        QFile variant(madeUp + "/fbv242");
+        QVERIFY(variant.open(QIODevice::ReadOnly));
+        const QByteArray text = variant.readAll();
+        QVERIFY2(text.startsWith("language variant\nname fbv242\npitch ") &&
+                     text.contains("\nformant 5 "),
+                 text.constData());
+        auto say = [&](const QString &voice) {
+            QProcess p;
+            QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+            e.insert("ESPEAK_DATA_PATH", home);
+            p.setProcessEnvironment(e);
+            p.start("espeak-ng", {"-v", voice, "--stdout", "one"});
+            p.waitForFinished(60000);
+            return p.readAllStandardOutput();
+        };
+        const QByteArray own = say("en-us+../../made-up/fbv242");
+        QVERIFY(own.size() > 1000);
+        QVERIFY2(own != say("en-us"), "espeak-ng said fbv242 in en-us's own voice");
+        // Not a range: said, exit 2.
+        for (const QStringList &bad : {QStringList{"--made-up-voices", home, "5"},
+                                       QStringList{"--made-up-voices", home, "9", "3"},
+                                       QStringList{"--made-up-voices", home, "0", "3"},
+                                       QStringList{"--made-up-voices", home, "x", "3"}}) {
+            const auto [code, out] = bash(QStringList{script} + bad);
+            QCOMPARE(code, 2);
+            QVERIFY2(out.contains("--made-up-voices DIR FIRST LAST"), qPrintable(out));
+        }
+
+        const QString wav = dir.filePath("rec.wav"), tsv = dir.filePath("rec.tsv");
+        const auto [code, out] = bash({kSource + "/tests/make_listen_recording.sh", wav, tsv, "8", "7"},
+                                      {"FLOWBENCH_LISTEN_VOICES=new-made-up"});
+        QVERIFY2(code == 0, qPrintable(out));
+        QFile truth(tsv);
+        QVERIFY(truth.open(QIODevice::ReadOnly));
+        const QStringList lines = QString::fromUtf8(truth.readAll()).trimmed().split('\n');
+        QCOMPARE(lines.size(), 8);
+        const QStringList accents{"en-gb", "en-us", "en-gb-scotland", "en-gb-x-rp",
+                                  "en-gb-x-gbclan", "en-029"};
+        static const QRegularExpression voice("^(.+)\\+fbv(\\d{3})$");
+        for (const QString &line : lines) {
+            const QRegularExpressionMatch m = voice.match(line.section('\t', 4));
+            QVERIFY2(m.hasMatch(), qPrintable(line));
+            const int number = m.captured(2).toInt();
+            QVERIFY2(number >= 241 && number <= 260, qPrintable(line));
+            QCOMPARE(m.captured(1), accents[number % 6]);
+        }
+        QVERIFY(QFileInfo(wav).size() > 8 * 16000);
+    }
+
     // Stopped (the window's Cancel sends SIGTERM): the script stops handing out recordings,
     // nothing goes on making them afterwards, and no half-written file is left.
     void makeDataStopsOnSigterm()
