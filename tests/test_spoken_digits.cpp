@@ -228,7 +228,10 @@ Heard score(const QStringList &lines, QList<Word> truth, double offset = 0)
 // 12 (the file 11), number words 5 of 60. With 240 (2026-12-02, evening: 18,067 recordings): held
 // out 95.03% (another fifth), flite 80.3%, the Czech and Catalan voices 76.5%; listening 63 of 67
 // with no false alarm, the voices never heard 61 of 67 with none, the virtual microphone 10 of 12
-// (the file 10), number words 5 of 60.
+// (the file 10), number words 5 of 60. With 32, 64 and 128 channels and 256 units (2026-12-02,
+// late; tried, not the example: bench/results/listen-new-voices-20261202.md): held out 95.33%,
+// listening 63 of 67 with no false alarm, the voices never heard 63 of 67 with none, the new
+// voices of its own kind 64 of 67 with none; 2,750 s for the whole test beside other work.
 constexpr double kHeldOutVoices = 0.80; // 88.0, 88.0, 87.2% measured; 91.0, 89.5, 91.0% now
 constexpr double kHeldOutEngine = 0.40; // 57.0, 57.2, 48.7% measured (10 epochs) before bn4
 constexpr double kHeldOutLanguages = 0.65;
@@ -242,6 +245,8 @@ constexpr double kListenDetected = 0.80;
 // The same, for voices never heard in the data set's accents (listensToVoicesItNeverHeard):
 // 62 and 63 of 67 measured (without and with the made-up voices).
 constexpr double kListenNewVoicesDetected = 0.85;
+// The same, for new voices of the data set's own kind (listensToNewVoicesOfItsOwnKind).
+constexpr double kListenOwnKindDetected = 0.88; // 63 of 67 measured
 // Number words as digits: at most this many of numberWordsAreNotDigits' 60.
 constexpr int kNumberWordsHeard = 10;
 const char *const kNumberWords =
@@ -260,6 +265,33 @@ class TestSpokenDigits : public QObject {
     QStringList m_heldOutFiles;    // the recordings of those voices, in order
     QList<int> m_heldOutPredicted; // infer's class for each of them
     QString m_heldOutWhy;          // why heldOutTrained failed, once it has
+
+    // The example's model (heldOutVoicesAreRecognised) listens to tests/make_listen_recording.sh's
+    // recording of 120 words said by FLOWBENCH_LISTEN_VOICES=voices, none of whose recordings
+    // the data set has (notInData matches their file names): at least `floor` of the digits
+    // must be detected at their time, and at most kListenFalseAlarms where none is spoken.
+    void listenToVoices(const char *voices, const QRegularExpression &notInData, const char *what,
+                        double floor)
+    {
+        QVERIFY2(QFileInfo::exists(m_trained.filePath("run/model.safetensors")),
+                 "heldOutVoicesAreRecognised did not train a model");
+        QCOMPARE(QDir(kData).entryList({"*.wav"}, QDir::Files).filter(notInData), QStringList());
+        QTemporaryDir dir;
+        const QString rec = dir.filePath("rec.wav"), truthFile = dir.filePath("rec.tsv");
+        const Run make = makeListenRecording(rec, truthFile, 120, 7,
+                                             {QString("FLOWBENCH_LISTEN_VOICES=") + voices});
+        QVERIFY2(make.exitCode == 0, qPrintable(make.err));
+        const QList<Word> truth = readTruth(truthFile);
+        QCOMPARE(truth.size(), 120);
+        const Run l = run(FLOWBENCH_CLI, {"listen", m_trained.filePath("run"), rec});
+        QVERIFY2(l.exitCode == 0, qPrintable(l.err.right(2000)));
+        const Heard h = score(l.out.trimmed().split('\n'), truth);
+        qInfo("%s: %d of %d digits detected at their time (%.1f%%), %d with another digit's "
+              "name, %d false alarms",
+              what, h.right, h.digits, 100.0 * h.right / h.digits, h.wrongLabel, h.falseAlarms);
+        QVERIFY2(h.right >= floor * h.digits, qPrintable(QString::number(h.right)));
+        QVERIFY2(h.falseAlarms <= kListenFalseAlarms, qPrintable(QString::number(h.falseAlarms)));
+    }
 
 private slots:
     void initTestCase()
@@ -466,29 +498,26 @@ private slots:
     // digits, 62 and 63 with no false alarm (seed 1 before and with them; 62 in this test).
     void listensToVoicesItNeverHeard()
     {
-        QVERIFY2(QFileInfo::exists(m_trained.filePath("run/model.safetensors")),
-                 "heldOutVoicesAreRecognised did not train a model");
         // The data set has none of them: they stay voices never heard.
-        static const QRegularExpression unheard("-(Alicia|Andrea|pablo|Nguyen|antonio|pedro|Gene2|"
-                                                "ed)_[^_]+\\.wav$");
-        QCOMPARE(QDir(kData).entryList({"*.wav"}, QDir::Files).filter(unheard), QStringList());
-        QTemporaryDir dir;
-        const QString rec = dir.filePath("rec.wav"), truthFile = dir.filePath("rec.tsv");
-        const Run make = makeListenRecording(rec, truthFile, 120, 7,
-                                             {"FLOWBENCH_LISTEN_VOICES=unheard-variants"});
-        QVERIFY2(make.exitCode == 0, qPrintable(make.err));
-        const QList<Word> truth = readTruth(truthFile);
-        QCOMPARE(truth.size(), 120);
-        const Run l = run(FLOWBENCH_CLI, {"listen", m_trained.filePath("run"), rec});
-        QVERIFY2(l.exitCode == 0, qPrintable(l.err.right(2000)));
-        const QStringList lines = l.out.trimmed().split('\n');
-        const Heard h = score(lines, truth);
-        qInfo("voices never heard, in the data set's accents: %d of %d digits detected at their "
-              "time (%.1f%%), %d with another digit's name, %d false alarms",
-              h.right, h.digits, 100.0 * h.right / h.digits, h.wrongLabel, h.falseAlarms);
-        QVERIFY2(h.right >= kListenNewVoicesDetected * h.digits,
-                 qPrintable(QString::number(h.right)));
-        QVERIFY2(h.falseAlarms <= kListenFalseAlarms, qPrintable(QString::number(h.falseAlarms)));
+        listenToVoices("unheard-variants",
+                       QRegularExpression("-(Alicia|Andrea|pablo|Nguyen|antonio|pedro|Gene2|"
+                                          "ed)_[^_]+\\.wav$"),
+                       "voices never heard, in the data set's accents", kListenNewVoicesDetected);
+    }
+
+    // New voices of the data set's own kind: tests/make_listen_recording.sh's new-made-up, twenty
+    // voices drawn by the generator of the data set's 240 made-up voices (fbv241 to fbv260, which
+    // it does not have), each in the accent the data set would give it. What a speaker split
+    // holds out, and what issue 19's listening test asks for (95% of the digits, at most 2 false
+    // alarms an hour); the example is not there yet: over 205 digits and 2.2 hours of other
+    // words, 91.7 and 89.8% within 2 false alarms an hour, 96.6 and 95.1% at listen's defaults
+    // with 7.9 and 12.1 an hour (two training seeds; a wider CNN 93.2 and 93.7%, and 96.1 and
+    // 96.6% at 9.3 and 7.9; bench/results/listen-new-voices-20261202.md); of this recording's 67
+    // digits, 63 with no false alarm (this test, 2026-12-02, late; the wider CNN 64).
+    void listensToNewVoicesOfItsOwnKind()
+    {
+        listenToVoices("new-made-up", QRegularExpression("-fbv(24[1-9]|25[0-9]|260)_[^_]+\\.wav$"),
+                       "new voices of the data set's kind", kListenOwnKindDetected);
     }
 
     // Number words that hold a digit and more ("fourteen", "sixth", "nines"), said by the
