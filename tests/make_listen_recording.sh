@@ -69,6 +69,14 @@ if [[ -n $made_up ]]; then
         exit 1
     fi
 fi
+# espeak-ng's name for a voice, as make_spoken_digits.sh's espeak_voice gives it: its en-gb
+# says every variant in its own voice (en-gb+m3 is en-gb, byte for byte), en+VARIANT does not;
+# a made-up voice is named by its path from espeak-ng's variants.
+espeak_name() {
+    local v=$1
+    [[ $v == en-gb+* ]] && v="en+${v#en-gb+}"
+    echo "${v/+fbv/+../../made-up/fbv}"
+}
 RANDOM=$seed
 t=0 # the running length in samples at 16 kHz
 parts=()
@@ -90,7 +98,7 @@ for ((i = 0; i < n; i++)); do
         word=${others[$(( RANDOM % ${#others[@]} ))]} label=other
     fi
     voice=${voices[$(( RANDOM % ${#voices[@]} ))]}
-    espeak-ng -v "${voice/+fbv/+../../made-up/fbv}" -s $(( 130 + RANDOM % 50 )) -p $(( 30 + RANDOM % 40 )) \
+    espeak-ng -v "$(espeak_name "$voice")" -s $(( 130 + RANDOM % 50 )) -p $(( 30 + RANDOM % 40 )) \
         -w "$tmp/raw$i.wav" "$word"
     # Trimmed of espeak-ng's own silence, so that the truth is where the word is.
     sox -q "$tmp/raw$i.wav" -r 16000 -c 1 -b 16 "$tmp/w$i.wav" \

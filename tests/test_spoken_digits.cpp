@@ -513,7 +513,9 @@ private slots:
     // words, 91.7 and 89.8% within 2 false alarms an hour, 96.6 and 95.1% at listen's defaults
     // with 7.9 and 12.1 an hour (two training seeds; a wider CNN 93.2 and 93.7%, and 96.1 and
     // 96.6% at 9.3 and 7.9; bench/results/listen-new-voices-20261202.md); of this recording's 67
-    // digits, 63 with no false alarm (this test, 2026-12-02, late; the wider CNN 64).
+    // digits, 63 with no false alarm (this test, 2026-12-02, late; the wider CNN 64; both before
+    // its en-gb voices were said as made-up voices rather than in espeak-ng's own en-gb voice;
+    // after it, the same recording heard by the bench's two models: 64 and 61, none).
     void listensToNewVoicesOfItsOwnKind()
     {
         listenToVoices("new-made-up", QRegularExpression("-fbv(24[1-9]|25[0-9]|260)_[^_]+\\.wav$"),
