@@ -27,7 +27,10 @@
 #   scripts/make_spoken_digits.sh --packages prints the Debian packages it needs, on one line
 #   scripts/make_spoken_digits.sh --made-up-voices DIR FIRST LAST
 #                                            an espeak-ng data folder in DIR with the made-up
-#                                            voices fbvFIRST to fbvLAST (ESPEAK_DATA_PATH=DIR)
+#                                            voices fbvFIRST to fbvLAST (ESPEAK_DATA_PATH=DIR),
+#                                            and their names (ACCENT+fbvNNN) on stdout
+#   scripts/make_spoken_digits.sh --espeak-names VOICE...
+#                                            espeak-ng's name for each voice (en-gb+m3: en+m3)
 #
 # Installed as <prefix>/share/flowbench/make_spoken_digits.sh, where
 # `flowbench-cli make-data spoken-digits` (and the window's File > Make Spoken-Digits Data Set)
@@ -180,6 +183,18 @@ made_up_voice() {
 # lang/ only, and espeak_voice names a made-up variant by its path from voices/!v
 # ("en-us+../../made-up/fbv001"), which espeak-ng reads as it reads its own. espeak-ng and
 # flowbench-speak read the folder through ESPEAK_DATA_PATH.
+# Sets ev to the name to give espeak-ng for VOICE. espeak-ng 1.51 (Debian 12) ignores a variant
+# after "en-gb" ("en-gb+f2" sounds exactly as "en-gb" does, byte for byte), so that the data
+# set's 24 British English voices of versions 1 to 4 were one; "en" is the same accent and keeps
+# the variant. (Its "en-us-nyc" says the digits exactly as "en-us" does, variants and all.)
+# A made-up variant (fbvNNN) is named by its path from espeak-ng's variants, voices/!v, to the
+# script's made-up/ (made_up_folder, below).
+espeak_voice() {
+    if [[ $1 == en-gb+* ]]; then ev="en+${1#en-gb+}"; else ev=$1; fi
+    if [[ $ev =~ ^(.+)\+(fbv[0-9]+)$ ]]; then
+        ev="${BASH_REMATCH[1]}+../../made-up/${BASH_REMATCH[2]}"
+    fi
+}
 # made_up_folder DIR FIRST LAST: such a folder in DIR (DIR/espeak-ng-data) with the made-up
 # voices FIRST to LAST.
 made_up_folder() {
@@ -206,15 +221,40 @@ made_up_folder() {
         printf -v v 'fbv%03d' "$i"
         printf '%s' "$variant" > "$copy/made-up/$v"
     done
+    # A variant espeak-ng cannot read is no error to it, the command's or the library's that
+    # flowbench-speak calls: it says the words in the accent's own voice. The first made-up voice
+    # must sound otherwise (and en-us must be there at all).
+    if (( first <= last )); then
+        printf -v v 'en-us+fbv%03d' "$first"
+        espeak_voice "$v"
+        if [[ "$(ESPEAK_DATA_PATH=$home espeak-ng -v "$ev" --stdout one | cksum)" == \
+              "$(ESPEAK_DATA_PATH=$home espeak-ng -v en-us --stdout one | cksum)" ]]; then
+            echo "make_spoken_digits: espeak-ng did not read the made-up voice $ev" \
+                "(or has no en-us voice)" >&2
+            exit 1
+        fi
+    fi
 }
 # --made-up-voices DIR FIRST LAST: only that folder, for voices the data set does not have, drawn
-# as its own are (tests/make_listen_recording.sh's new-made-up voices: fbv241 and after).
+# as its own are (tests/make_listen_recording.sh's new-made-up voices: fbv241 and after); on
+# stdout each voice as the data set would name it, in the accent it would give it
+# (ACCENT+fbvNNN, the speakers' list below), a line each.
 if [[ "${1:-}" == --made-up-voices ]]; then
-    if (( $# != 4 )) || ! [[ $3 =~ ^[0-9]+$ && $4 =~ ^[0-9]+$ ]] || (( $3 < 1 || $4 < $3 )); then
+    if (( $# != 4 )) || ! [[ $3 =~ ^[0-9]{1,6}$ && $4 =~ ^[0-9]{1,6}$ ]] ||
+       (( 10#$3 < 1 || 10#$4 < 10#$3 )); then
         echo "make_spoken_digits: --made-up-voices DIR FIRST LAST (1 <= FIRST <= LAST)" >&2
         exit 2
     fi
-    made_up_folder "$2" "$3" "$4"
+    made_up_folder "$2" $(( 10#$3 )) $(( 10#$4 ))
+    for ((i = 10#$3; i <= 10#$4; i++)); do printf '%s+fbv%03d\n' "${accents[i % 6]}" "$i"; done
+    exit 0
+fi
+# --espeak-names VOICE...: espeak-ng's name for each voice (espeak_voice), a line each, for
+# scripts that say the data set's voices (en-gb+m3 is en+m3; en-us+fbv241 is read from the
+# made-up folder of --made-up-voices, with ESPEAK_DATA_PATH=DIR).
+if [[ "${1:-}" == --espeak-names ]]; then
+    shift
+    for v in "$@"; do espeak_voice "$v"; echo "$ev"; done
     exit 0
 fi
 export FESTIVAL_VOICES="${festival_voices[*]}" # for make_one, which xargs' bash runs
@@ -616,18 +656,6 @@ cksum_of() {
     done
     crc=$(( ~c & 0xFFFFFFFF ))
 }
-# Sets ev to the name to give espeak-ng for VOICE. espeak-ng 1.51 (Debian 12) ignores a variant
-# after "en-gb" ("en-gb+f2" sounds exactly as "en-gb" does, byte for byte), so that the data
-# set's 24 British English voices of versions 1 to 4 were one; "en" is the same accent and keeps
-# the variant. (Its "en-us-nyc" says the digits exactly as "en-us" does, variants and all.)
-# A made-up variant (fbvNNN) is named by its path from espeak-ng's variants, voices/!v, to the
-# script's made-up/ (below, where the made-up voices are written).
-espeak_voice() {
-    if [[ $1 == en-gb+* ]]; then ev="en+${1#en-gb+}"; else ev=$1; fi
-    if [[ $ev =~ ^(.+)\+(fbv[0-9]+)$ ]]; then
-        ev="${BASH_REMATCH[1]}+../../made-up/${BASH_REMATCH[2]}"
-    fi
-}
 # Sets raw to where ENGINE's VOICE saying WORD is kept, in OUT/.raw (flite's and festival's).
 raw_of() {
     raw="$1/.raw/$2-${3/+/-}-$4.wav"
@@ -964,19 +992,7 @@ export FB_R
 # gone at its end.
 voices_home=$(mktemp -d)
 trap 'rm -rf "$voices_home"' EXIT
-made_up_folder "$voices_home" 1 "$n_made_up_voices"
-# A variant espeak-ng cannot read is no error to it, the command's or the library's that
-# flowbench-speak calls: it says the words in the accent's own voice. The first made-up voice
-# must sound otherwise (and en-us must be there at all).
-if (( n_made_up_voices > 0 )); then
-    espeak_voice en-us+fbv001
-    if [[ "$(ESPEAK_DATA_PATH=$voices_home espeak-ng -v "$ev" --stdout one | cksum)" == \
-          "$(ESPEAK_DATA_PATH=$voices_home espeak-ng -v en-us --stdout one | cksum)" ]]; then
-        echo "make_spoken_digits: espeak-ng did not read the made-up voice $ev" \
-            "(or has no en-us voice)" >&2
-        exit 1
-    fi
-fi
+made_up_folder "$voices_home" 1 "$n_made_up_voices" # and checks espeak-ng reads them
 export ESPEAK_DATA_PATH=$voices_home
 
 jobs=$(nproc 2>/dev/null || echo 2)

@@ -33,50 +33,43 @@ if [[ "${FLOWBENCH_LISTEN_VOICES:-}" == unheard-variants ]]; then
     # it has) 20 Hz higher; Pedro speaks with a timing and a tone control of its own.
     voices=(en-us+Alicia en-gb-x-rp+Andrea en-029+Alicia en-gb-scotland+pablo en-gb-x-rp+Nguyen
             en-gb-x-gbclan+antonio en-029+pedro en-us+Gene2 en+ed en-gb-x-gbclan+Andrea)
-elif [[ "${FLOWBENCH_LISTEN_VOICES:-}" == new-made-up ]]; then
-    # Twenty voices drawn as the data set's 240 made-up ones are (made_up_voice in
-    # scripts/make_spoken_digits.sh), fbv241 to fbv260, which it does not have, each in the accent
-    # the data set would give it: new speakers from the data set's own kind, as a speaker split
-    # holds out.
-    accents=(en-gb en-us en-gb-scotland en-gb-x-rp en-gb-x-gbclan en-029)
-    voices=()
-    for ((i = 241; i <= 260; i++)); do voices+=("${accents[i % 6]}+fbv$i"); done
-elif [[ -n "${FLOWBENCH_LISTEN_VOICES:-}" ]]; then
+elif [[ -n "${FLOWBENCH_LISTEN_VOICES:-}" && $FLOWBENCH_LISTEN_VOICES != new-made-up ]]; then
     read -r -a voices <<<"$FLOWBENCH_LISTEN_VOICES"
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# Made-up voices (ACCENT+fbvNNN) are read from a folder of their own, which espeak-ng reads
-# through ESPEAK_DATA_PATH and names by their path from its variants.
-made_up=''
-for v in "${voices[@]}"; do
-    if [[ $v =~ \+fbv([0-9]+)$ ]]; then
-        number=$(( 10#${BASH_REMATCH[1]} ))
-        if [[ -z $made_up ]]; then made_up_lo=$number made_up_hi=$number; fi
-        made_up=1
-        (( number < made_up_lo )) && made_up_lo=$number
-        (( number > made_up_hi )) && made_up_hi=$number
-    fi
-done
-if [[ -n $made_up ]]; then
-    bash "$(dirname "${BASH_SOURCE[0]}")/../scripts/make_spoken_digits.sh" --made-up-voices \
-        "$tmp/voices" "$made_up_lo" "$made_up_hi"
+# The data set's script knows its voices: it writes the made-up ones' espeak-ng folder (and
+# checks that espeak-ng reads them), names the new ones as the data set would, and gives
+# espeak-ng's name for every voice (its en-gb says every variant in its own voice, so en-gb+m3
+# is said as en+m3; a made-up voice is read through ESPEAK_DATA_PATH by its path from
+# espeak-ng's variants).
+voice_script="$(dirname "${BASH_SOURCE[0]}")/../scripts/make_spoken_digits.sh"
+if [[ "${FLOWBENCH_LISTEN_VOICES:-}" == new-made-up ]]; then
+    # Twenty voices drawn as the data set's 240 made-up ones are (made_up_voice in
+    # scripts/make_spoken_digits.sh), fbv241 to fbv260, which it does not have, each in the accent
+    # the data set would give it: new speakers from the data set's own kind, as a speaker split
+    # holds out.
+    bash "$voice_script" --made-up-voices "$tmp/voices" 241 260 > "$tmp/made-up"
+    mapfile -t voices < "$tmp/made-up"
     export ESPEAK_DATA_PATH=$tmp/voices
-    # espeak-ng says a variant it cannot read in the accent's own voice, without a word.
-    if [[ "$(espeak-ng -v "en-us+../../made-up/fbv$made_up_lo" --stdout one | cksum)" == \
-          "$(espeak-ng -v en-us --stdout one | cksum)" ]]; then
-        echo "make_listen_recording: espeak-ng did not read the made-up voice fbv$made_up_lo" >&2
-        exit 1
+else
+    # Made-up voices among those asked for (ACCENT+fbvNNN): their folder, FIRST to LAST.
+    made_up_lo='' made_up_hi=''
+    for v in "${voices[@]}"; do
+        if [[ $v =~ \+fbv([0-9]+)$ ]]; then
+            number=$(( 10#${BASH_REMATCH[1]} ))
+            if [[ -z $made_up_lo ]] || (( number < made_up_lo )); then made_up_lo=$number; fi
+            if [[ -z $made_up_hi ]] || (( number > made_up_hi )); then made_up_hi=$number; fi
+        fi
+    done
+    if [[ -n $made_up_lo ]]; then
+        bash "$voice_script" --made-up-voices "$tmp/voices" "$made_up_lo" "$made_up_hi" > /dev/null
+        export ESPEAK_DATA_PATH=$tmp/voices
     fi
 fi
-# espeak-ng's name for a voice, as make_spoken_digits.sh's espeak_voice gives it: its en-gb
-# says every variant in its own voice (en-gb+m3 is en-gb, byte for byte), en+VARIANT does not;
-# a made-up voice is named by its path from espeak-ng's variants.
-espeak_name() {
-    local v=$1
-    [[ $v == en-gb+* ]] && v="en+${v#en-gb+}"
-    echo "${v/+fbv/+../../made-up/fbv}"
-}
+(( ${#voices[@]} )) || { echo "make_listen_recording: no voices" >&2; exit 2; }
+bash "$voice_script" --espeak-names "${voices[@]}" > "$tmp/names"
+mapfile -t espeak_names < "$tmp/names"
 RANDOM=$seed
 t=0 # the running length in samples at 16 kHz
 parts=()
@@ -97,8 +90,8 @@ for ((i = 0; i < n; i++)); do
     else
         word=${others[$(( RANDOM % ${#others[@]} ))]} label=other
     fi
-    voice=${voices[$(( RANDOM % ${#voices[@]} ))]}
-    espeak-ng -v "$(espeak_name "$voice")" -s $(( 130 + RANDOM % 50 )) -p $(( 30 + RANDOM % 40 )) \
+    v=$(( RANDOM % ${#voices[@]} )) voice=${voices[v]}
+    espeak-ng -v "${espeak_names[v]}" -s $(( 130 + RANDOM % 50 )) -p $(( 30 + RANDOM % 40 )) \
         -w "$tmp/raw$i.wav" "$word"
     # Trimmed of espeak-ng's own silence, so that the truth is where the word is.
     sox -q "$tmp/raw$i.wav" -r 16000 -c 1 -b 16 "$tmp/w$i.wav" \

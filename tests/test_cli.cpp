@@ -425,10 +425,14 @@ private slots:
         };
         const QString script = kSource + "/scripts/make_spoken_digits.sh";
         const QString home = dir.filePath("voices");
-        QCOMPARE(bash({script, "--made-up-voices", home, "241", "243"}).first, 0);
+        // On stdout, each voice as the data set names it, in the accent it would give it.
+        const auto [made, listed] = bash({script, "--made-up-voices", home, "241", "246"});
+        QCOMPARE(made, 0);
+        QCOMPARE(listed, QString("en-us+fbv241\nen-gb-scotland+fbv242\nen-gb-x-rp+fbv243\n"
+                                 "en-gb-x-gbclan+fbv244\nen-029+fbv245\nen-gb+fbv246\n"));
         const QString madeUp = home + "/espeak-ng-data/made-up";
         QCOMPARE(QDir(madeUp).entryList(QDir::Files),
-                 QStringList({"fbv241", "fbv242", "fbv243"}));
+                 QStringList({"fbv241", "fbv242", "fbv243", "fbv244", "fbv245", "fbv246"}));
         QFile variant(madeUp + "/fbv242");
         QVERIFY(variant.open(QIODevice::ReadOnly));
         const QByteArray text = variant.readAll();
@@ -447,6 +451,17 @@ private slots:
         const QByteArray own = say("en-us+../../made-up/fbv242");
         QVERIFY(own.size() > 1000);
         QVERIFY2(own != say("en-us"), "espeak-ng said fbv242 in en-us's own voice");
+        // espeak-ng's names for the data set's voices, which the listening recordings say too:
+        // its en-gb says every variant in its own voice, so a British voice is en+VARIANT.
+        const auto [named, names] = bash({script, "--espeak-names", "en-gb+fbv246", "en-gb+m3",
+                                          "en-us+fbv241", "en-us-nyc+f1"});
+        QCOMPARE(named, 0);
+        QCOMPARE(names, QString("en+../../made-up/fbv246\nen+m3\nen-us+../../made-up/fbv241\n"
+                                "en-us-nyc+f1\n"));
+        const QByteArray british = say("en+../../made-up/fbv246");
+        QVERIFY(british.size() > 1000);
+        QVERIFY2(british != say("en-gb") && british != say("en"),
+                 "espeak-ng said en-gb+fbv246 in its accent's own voice");
         // Not a range: said, exit 2.
         for (const QStringList &bad : {QStringList{"--made-up-voices", home, "5"},
                                        QStringList{"--made-up-voices", home, "9", "3"},
