@@ -796,6 +796,63 @@ private slots:
         QCOMPARE(y, x);
     }
 
+    // add_noise's colours: white, pink and brown noise over the whole waveform at the SNR asked
+    // for, told apart by how much of their power is in the differences of neighbouring samples
+    // (about twice the power for white, far less for brown, pink between); "any" draws all
+    // three; white is the same noise as before colours were added.
+    void addNoiseHasColours()
+    {
+        const std::vector<float> x = tone(440, 16000, 1.0);
+        const Shape s{1, 1, int64_t(x.size())};
+        double signal = 0;
+        for (float v : x)
+            signal += double(v) * v;
+        // The noise's SNR, and the power of its neighbours' differences against its own.
+        auto measure = [&](const std::vector<float> &y) {
+            double err = 0, diff = 0;
+            for (size_t i = 0; i < x.size(); ++i) {
+                const double e = double(y[i]) - x[i];
+                err += e * e;
+                if (i) {
+                    const double d = e - (double(y[i - 1]) - x[i - 1]);
+                    diff += d * d;
+                }
+            }
+            return std::pair{10 * std::log10(signal / err), diff / err};
+        };
+        using C = NoiseColour;
+        const std::vector<std::pair<C, std::pair<double, double>>> colours = {
+            {C::White, {1.5, 2.5}}, {C::Pink, {0.05, 1.5}}, {C::Brown, {0.0, 0.05}}};
+        for (const auto &[colour, ratio] : colours) {
+            const AddNoise noise(15, 15, 1.0f, colour);
+            for (uint64_t seed = 1; seed <= 5; ++seed) {
+                std::vector<float> y(x.size()), again(x.size());
+                noise.apply(x.data(), y.data(), 1, s, &seed);
+                noise.apply(x.data(), again.data(), 1, s, &seed);
+                QCOMPARE(y, again); // seeded
+                const auto [snr, r] = measure(y);
+                QVERIFY2(std::abs(snr - 15) < 0.1, qPrintable(QString::number(snr)));
+                QVERIFY2(r >= ratio.first && r <= ratio.second,
+                         qPrintable(QString("colour %1: %2").arg(int(colour)).arg(r)));
+            }
+        }
+        int white = 0, pink = 0, brown = 0;
+        const AddNoise any(15, 15, 1.0f, C::Any);
+        for (uint64_t seed = 1; seed <= 30; ++seed) {
+            std::vector<float> y(x.size());
+            any.apply(x.data(), y.data(), 1, s, &seed);
+            const double r = measure(y).second;
+            white += r > 1.5, brown += r < 0.05, pink += r >= 0.05 && r <= 1.5;
+        }
+        QVERIFY2(white >= 4 && pink >= 4 && brown >= 4,
+                 qPrintable(QString("%1 %2 %3").arg(white).arg(pink).arg(brown)));
+        const uint64_t seed = 7;
+        std::vector<float> a(x.size()), b(x.size());
+        AddNoise(10, 20, 1.0f).apply(x.data(), a.data(), 1, s, &seed);
+        AddNoise(10, 20, 1.0f, C::White).apply(x.data(), b.data(), 1, s, &seed);
+        QCOMPARE(a, b);
+    }
+
     void randomStagesKeepTheirContracts()
     {
         const std::vector<float> x = tone(440, 16000, 0.5);

@@ -36,12 +36,42 @@ Status checkWaveforms(const Shape &in)
     return {};
 }
 
+// n samples of white (0), pink (1) or brown (2) Gaussian noise scaled to the RMS `rms`. Pink by
+// Paul Kellet's economy filter (three poles, within 0.05 dB of -3 dB an octave above 1/500 of the
+// rate), brown by a leaky integrator: a few lines each, where no library of ours has coloured
+// noise.
+std::vector<double> colouredNoise(Rng &rng, size_t n, int colour, double rms)
+{
+    std::vector<double> v(n);
+    double b0 = 0, b1 = 0, b2 = 0, power = 0;
+    for (double &s : v) {
+        const double w = rng.normal();
+        if (colour == 0) {
+            s = w;
+        } else if (colour == 1) {
+            b0 = 0.99765 * b0 + w * 0.0990460;
+            b1 = 0.96300 * b1 + w * 0.2965164;
+            b2 = 0.57000 * b2 + w * 1.0526913;
+            s = b0 + b1 + b2 + w * 0.1848;
+        } else {
+            b0 = 0.995 * b0 + w;
+            s = b0;
+        }
+        power += s * s;
+    }
+    const double scale = rms / std::sqrt(std::max(power / double(std::max<size_t>(n, 1)), 1e-30));
+    for (double &s : v)
+        s *= scale;
+    return v;
+}
+
 } // namespace
 
-AddNoise::AddNoise(float snrMinDb, float snrMaxDb, float p)
+AddNoise::AddNoise(float snrMinDb, float snrMaxDb, float p, NoiseColour colour)
     : m_min(snrMinDb)
     , m_max(snrMaxDb)
     , m_p(p)
+    , m_colour(colour)
 {}
 
 void AddNoise::apply(const float *in, float *out, int64_t n, const Shape &inShape,
@@ -63,8 +93,16 @@ void AddNoise::apply(const float *in, float *out, int64_t n, const Shape &inShap
         const double snr = rng.uniform(m_min, m_max);
         // Silence gets the noise of a quiet signal rather than none.
         const float sigma = float(std::sqrt(std::max(power, 1e-6) / std::pow(10.0, snr / 10.0)));
+        if (m_colour == NoiseColour::White) { // as before colours were added: the same draws
+            for (int64_t k = 0; k < len; ++k)
+                y[k] = x[k] + sigma * rng.normal();
+            continue;
+        }
+        const int colour = m_colour == NoiseColour::Any ? int(rng.below(3))
+                                                        : m_colour == NoiseColour::Pink ? 1 : 2;
+        const std::vector<double> v = colouredNoise(rng, size_t(len), colour, sigma);
         for (int64_t k = 0; k < len; ++k)
-            y[k] = x[k] + sigma * rng.normal();
+            y[k] = x[k] + float(v[size_t(k)]);
     }
 }
 
@@ -108,29 +146,9 @@ void NoiseBeside::apply(const float *in, float *out, int64_t n, const Shape &inS
         const double rms = std::sqrt(loudest) * std::pow(10.0, -rng.uniform(m_min, m_max) / 20.0);
         auto block = [&](int64_t from, int64_t to) {
             if (to - from < kFrame / 4) return;
-            // Pink by Paul Kellet's economy filter (three poles, within 0.05 dB of -3 dB an
-            // octave above 1/500 of the rate), brown by a leaky integrator: a few lines each,
-            // where no library of ours has coloured noise.
-            std::vector<double> v(size_t(to - from));
-            double b0 = 0, b1 = 0, b2 = 0, power = 0;
-            for (double &s : v) {
-                const double w = rng.normal();
-                if (colour == 0) {
-                    s = w;
-                } else if (colour == 1) {
-                    b0 = 0.99765 * b0 + w * 0.0990460;
-                    b1 = 0.96300 * b1 + w * 0.2965164;
-                    b2 = 0.57000 * b2 + w * 1.0526913;
-                    s = b0 + b1 + b2 + w * 0.1848;
-                } else {
-                    b0 = 0.995 * b0 + w;
-                    s = b0;
-                }
-                power += s * s;
-            }
-            const double scale = rms / std::sqrt(std::max(power / double(v.size()), 1e-30));
+            const std::vector<double> v = colouredNoise(rng, size_t(to - from), colour, rms);
             for (size_t k = 0; k < v.size(); ++k)
-                y[from + int64_t(k)] += float(v[k] * scale);
+                y[from + int64_t(k)] += float(v[k]);
         };
         const int64_t gapLeft = int64_t(rng.below(uint64_t(len / 20 + 1)));
         const int64_t gapRight = int64_t(rng.below(uint64_t(len / 20 + 1)));

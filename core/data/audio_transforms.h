@@ -10,17 +10,24 @@ namespace fb::data {
 // source; the feature stages turn them into [1, rows, frames] images that the convolutions take
 // like any other.
 
-// Adds white Gaussian noise at a signal-to-noise ratio drawn uniformly from [snrMinDb,
-// snrMaxDb], to each sample with probability p.
+// The colours of noise the noise stages add: white (flat), pink (-3 dB an octave: a fan, a
+// room's hum and rumble, most microphones' floor), brown (-6 dB an octave: wind, traffic), or
+// any of the three, drawn for each sample.
+enum class NoiseColour { White, Pink, Brown, Any };
+
+// Adds Gaussian noise over the whole waveform at a signal-to-noise ratio drawn uniformly from
+// [snrMinDb, snrMaxDb] (against the waveform's mean power), to each sample with probability p:
+// white, or pink, brown or any of them (NoiseColour).
 class AddNoise : public Transform {
 public:
-    AddNoise(float snrMinDb, float snrMaxDb, float p);
+    AddNoise(float snrMinDb, float snrMaxDb, float p, NoiseColour colour = NoiseColour::White);
     bool random() const override { return true; }
     void apply(const float *in, float *out, int64_t n, const Shape &inShape,
                const uint64_t *seeds) const override;
 
 private:
     float m_min, m_max, m_p;
+    NoiseColour m_colour;
 };
 
 // Noise that starts or stops beside the sound: a fan switched on, a car going by, the noise

@@ -138,12 +138,23 @@ void addAudioAugmentation(NodeCatalog &c)
     c.add(transformNode(
         augmentation(
             "add_noise", "Add noise",
-            "Adds white Gaussian noise to waveforms at a random signal-to-noise ratio.",
+            "Adds Gaussian noise over the whole waveform at a random signal-to-noise ratio: "
+            "white, pink (a fan, a room, a microphone's floor), brown (wind, traffic) or any "
+            "of them.",
             {floatParam("snr_min", 10, closed(-100, 100), "Lowest signal-to-noise ratio (dB)."),
              floatParam("snr_max", 30, closed(-100, 100), "Highest signal-to-noise ratio (dB)."),
-             floatParam("p", 0.5, closed(0, 1), "Probability a sample gets noise.")}),
+             floatParam("p", 0.5, closed(0, 1), "Probability a sample gets noise."),
+             enumParam("colour", {"white", "pink", "brown", "any"}, "white",
+                       "white: flat; pink: -3 dB an octave; brown: -6 dB an octave; any: one of "
+                       "the three, drawn for each sample.")}),
         [](const NodeParams &p) {
-            return std::make_shared<data::AddNoise>(p.f("snr_min"), p.f("snr_max"), p.f("p"));
+            const std::string c = p.s("colour");
+            using C = data::NoiseColour;
+            return std::make_shared<data::AddNoise>(p.f("snr_min"), p.f("snr_max"), p.f("p"),
+                                                    c == "pink"    ? C::Pink
+                                                    : c == "brown" ? C::Brown
+                                                    : c == "any"   ? C::Any
+                                                                   : C::White);
         }));
     c.add(transformNode(
         augmentation(
