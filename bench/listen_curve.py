@@ -22,19 +22,23 @@ speed too, and --warp W1,W2 at 1-W and 1+W for each (five hearings).
 Under the table, what decides the strict end of the curve: the share of the digits whose score
 (the 4-window average of their own class, at its peak near the word) reaches 0.8 to 0.98, how
 many other words reach it, which other words the model is surest are digits, and what the
-weakest digits lose to (the class with the most beside their own at their peak).
+weakest digits lose to (the class with the most beside their own at their peak), and how many
+digits reach 0.8 by what lies beside them in the recording (quiet, or noise before or after).
 --recordings is a folder kept by listen_accuracy.py --recordings: digits*.wav and no-digits-*.wav
 with their .tsv truths.
 """
 
 import argparse
+import array
 import collections
 import glob
 import hashlib
 import json
+import math
 import os
 import subprocess
 import sys
+import wave
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from listen_accuracy import read_truth, score  # noqa: E402
@@ -185,6 +189,49 @@ def rare_alarms_report(data, average=4, top=8):
         f"{c} {n}" for c, n in collections.Counter(d[5] for d in weak).most_common(4)))
 
 
+def beside(recording, truth, level_db=-40.0):
+    """For each spoken word of the recording, what lies beside it: "quiet", "noise before",
+    "noise after" or "noise on both sides", by the RMS of the 10 to 200 ms before its start and
+    after its end against level_db (dBFS; make_listen_recording.sh's noise floor is near -55, its
+    bursts of noise between words near -30)."""
+    with wave.open(recording) as w:
+        rate = w.getframerate()
+        x = array.array("h", w.readframes(w.getnframes()))
+
+    def loud(a, b):
+        a, b = max(0, a), min(len(x), b)
+        if b <= a:
+            return False
+        rms = math.sqrt(sum(v * v for v in x[a:b]) / (b - a)) / 32768
+        return 20 * math.log10(max(rms, 1e-9)) > level_db
+
+    out = []
+    for w0, w1, *_ in truth:
+        a, b = int(w0 * rate), int(w1 * rate)
+        before = loud(a - rate // 5, a - rate // 100)
+        after = loud(b + rate // 100, b + rate // 5)
+        out.append("noise on both sides" if before and after else "noise before" if before
+                   else "noise after" if after else "quiet")
+    return out
+
+
+def beside_report(data, average=4, level=0.8):
+    """How sure the model is of the digits by what lies beside them (beside()): a window of a
+    long recording holds a word with whatever came before and after it."""
+    counts = collections.defaultdict(lambda: [0, 0])
+    for rec, wins, truth in data:
+        if "no-digits" in os.path.basename(rec):
+            continue
+        for row, kind in zip(peaks(wins, truth, average), beside(rec, truth)):
+            if row[2] != "other":
+                counts[kind][0] += row[0] >= level
+                counts[kind][1] += 1
+    if counts:
+        print(f"- the digits reaching {level}, by what lies beside them: " + ", ".join(
+            f"{kind} {n} of {total}" for kind, (n, total) in sorted(
+                counts.items(), key=lambda kv: -kv[1][1])))
+
+
 def load(models, recordings, cache=None, warp=WARP):
     """[(recording, windows, truth)] for each recording of listen_accuracy.py's kept folder, the
     models' window probabilities averaged (models listening together)."""
@@ -247,6 +294,7 @@ def main():
     d = next(p for p in points if p[2] == 4 and p[3] == 0.6)
     print(f"defaults (--average 4 --threshold 0.6): {d[0]:.1f}% at {d[1]:.1f} an hour")
     rare_alarms_report(data)
+    beside_report(data)
 
 
 if __name__ == "__main__":
