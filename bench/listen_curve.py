@@ -153,12 +153,16 @@ def rare_alarms_report(data, average=4, top=8):
     """What decides the digits found where false alarms must be rare: how sure the model is of
     the digits, and which other words it is surest are digits."""
     digits, others = [], []
+    by_beside = collections.defaultdict(lambda: [0, 0])  # what lies beside: [reach 0.8, digits]
     for rec, wins, truth in data:
         # Other words from the recordings without digits only: near a digit, its score is hers.
         quiet = "no-digits" in os.path.basename(rec)
-        for row in peaks(wins, truth, average):
+        kinds = beside(rec, truth) if not quiet else [None] * len(truth)
+        for row, kind in zip(peaks(wins, truth, average), kinds):
             if row[2] != "other":
                 digits.append(row)
+                by_beside[kind][0] += row[0] >= 0.8
+                by_beside[kind][1] += 1
             elif quiet:
                 others.append(row)
     if not digits or not others:
@@ -187,13 +191,18 @@ def rare_alarms_report(data, average=4, top=8):
     # the model takes for another word, "background" one it barely hears.
     print("  what had the most beside their own class at their peak: " + ", ".join(
         f"{c} {n}" for c, n in collections.Counter(d[5] for d in weak).most_common(4)))
+    # A window of a long recording holds a word with whatever came before and after it.
+    print("- the digits reaching 0.8, by what lies beside them: " + ", ".join(
+        f"{kind} {n} of {total}"
+        for kind, (n, total) in sorted(by_beside.items(), key=lambda kv: -kv[1][1])))
 
 
-def beside(recording, truth, level_db=-40.0):
+def beside(recording, truth, level_db=-60.0):
     """For each spoken word of the recording, what lies beside it: "quiet", "noise before",
     "noise after" or "noise on both sides", by the RMS of the 10 to 200 ms before its start and
-    after its end against level_db (dBFS; make_listen_recording.sh's noise floor is near -55, its
-    bursts of noise between words near -30)."""
+    after its end against level_db (dBFS; in make_listen_recording.sh's recordings the noise floor
+    between words measures -72 to -68, its bursts of pink noise -47 to -44 and of brown -32 to
+    -30)."""
     with wave.open(recording) as w:
         rate = w.getframerate()
         x = array.array("h", w.readframes(w.getnframes()))
@@ -213,23 +222,6 @@ def beside(recording, truth, level_db=-40.0):
         out.append("noise on both sides" if before and after else "noise before" if before
                    else "noise after" if after else "quiet")
     return out
-
-
-def beside_report(data, average=4, level=0.8):
-    """How sure the model is of the digits by what lies beside them (beside()): a window of a
-    long recording holds a word with whatever came before and after it."""
-    counts = collections.defaultdict(lambda: [0, 0])
-    for rec, wins, truth in data:
-        if "no-digits" in os.path.basename(rec):
-            continue
-        for row, kind in zip(peaks(wins, truth, average), beside(rec, truth)):
-            if row[2] != "other":
-                counts[kind][0] += row[0] >= level
-                counts[kind][1] += 1
-    if counts:
-        print(f"- the digits reaching {level}, by what lies beside them: " + ", ".join(
-            f"{kind} {n} of {total}" for kind, (n, total) in sorted(
-                counts.items(), key=lambda kv: -kv[1][1])))
 
 
 def load(models, recordings, cache=None, warp=WARP):
@@ -294,7 +286,6 @@ def main():
     d = next(p for p in points if p[2] == 4 and p[3] == 0.6)
     print(f"defaults (--average 4 --threshold 0.6): {d[0]:.1f}% at {d[1]:.1f} an hour")
     rare_alarms_report(data)
-    beside_report(data)
 
 
 if __name__ == "__main__":

@@ -251,7 +251,7 @@ constexpr double kListenDetected = 0.80;
 // 62 and 63 of 67 measured (without and with the made-up voices).
 constexpr double kListenNewVoicesDetected = 0.85;
 // The same, for new voices of the data set's own kind (listensToNewVoicesOfItsOwnKind).
-constexpr double kListenOwnKindDetected = 0.88; // 64 and 61 of 67 measured (59 is 0.88); 64
+constexpr double kListenOwnKindDetected = 0.88; // 64 of 67 measured (59 is 0.88)
 // Number words as digits: at most this many of numberWordsAreNotDigits' 60.
 constexpr int kNumberWordsHeard = 10;
 const char *const kNumberWords =
