@@ -36,19 +36,19 @@ Status checkWaveforms(const Shape &in)
     return {};
 }
 
-// n samples of white (0), pink (1) or brown (2) Gaussian noise scaled to the RMS `rms`. Pink by
+// n samples of white, pink or brown (not Any) Gaussian noise scaled to the RMS `rms`. Pink by
 // Paul Kellet's economy filter (three poles, within 0.05 dB of -3 dB an octave above 1/500 of the
 // rate), brown by a leaky integrator: a few lines each, where no library of ours has coloured
 // noise.
-std::vector<double> colouredNoise(Rng &rng, size_t n, int colour, double rms)
+std::vector<double> colouredNoise(Rng &rng, size_t n, NoiseColour colour, double rms)
 {
     std::vector<double> v(n);
     double b0 = 0, b1 = 0, b2 = 0, power = 0;
     for (double &s : v) {
         const double w = rng.normal();
-        if (colour == 0) {
+        if (colour == NoiseColour::White) {
             s = w;
-        } else if (colour == 1) {
+        } else if (colour == NoiseColour::Pink) {
             b0 = 0.99765 * b0 + w * 0.0990460;
             b1 = 0.96300 * b1 + w * 0.2965164;
             b2 = 0.57000 * b2 + w * 1.0526913;
@@ -98,8 +98,8 @@ void AddNoise::apply(const float *in, float *out, int64_t n, const Shape &inShap
                 y[k] = x[k] + sigma * rng.normal();
             continue;
         }
-        const int colour = m_colour == NoiseColour::Any ? int(rng.below(3))
-                                                        : m_colour == NoiseColour::Pink ? 1 : 2;
+        const NoiseColour colour =
+            m_colour == NoiseColour::Any ? NoiseColour(rng.below(3)) : m_colour;
         const std::vector<double> v = colouredNoise(rng, size_t(len), colour, sigma);
         for (int64_t k = 0; k < len; ++k)
             y[k] = x[k] + float(v[size_t(k)]);
@@ -140,7 +140,7 @@ void NoiseBeside::apply(const float *in, float *out, int64_t n, const Shape &inS
             loudest = std::max(loudest, sum / kFrame);
         }
         if (loudest <= 0) continue; // silence: no sound to be beside
-        const int colour = int(rng.below(3)); // white, pink, brown
+        const NoiseColour colour = NoiseColour(rng.below(3)); // white, pink, brown
         const uint64_t side = rng.below(5);   // 2 : 2 : 1
         const bool left = side < 2 || side == 4, right = side >= 2;
         const double rms = std::sqrt(loudest) * std::pow(10.0, -rng.uniform(m_min, m_max) / 20.0);

@@ -13,7 +13,7 @@ namespace fb::data {
 // The colours of noise the noise stages add: white (flat), pink (-3 dB an octave: a fan, a
 // room's hum and rumble, most microphones' floor), brown (-6 dB an octave: wind, traffic), or
 // any of the three, drawn for each sample.
-enum class NoiseColour { White, Pink, Brown, Any };
+enum class NoiseColour { White, Pink, Brown, Any }; // the first three in the order drawn
 
 // Adds Gaussian noise over the whole waveform at a signal-to-noise ratio drawn uniformly from
 // [snrMinDb, snrMaxDb] (against the waveform's mean power), to each sample with probability p:
