@@ -244,6 +244,33 @@ private slots:
         QVERIFY2(labels.contains("0 clip(s) of 'seven'"), qPrintable(labels.join(" | ")));
     }
 
+    // A class added without clips yet is still there when the folder is opened again (in the
+    // folder's classes.txt), and stays with its folder: another folder does not get it.
+    void emptyClassesAreKeptWithTheirFolder()
+    {
+        QTemporaryDir dir, other;
+        {
+            RecordPanel panel;
+            panel.setFolder(dir.filePath("words"));
+            QVERIFY(panel.addClass("left"));
+            QVERIFY(panel.addClass("Right"));
+            panel.setFolder(other.path());
+            QCOMPARE(panel.classes(), (QStringList{"background", "unknown"}));
+        }
+        QVERIFY(QFileInfo::exists(dir.filePath("words/classes.txt")));
+        RecordPanel again;
+        again.setFolder(dir.filePath("words"));
+        QCOMPARE(again.classes(), (QStringList{"left", "right", "background", "unknown"}));
+        // A list edited by hand: names are made safe as typed ones are, blank lines skipped.
+        QFile list(dir.filePath("words/classes.txt"));
+        QVERIFY(list.open(QIODevice::Append | QIODevice::Text));
+        list.write("\n  Turn Left \n");
+        list.close();
+        again.setFolder(dir.filePath("words"));
+        QCOMPARE(again.classes(),
+                 (QStringList{"left", "right", "turn-left", "background", "unknown"}));
+    }
+
     // A long file where one word is said four times becomes four 1-second clips, each centred
     // on its word; a short file one clip; background noise whole windows; a folder's
     // subfolders name the classes; a damaged file is named and skipped.

@@ -349,10 +349,27 @@ bool RecordPanel::addClass(const QString &name, QString *why)
     if (!classes().contains(label)) {
         m_words << label;
         m_words.sort();
+        // Kept in the folder, so that a class with no clips yet is still there next time.
+        if (!saveClassList()) {
+            refreshClasses();
+            selectClass(label);
+            setStatus(tr("'%1' is added, but could not be saved in %2: it will be gone when "
+                         "the folder is opened again unless it has clips by then.")
+                          .arg(label, folder()));
+            return true;
+        }
     }
     refreshClasses();
     selectClass(label);
     return true;
+}
+
+bool RecordPanel::saveClassList() const
+{
+    const QString dir = folder();
+    if (!QDir().mkpath(dir)) return false;
+    return bool(writeFileAtomically(QDir(dir).filePath(kClassListFile),
+                                    (m_words.join('\n') + '\n').toStdString(), "the class list"));
 }
 
 void RecordPanel::selectClass(const QString &name)
@@ -623,7 +640,18 @@ void RecordPanel::rescan()
 {
     m_clips.clear();
     m_pictures.clear(); // the files may have changed outside the panel
-    std::set<QString> labels(m_words.begin(), m_words.end());
+    // The words: those of the folder's class list and its clips' (and, while the folder is the
+    // same, those added here that could not be saved in it).
+    std::set<QString> labels;
+    if (folder() == m_scanned) labels.insert(m_words.begin(), m_words.end());
+    m_scanned = folder();
+    QFile list(QDir(m_scanned).filePath(kClassListFile));
+    if (list.open(QIODevice::ReadOnly | QIODevice::Text)) {
+        for (const QString &line : QString::fromUtf8(list.readAll()).split('\n')) {
+            const QString label = clipNamePart(line);
+            if (!label.isEmpty()) labels.insert(label);
+        }
+    }
     const data::FilePattern pattern("{label}_{speaker}_{index}");
     QDirIterator it(folder(), {"*.wav"}, QDir::Files);
     while (it.hasNext()) {

@@ -43,6 +43,8 @@ class RecordPanel : public QWidget {
 public:
     static constexpr int kRate = 16000;        // the clips' rate
     static constexpr int kClipSamples = kRate; // 1 s
+    // The folder's words, one a line, so that a class without clips is kept between sessions.
+    static constexpr const char *kClassListFile = "classes.txt";
 
     explicit RecordPanel(QWidget *parent = nullptr);
     ~RecordPanel() override;
@@ -110,6 +112,8 @@ protected:
 
 private:
     void rescan();
+    // Writes the words to FOLDER/classes.txt (one a line); false when it cannot.
+    bool saveClassList() const;
     void refreshClasses();
     void refreshClips();
     // The current class's clips and take buttons (when the class shown changes).
@@ -139,6 +143,7 @@ private:
     QSoundEffect *m_player;
     QString m_template;
     QStringList m_words; // the classes added, besides background and unknown
+    QString m_scanned;   // the folder m_words belong to
     QList<Clip> m_clips;
     // The microphone.
     QAudioDevice m_input;
