@@ -346,21 +346,19 @@ bool RecordPanel::addClass(const QString &name, QString *why)
                        : tr("'%1' has no letters or digits to name a class by.").arg(name);
         return false;
     }
+    bool saved = true;
     if (!classes().contains(label)) {
         m_words << label;
         m_words.sort();
         // Kept in the folder, so that a class with no clips yet is still there next time.
-        if (!saveClassList()) {
-            refreshClasses();
-            selectClass(label);
-            setStatus(tr("'%1' is added, but could not be saved in %2: it will be gone when "
-                         "the folder is opened again unless it has clips by then.")
-                          .arg(label, folder()));
-            return true;
-        }
+        saved = saveClassList();
     }
     refreshClasses();
     selectClass(label);
+    if (!saved)
+        setStatus(tr("'%1' is added, but could not be saved in %2: it will be gone when the "
+                     "folder is opened again unless it has clips by then.")
+                      .arg(label, folder()));
     return true;
 }
 
