@@ -73,7 +73,6 @@ double maxError(const json &ref, const std::vector<float> &ours, int64_t frames)
     return worst;
 }
 
-
 std::vector<float> tone(double hz, int rate, double seconds, float amplitude = 0.5f)
 {
     std::vector<float> x(size_t(std::lround(seconds * rate)));
@@ -743,52 +742,77 @@ private slots:
             toneRms += double(v) * v;
         toneRms = std::sqrt(toneRms / double(t.size())); // a steady tone: its loudest frame's
         int left = 0, right = 0, both = 0, white = 0, brown = 0, between = 0;
-        for (uint64_t seed = 1; seed <= 60; ++seed) {
-            std::vector<float> y(16000), again(16000);
-            beside.apply(x.data(), y.data(), 1, s, &seed);
-            beside.apply(x.data(), again.data(), 1, s, &seed);
-            QCOMPARE(y, again); // seeded
-            for (int64_t k = 5600; k < 5600 + 4800; ++k)
-                QCOMPARE(y[size_t(k)], x[size_t(k)]);
-            // Each side: nothing, or noise from the edge to 0..50 ms (+ a frame) from the tone.
-            auto side = [&](int64_t edge, int64_t step, int64_t toneEdge) {
-                if (y[size_t(edge)] == 0.0f) {
-                    for (int64_t k = edge; k != toneEdge; k += step)
-                        if (y[size_t(k)] != 0.0f) return -1.0; // noise not from the edge
-                    return 0.0;
-                }
-                int64_t k = edge;
-                double power = 0, diff = 0;
-                int64_t n = 0;
-                while (k != toneEdge && y[size_t(k)] != 0.0f) {
-                    power += double(y[size_t(k)]) * y[size_t(k)];
-                    if (k != edge) diff += std::pow(double(y[size_t(k)] - y[size_t(k - step)]), 2);
-                    k += step, ++n;
-                }
-                const int64_t gap = std::abs(toneEdge - k);
-                for (; k != toneEdge; k += step)
-                    if (y[size_t(k)] != 0.0f) return -1.0; // noise in the gap
-                if (gap > 800 + 512) return -2.0;
-                const double rms = std::sqrt(power / double(n));
-                const double db = 20 * std::log10(toneRms / rms);
-                if (std::abs(db - 10) > 0.5) return -3.0 - db;
-                // Differences of neighbours: twice the power for white noise, far less for
-                // brown; pink between.
-                const double ratio = diff / power;
-                white += ratio > 1.5, brown += ratio < 0.05,
-                    between += ratio >= 0.05 && ratio <= 1.5;
-                return 1.0;
-            };
-            const double l = side(0, 1, 5600), r = side(15999, -1, 5600 + 4800 - 1);
-            QVERIFY2(l >= 0 && r >= 0,
-                     qPrintable(QString("seed %1: %2 %3").arg(seed).arg(l).arg(r)));
-            QVERIFY(l > 0 || r > 0);
-            left += l > 0 && r == 0, right += r > 0 && l == 0, both += l > 0 && r > 0;
-        }
+        int64_t widestGap = 0; // samples of quiet between the tone and its noise
+        // Each of 60 seeds: the tone kept, the noise where it belongs; the sides and colours
+        // counted.
+        auto tally = [&](const NoiseBeside &noise) {
+            left = right = both = white = brown = between = 0;
+            widestGap = 0;
+            for (uint64_t seed = 1; seed <= 60; ++seed) {
+                std::vector<float> y(16000), again(16000);
+                noise.apply(x.data(), y.data(), 1, s, &seed);
+                noise.apply(x.data(), again.data(), 1, s, &seed);
+                QCOMPARE(y, again); // seeded
+                for (int64_t k = 5600; k < 5600 + 4800; ++k)
+                    QCOMPARE(y[size_t(k)], x[size_t(k)]);
+                // Each side: nothing, or noise from the edge to 0..50 ms (+ a frame) from the tone.
+                auto side = [&](int64_t edge, int64_t step, int64_t toneEdge) {
+                    if (y[size_t(edge)] == 0.0f) {
+                        for (int64_t k = edge; k != toneEdge; k += step)
+                            if (y[size_t(k)] != 0.0f) return -1.0; // noise not from the edge
+                        return 0.0;
+                    }
+                    int64_t k = edge;
+                    double power = 0, diff = 0;
+                    int64_t n = 0;
+                    while (k != toneEdge && y[size_t(k)] != 0.0f) {
+                        power += double(y[size_t(k)]) * y[size_t(k)];
+                        if (k != edge)
+                            diff += std::pow(double(y[size_t(k)] - y[size_t(k - step)]), 2);
+                        k += step, ++n;
+                    }
+                    const int64_t gap = std::abs(toneEdge - k);
+                    widestGap = std::max(widestGap, gap);
+                    for (; k != toneEdge; k += step)
+                        if (y[size_t(k)] != 0.0f) return -1.0; // noise in the gap
+                    if (gap > 800 + 512) return -2.0;
+                    const double rms = std::sqrt(power / double(n));
+                    const double db = 20 * std::log10(toneRms / rms);
+                    if (std::abs(db - 10) > 0.5) return -3.0 - db;
+                    // Differences of neighbours: twice the power for white noise, far less for
+                    // brown; pink between.
+                    const double ratio = diff / power;
+                    white += ratio > 1.5, brown += ratio < 0.05,
+                        between += ratio >= 0.05 && ratio <= 1.5;
+                    return 1.0;
+                };
+                const double l = side(0, 1, 5600), r = side(15999, -1, 5600 + 4800 - 1);
+                QVERIFY2(l >= 0 && r >= 0,
+                         qPrintable(QString("seed %1: %2 %3").arg(seed).arg(l).arg(r)));
+                QVERIFY(l > 0 || r > 0);
+                left += l > 0 && r == 0, right += r > 0 && l == 0, both += l > 0 && r > 0;
+            }
+        };
+        tally(beside);
+        if (QTest::currentTestFailed()) return;
         QVERIFY2(left > 10 && right > 10 && both > 4,
                  qPrintable(QString("%1 %2 %3").arg(left).arg(right).arg(both)));
         QVERIFY2(white > 10 && brown > 10 && between > 10,
                  qPrintable(QString("%1 %2 %3").arg(white).arg(brown).arg(between)));
+        // Up to 50 ms of quiet by default (audibleRange's frame of 512 samples ends within the
+        // tone's first or last 512); none asked for, none but that frame's.
+        QVERIFY2(widestGap > 600, qPrintable(QString::number(widestGap)));
+        tally(NoiseBeside(10, 10, 1.0f, NoiseColour::Any, 0.0f));
+        if (QTest::currentTestFailed()) return;
+        QVERIFY2(widestGap <= 512, qPrintable(QString::number(widestGap)));
+        QVERIFY(left > 10 && right > 10 && white > 10);
+        // pink_or_brown: never white (a hiss right beside a word is an "s"), both of the others.
+        tally(NoiseBeside(10, 10, 1.0f, NoiseColour::PinkOrBrown));
+        if (QTest::currentTestFailed()) return;
+        QVERIFY2(white == 0 && brown > 10 && between > 10,
+                 qPrintable(QString("%1 %2 %3").arg(white).arg(brown).arg(between)));
+        QVERIFY2(left > 10 && right > 10 && both > 4,
+                 qPrintable(QString("%1 %2 %3").arg(left).arg(right).arg(both)));
         // p 0: as it was.
         std::vector<float> y(16000);
         const uint64_t seed = 3;

@@ -98,18 +98,22 @@ void AddNoise::apply(const float *in, float *out, int64_t n, const Shape &inShap
                 y[k] = x[k] + sigma * rng.normal();
             continue;
         }
-        const NoiseColour colour =
-            m_colour == NoiseColour::Any ? NoiseColour(rng.below(3)) : m_colour;
+        const NoiseColour colour = m_colour == NoiseColour::Any ? NoiseColour(rng.below(3))
+                                   : m_colour == NoiseColour::PinkOrBrown
+                                       ? NoiseColour(1 + rng.below(2))
+                                       : m_colour;
         const std::vector<double> v = colouredNoise(rng, size_t(len), colour, sigma);
         for (int64_t k = 0; k < len; ++k)
             y[k] = x[k] + float(v[size_t(k)]);
     }
 }
 
-NoiseBeside::NoiseBeside(float snrMinDb, float snrMaxDb, float p)
+NoiseBeside::NoiseBeside(float snrMinDb, float snrMaxDb, float p, NoiseColour colour, float maxGap)
     : m_min(snrMinDb)
     , m_max(snrMaxDb)
     , m_p(p)
+    , m_colour(colour)
+    , m_maxGap(maxGap)
 {}
 
 Result<Shape> NoiseBeside::outputShape(const Shape &in) const
@@ -140,8 +144,12 @@ void NoiseBeside::apply(const float *in, float *out, int64_t n, const Shape &inS
             loudest = std::max(loudest, sum / kFrame);
         }
         if (loudest <= 0) continue; // silence: no sound to be beside
-        const NoiseColour colour = NoiseColour(rng.below(3)); // white, pink, brown
-        const uint64_t side = rng.below(5);   // 2 : 2 : 1
+        // Any: one of white, pink and brown (the same draw as before there was a choice).
+        const NoiseColour colour = m_colour == NoiseColour::Any ? NoiseColour(rng.below(3))
+                                   : m_colour == NoiseColour::PinkOrBrown
+                                       ? NoiseColour(1 + rng.below(2))
+                                       : m_colour;
+        const uint64_t side = rng.below(5); // 2 : 2 : 1
         const bool left = side < 2 || side == 4, right = side >= 2;
         const double rms = std::sqrt(loudest) * std::pow(10.0, -rng.uniform(m_min, m_max) / 20.0);
         auto block = [&](int64_t from, int64_t to) {
@@ -150,8 +158,9 @@ void NoiseBeside::apply(const float *in, float *out, int64_t n, const Shape &inS
             for (size_t k = 0; k < v.size(); ++k)
                 y[from + int64_t(k)] += float(v[k]);
         };
-        const int64_t gapLeft = int64_t(rng.below(uint64_t(len / 20 + 1)));
-        const int64_t gapRight = int64_t(rng.below(uint64_t(len / 20 + 1)));
+        const uint64_t gaps = uint64_t(std::floor(double(m_maxGap) * double(len))) + 1;
+        const int64_t gapLeft = int64_t(rng.below(gaps));
+        const int64_t gapRight = int64_t(rng.below(gaps));
         if (left) block(0, int64_t(first) - gapLeft);
         if (right) block(int64_t(last) + gapRight, len);
     }
@@ -362,11 +371,13 @@ Status Spectrogram::exportTo(ExportGraph &g, const std::string &input, const std
             ExportAttribute::integers("strides", {1, hop})});
     g.node("Mul", {dft, dft}, {squared}); // [N, 2 bins, 1, frames]
     const std::string axis = g.constantInts(output + ".bin_axis", {1});
-    g.node("Slice", {squared, g.constantInts(output + ".re_start", {0}),
-                     g.constantInts(output + ".re_end", {bins}), axis},
+    g.node("Slice",
+           {squared, g.constantInts(output + ".re_start", {0}),
+            g.constantInts(output + ".re_end", {bins}), axis},
            {re});
-    g.node("Slice", {squared, g.constantInts(output + ".im_start", {bins}),
-                     g.constantInts(output + ".im_end", {2 * bins}), axis},
+    g.node("Slice",
+           {squared, g.constantInts(output + ".im_start", {bins}),
+            g.constantInts(output + ".im_end", {2 * bins}), axis},
            {im});
     g.node("Add", {re, im}, {power}); // [N, bins, 1, frames]
     std::string feature = power;
@@ -403,7 +414,8 @@ Status Spectrogram::exportTo(ExportGraph &g, const std::string &input, const std
             const std::string planes = g.name(output + ".planes"),
                               rowTop = g.name(output + ".row_top"), top = g.name(output + ".top"),
                               floor = g.name(output + ".floor");
-            g.node("Reshape", {db, g.constantInts(output + ".planes_shape", {-1, 1, bands, frames})},
+            g.node("Reshape",
+                   {db, g.constantInts(output + ".planes_shape", {-1, 1, bands, frames})},
                    {planes});
             g.node("MaxPool", {planes}, {rowTop},
                    {ExportAttribute::integers("kernel_shape", {1, 2 * frames - 1}),

@@ -13,7 +13,8 @@ namespace fb::data {
 // The colours of noise the noise stages add: white (flat), pink (-3 dB an octave: a fan, a
 // room's hum and rumble, most microphones' floor), brown (-6 dB an octave: wind, traffic), or
 // any of the three, drawn for each sample.
-enum class NoiseColour { White, Pink, Brown, Any }; // the first three in the order drawn
+// The first three in the order drawn; PinkOrBrown (noise_beside's) draws one of those two.
+enum class NoiseColour { White, Pink, Brown, Any, PinkOrBrown };
 
 // Adds Gaussian noise over the whole waveform at a signal-to-noise ratio drawn uniformly from
 // [snrMinDb, snrMaxDb] (against the waveform's mean power), to each sample with probability p:
@@ -34,13 +35,16 @@ private:
 // between two words of a long recording. Each waveform, with probability p, gets coloured noise
 // (white, pink or brown, drawn) from one edge of the window up to its sound (the part within
 // 30 dB of its loudest frame, audibleRange), on the left, the right or both sides (2 : 2 : 1),
-// 0 to a twentieth of the window apart from it (50 ms of a second), at a level drawn uniformly from
-// snrMinDb to snrMaxDb below the sound's loudest frame. A window that listening (docs/audio.md,
-// "Listen") cuts from a stream holds such noise beside a word as often as not; a model that heard
-// words only in silence or over steady noise heard a digit there half as surely as one in silence.
+// 0 to maxGap of the window apart from it (a twentieth by default: 50 ms of a second), at a level
+// drawn uniformly from snrMinDb to snrMaxDb below the sound's loudest frame; `colour` Any draws
+// white, pink or brown, PinkOrBrown one of those two (white noise right beside a word is a hiss, as
+// an "s" is). A window that listening (docs/audio.md, "Listen") cuts from a stream holds such noise
+// beside a word as often as not; a model that heard words only in silence or over steady noise
+// heard a digit there half as surely as one in silence.
 class NoiseBeside : public Transform {
 public:
-    NoiseBeside(float snrMinDb, float snrMaxDb, float p);
+    NoiseBeside(float snrMinDb, float snrMaxDb, float p, NoiseColour colour = NoiseColour::Any,
+                float maxGap = 0.05f);
     bool random() const override { return true; }
     Result<Shape> outputShape(const Shape &in) const override;
     void apply(const float *in, float *out, int64_t n, const Shape &inShape,
@@ -48,6 +52,8 @@ public:
 
 private:
     float m_min, m_max, m_p;
+    NoiseColour m_colour;
+    float m_maxGap;
 };
 
 // Shifts each waveform by a whole number of samples drawn uniformly from

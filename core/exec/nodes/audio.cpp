@@ -166,9 +166,23 @@ void addAudioAugmentation(NodeCatalog &c)
                         "Lowest level below the sound's loudest part (dB)."),
              floatParam("snr_max", 30, closed(-100, 100),
                         "Highest level below the sound's loudest part (dB)."),
-             floatParam("p", 0.3, closed(0, 1), "Probability a sample gets noise beside it.")}),
+             floatParam("p", 0.3, closed(0, 1), "Probability a sample gets noise beside it."),
+             enumParam("colour", {"any", "white", "pink", "brown", "pink_or_brown"}, "any",
+                       "any: white, pink or brown, drawn for each sample; pink_or_brown: one of "
+                       "those two (white noise right beside a word is a hiss, as an 's' is)."),
+             floatParam("max_gap", 0.05, closed(0, 0.5),
+                        "Most quiet between the sound and the noise, as a fraction of the length "
+                        "(0.05: 50 ms of a second), drawn uniformly from 0.")}),
         [](const NodeParams &p) {
-            return std::make_shared<data::NoiseBeside>(p.f("snr_min"), p.f("snr_max"), p.f("p"));
+            const std::string c = p.s("colour");
+            using C = data::NoiseColour;
+            return std::make_shared<data::NoiseBeside>(p.f("snr_min"), p.f("snr_max"), p.f("p"),
+                                                       c == "white"           ? C::White
+                                                       : c == "pink"          ? C::Pink
+                                                       : c == "brown"         ? C::Brown
+                                                       : c == "pink_or_brown" ? C::PinkOrBrown
+                                                                              : C::Any,
+                                                       p.f("max_gap"));
         }));
     c.add(transformNode(
         augmentation("time_shift", "Time shift",
