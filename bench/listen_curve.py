@@ -6,11 +6,13 @@
     python3 bench/listen_curve.py --cache ~/kws-windows ...    # each model hears each recording once
     python3 bench/listen_curve.py --warp 0 ...                 # each window heard once
     python3 bench/listen_curve.py --warp 0.04,0.08 ...         # five ways
+    python3 bench/listen_curve.py --at 4:0.85 ...              # and at this setting
 
 bench/listen_accuracy.py runs the engine at eight settings; this tool asks `flowbench-cli listen
 --windows` once per recording for every window's probabilities and whether it is centred, then
 replays the detector over them in Python for every setting of 2 to 6 windows and thresholds 0.4 to
-0.95, and prints, for each false-alarm budget, the most digits found at a setting within it. Use it
+0.95, and prints, for each false-alarm budget, the most digits found at a setting within it (and
+the figures at each setting --at names). Use it
 to compare models where their false alarms differ; its figure at the defaults should agree with
 listen_accuracy.py's (docs/audio.md's "Dead units" table was made this way). Why a copy of the
 detector instead of the engine: one `listen` run a setting would take 40 runs a model; the replay
@@ -265,7 +267,17 @@ def main():
                     help="listen --warp W[,W2...]: every window heard at 1-W and 1+W times the "
                     "speed too, for each W "
                     "(default listen's, 0.08; 0: heard once)")
+    ap.add_argument("--at", action="append", default=[], metavar="AVERAGE:THRESHOLD",
+                    help="also print the digits found and false alarms at this setting "
+                    "(repeatable; 4:0.85, the example's setting for listening all day)")
     a = ap.parse_args()
+    settings = []
+    for text in a.at:
+        try:
+            k, t = text.split(":")
+            settings.append((int(k), float(t)))
+        except ValueError:
+            ap.error(f"--at {text}: AVERAGE:THRESHOLD, as 4:0.85")
     data = load(a.model, a.recordings, a.cache, a.warp)
     points = []
     for average in (2, 3, 4, 5, 6):
@@ -285,6 +297,10 @@ def main():
             print(f"| {limit} | - | - | - |")
     d = next(p for p in points if p[2] == 4 and p[3] == 0.6)
     print(f"defaults (--average 4 --threshold 0.6): {d[0]:.1f}% at {d[1]:.1f} an hour")
+    for average, threshold in settings:
+        right, digits, alarms, hours = tally(data, lambda wins: detect(wins, average, threshold))
+        print(f"--average {average} --threshold {threshold}: {100 * right / digits:.1f}% at "
+              f"{alarms / hours:.1f} an hour")
     rare_alarms_report(data)
 
 
