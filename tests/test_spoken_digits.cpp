@@ -237,6 +237,12 @@ Heard score(const QStringList &lines, QList<Word> truth, double offset = 0)
 // 79.4%, the Czech and Catalan voices 77.0%; listening 63 of 67 with no false alarm, the voices
 // never heard 61 of 67 with none, the new voices of its own kind 64 of 67 with none, the virtual
 // microphone 11 of 12 (the file 11), number words 3 of 60; 1,758 s beside two listening runs.
+// With pink or brown noise beside the word and no quiet between, and the data set's seventh
+// version (18,861: the 794 digits with one sound more; 2026-12-03, later: bench/results/
+// listen-noise-beside-pink-brown-20261203.md): held out 95.12%, flite 77.3%, the Czech and
+// Catalan voices 77.5%; listening 66 of 67 with no false alarm, the voices never heard 66 of 67
+// with 2, the new voices of its own kind 67 of 67 with none, the virtual microphone 11 of 12 (the
+// file 12), number words 3 of 60; 1,124 s alone.
 constexpr double kHeldOutVoices = 0.80; // 88.0, 88.0, 87.2% measured; 91.0, 89.5, 91.0% now
 constexpr double kHeldOutEngine = 0.40; // 57.0, 57.2, 48.7% measured (10 epochs) before bn4
 constexpr double kHeldOutLanguages = 0.65;
@@ -251,7 +257,9 @@ constexpr double kListenDetected = 0.80;
 // 62 and 63 of 67 measured (without and with the made-up voices).
 constexpr double kListenNewVoicesDetected = 0.85;
 // The same, for new voices of the data set's own kind (listensToNewVoicesOfItsOwnKind).
-constexpr double kListenOwnKindDetected = 0.88; // 64 of 67 measured (59 is 0.88)
+// Issue 19's 95%: 67 of 67 measured in this test, 66 and 66 by seeds 1 and 2 trained apart (64
+// of 67 is 0.955; the example before the noise beside the word, 64).
+constexpr double kListenOwnKindDetected = 0.95;
 // Number words as digits: at most this many of numberWordsAreNotDigits' 60.
 constexpr int kNumberWordsHeard = 10;
 const char *const kNumberWords =
@@ -311,7 +319,7 @@ private slots:
         const Run make =
             run("bash", {kSource + "/scripts/make_spoken_digits.sh", kData}, 30 * 60000);
         QVERIFY2(make.exitCode == 0, qPrintable(make.err));
-        QCOMPARE(QDir(kData).entryList({"*.wav"}, QDir::Files).size(), 18067);
+        QCOMPARE(QDir(kData).entryList({"*.wav"}, QDir::Files).size(), 18861);
     }
 
     void heldOutVoicesAreRecognised()
@@ -324,13 +332,14 @@ private slots:
         qInfo("held-out voices: %.2f%% of their recordings recognised", 100 * accuracy);
         QVERIFY2(accuracy >= kHeldOutVoices, qPrintable(QString::number(accuracy)));
         // A fifth of the speakers is held out, whole, as the split's seed draws them (of the
-        // 18,067: 120 of 599, espeak-ng's and festival's voices and kinds of background
+        // 18,861: 120 of 599, espeak-ng's and festival's voices and kinds of background
         // noise), with their digits and other words, hard negatives among them. (With 160 voices, until 2026-11-28: 1793 recordings; with 232, 2289,
         // 2321 with the 161 real words as hard negatives, 2496 with 72 more speakers, and 42
         // recordings of number words more since 2026-11-28, afternoon; 2562 until 2026-12-02, with
         // 70 of the 384 made-up hard negatives that version 6 of the data set no longer has; 2492
-        // until the 120 made-up voices of 2026-12-02, 2897 until 120 more that evening.)
-        QCOMPARE(firstEvaluation(dir.filePath("run"))["samples"].toInt(), 3664);
+        // until the 120 made-up voices of 2026-12-02, 2897 until 120 more that evening, 3664
+        // until the 794 digits with one sound more of 2026-12-03.)
+        QCOMPARE(firstEvaluation(dir.filePath("run"))["samples"].toInt(), 3835);
 
         // What mattered (occlusion saliency): the frames where the word is spoken, not the
         // silence around it. Per frame, the saliency summed over the mel bands must be larger
@@ -514,14 +523,15 @@ private slots:
     // voices drawn by the generator of the data set's 240 made-up voices (fbv241 to fbv260, which
     // it does not have), each in the accent the data set would give it. What a speaker split
     // holds out, and what issue 19's listening test asks for (95% of the digits, at most 2 false
-    // alarms an hour); the example is not there yet: over 205 digits and 2.2 hours of other
-    // words, 92.7 and 89.3% within 2 false alarms an hour, 96.6 and 97.6% at listen's defaults
-    // with 9.8 and 10.3 an hour (two training seeds; bench/results/
-    // listen-coloured-noise-20261203.md; with white noise until 2026-12-03, 86.8 and 88.8%,
-    // listen-own-kind-remeasured-20261203.md; before the en-gb voices were said as made-up voices
-    // rather than in espeak-ng's own en-gb voice, 91.7 and 89.8%, listen-new-voices-20261202.md);
-    // of this recording's 67 digits, 64 with no false alarm (this test, 2026-12-03; the white
-    // noise's two models 64 and 61; 63 before the en-gb fix, 2026-12-02, late).
+    // alarms an hour). Over 205 digits and 2.2 hours of other words the example finds 94.1 and
+    // 96.6% within 2 false alarms an hour, 97.6% at 2.3 an hour and 95.1% with none at
+    // --threshold 0.85, 99.5% at listen's defaults with 24.7 and 14.9 an hour (two training
+    // seeds; bench/results/listen-noise-beside-pink-brown-20261203.md; without the noise beside
+    // the word, 92.7 and 89.3% within 2, listen-coloured-noise-20261203.md; with white noise
+    // until 2026-12-03, 86.8 and 88.8%, listen-own-kind-remeasured-20261203.md); of this
+    // recording's 67 digits, at the defaults, 67 with no false alarm (this test, 2026-12-03,
+    // later; seeds 1 and 2 trained apart 66 and 66, and at --threshold 0.85 63 and 63; the
+    // example before, 64).
     void listensToNewVoicesOfItsOwnKind()
     {
         listenToVoices("new-made-up", QRegularExpression("-fbv(24[1-9]|25[0-9]|260)_[^_]+\\.wav$"),

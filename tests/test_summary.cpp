@@ -242,7 +242,7 @@ private slots:
         QVERIFY2(warped.ok(), warped.ok() ? "" : warped.error().str().c_str());
         QCOMPARE(warped->input, Shape({1, 40, 101}));
 
-        auto refused = summarizePipeline(withVtlp("train_data", "noise"));
+        auto refused = summarizePipeline(withVtlp("beside", "noise"));
         QVERIFY(!refused.ok());
         QCOMPARE(refused.error().node, std::string("warp"));
         QVERIFY2(refused.error().message.find("after a stft or mel_spectrogram") !=

@@ -552,8 +552,8 @@ private slots:
 
     // File > Make Spoken-Digits Data Set runs `flowbench-cli make-data spoken-digits` and shows
     // its count in a progress dialog, then where the recordings went; the example opened then
-    // has nothing to point at. Two voices (73 recordings with their hard negatives and background
-    // noise) keep it quick.
+    // has nothing to point at. Two voices (84 recordings with their hard negatives, digits with
+    // one sound more and background noise) keep it quick.
     void makesTheSpokenDigitsWithProgress()
     {
         if (const QString why = missingSpeechTools(); !why.isEmpty()) QSKIP(qPrintable(why));
@@ -577,19 +577,19 @@ private slots:
         QVERIFY(why.contains("already"));
         bool sawCount = false;
         connect(dialog, &app::DataSetDialog::progressed, this, [&](int made, int total) {
-            if (made > 0 && made < total && total == 73 &&
-                dialog->text().contains(QString("Made %1 of 73 recordings").arg(made)) &&
-                dialog->progressBar()->value() == made && dialog->progressBar()->maximum() == 73)
+            if (made > 0 && made < total && total == 84 &&
+                dialog->text().contains(QString("Made %1 of 84 recordings").arg(made)) &&
+                dialog->progressBar()->value() == made && dialog->progressBar()->maximum() == 84)
                 sawCount = true;
         });
         QTRY_VERIFY_WITH_TIMEOUT(!dialog->isWorking(), 120000);
         qunsetenv("FLOWBENCH_PROGRESS_SECONDS");
         QCOMPARE(dialog->state(), app::DataSetDialog::State::Done);
         QVERIFY(sawCount);
-        QVERIFY2(dialog->text().contains("Done: 73 recordings in " + digits),
+        QVERIFY2(dialog->text().contains("Done: 84 recordings in " + digits),
                  qPrintable(dialog->text()));
-        QVERIFY(win.w.log()->text().contains("Done: 73 recordings in " + digits));
-        QCOMPARE(recordingsIn(digits), 73);
+        QVERIFY(win.w.log()->text().contains("Done: 84 recordings in " + digits));
+        QCOMPARE(recordingsIn(digits), 84);
         QPushButton *close = dialog->buttons()->button(QDialogButtonBox::Close);
         QVERIFY(close);
         close->click();
@@ -613,7 +613,7 @@ private slots:
         app::DataSetDialog *dialog = win.w.dataSetDialog();
         QTRY_VERIFY_WITH_TIMEOUT(dialog->made() > 0, 60000);
         qunsetenv("FLOWBENCH_PROGRESS_SECONDS");
-        QCOMPARE(dialog->total(), 18067);
+        QCOMPARE(dialog->total(), 18861);
         dialog->buttons()->button(QDialogButtonBox::Cancel)->click();
         QTRY_VERIFY_WITH_TIMEOUT(!dialog->isWorking(), 10000);
         QCOMPARE(dialog->state(), app::DataSetDialog::State::Cancelled);
@@ -622,7 +622,7 @@ private slots:
         // The recordings being made at the cancel were finished before the child ended, and the
         // dialog's count is what is there: none is added after.
         const int kept = recordingsIn(digits);
-        QVERIFY2(kept > 0 && kept < 18067, qPrintable(QString::number(kept)));
+        QVERIFY2(kept > 0 && kept < 18861, qPrintable(QString::number(kept)));
         QCOMPARE(dialog->made(), kept);
         QTest::qWait(2000);
         QCOMPARE(recordingsIn(digits), kept);
