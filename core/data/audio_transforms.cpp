@@ -65,6 +65,15 @@ std::vector<double> colouredNoise(Rng &rng, size_t n, NoiseColour colour, double
     return v;
 }
 
+// The colour a sample gets: Any draws white, pink or brown, PinkOrBrown one of those two, the
+// others are themselves.
+NoiseColour drawColour(Rng &rng, NoiseColour colour)
+{
+    if (colour == NoiseColour::Any) return NoiseColour(rng.below(3));
+    if (colour == NoiseColour::PinkOrBrown) return NoiseColour(1 + rng.below(2));
+    return colour;
+}
+
 } // namespace
 
 AddNoise::AddNoise(float snrMinDb, float snrMaxDb, float p, NoiseColour colour)
@@ -98,10 +107,7 @@ void AddNoise::apply(const float *in, float *out, int64_t n, const Shape &inShap
                 y[k] = x[k] + sigma * rng.normal();
             continue;
         }
-        const NoiseColour colour = m_colour == NoiseColour::Any ? NoiseColour(rng.below(3))
-                                   : m_colour == NoiseColour::PinkOrBrown
-                                       ? NoiseColour(1 + rng.below(2))
-                                       : m_colour;
+        const NoiseColour colour = drawColour(rng, m_colour);
         const std::vector<double> v = colouredNoise(rng, size_t(len), colour, sigma);
         for (int64_t k = 0; k < len; ++k)
             y[k] = x[k] + float(v[size_t(k)]);
@@ -144,11 +150,8 @@ void NoiseBeside::apply(const float *in, float *out, int64_t n, const Shape &inS
             loudest = std::max(loudest, sum / kFrame);
         }
         if (loudest <= 0) continue; // silence: no sound to be beside
-        // Any: one of white, pink and brown (the same draw as before there was a choice).
-        const NoiseColour colour = m_colour == NoiseColour::Any ? NoiseColour(rng.below(3))
-                                   : m_colour == NoiseColour::PinkOrBrown
-                                       ? NoiseColour(1 + rng.below(2))
-                                       : m_colour;
+        // Any draws as it did before there was a choice.
+        const NoiseColour colour = drawColour(rng, m_colour);
         const uint64_t side = rng.below(5); // 2 : 2 : 1
         const bool left = side < 2 || side == 4, right = side >= 2;
         const double rms = std::sqrt(loudest) * std::pow(10.0, -rng.uniform(m_min, m_max) / 20.0);

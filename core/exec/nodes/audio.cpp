@@ -67,6 +67,17 @@ std::shared_ptr<const data::Spectrogram> spectrogramBefore(const std::string &no
     return nullptr;
 }
 
+// add_noise's and noise_beside's `colour` (each lists the names it takes).
+data::NoiseColour noiseColour(const std::string &name)
+{
+    using C = data::NoiseColour;
+    return name == "pink"            ? C::Pink
+           : name == "brown"         ? C::Brown
+           : name == "any"           ? C::Any
+           : name == "pink_or_brown" ? C::PinkOrBrown
+                                     : C::White;
+}
+
 } // namespace
 
 void addAudioFeatures(NodeCatalog &c)
@@ -148,13 +159,8 @@ void addAudioAugmentation(NodeCatalog &c)
                        "white: flat; pink: -3 dB an octave; brown: -6 dB an octave; any: one of "
                        "the three, drawn for each sample.")}),
         [](const NodeParams &p) {
-            const std::string c = p.s("colour");
-            using C = data::NoiseColour;
             return std::make_shared<data::AddNoise>(p.f("snr_min"), p.f("snr_max"), p.f("p"),
-                                                    c == "pink"    ? C::Pink
-                                                    : c == "brown" ? C::Brown
-                                                    : c == "any"   ? C::Any
-                                                                   : C::White);
+                                                    noiseColour(p.s("colour")));
         }));
     c.add(transformNode(
         augmentation(
@@ -174,15 +180,8 @@ void addAudioAugmentation(NodeCatalog &c)
                         "Most quiet between the sound and the noise, as a fraction of the length "
                         "(0.05: 50 ms of a second), drawn uniformly from 0.")}),
         [](const NodeParams &p) {
-            const std::string c = p.s("colour");
-            using C = data::NoiseColour;
             return std::make_shared<data::NoiseBeside>(p.f("snr_min"), p.f("snr_max"), p.f("p"),
-                                                       c == "white"           ? C::White
-                                                       : c == "pink"          ? C::Pink
-                                                       : c == "brown"         ? C::Brown
-                                                       : c == "pink_or_brown" ? C::PinkOrBrown
-                                                                              : C::Any,
-                                                       p.f("max_gap"));
+                                                       noiseColour(p.s("colour")), p.f("max_gap"));
         }));
     c.add(transformNode(
         augmentation("time_shift", "Time shift",
