@@ -611,7 +611,7 @@ private slots:
         for (int xPixel = 0; xPixel < strip.width(); ++xPixel)
             marks += strip.pixel(xPixel, 60) == qRgb(120, 255, 140);
         QVERIFY2(marks >= 2, qPrintable(QString::number(marks)));
-        QVERIFY2(panel.status().contains("1 model listening, threshold 0.60 over 4 windows, "
+        QVERIFY2(panel.status().contains("1 model listening, threshold 0.85 over 4 windows, "
                                          "each window heard at 0.92, 1 and 1.08 times its speed"),
                  qPrintable(panel.status()));
 
@@ -676,6 +676,13 @@ private slots:
         QVERIFY2(heardSeconds >= 3.2 && heardSeconds <= 4.5,
                  qPrintable(QString::number(heardSeconds)));
         QCOMPARE(summary["threads"].toInt(), 1);
+        // The engine's default detector is the panel's (the window does not link the engine,
+        // so each states it).
+        const QJsonObject defaults = summary["detector"].toObject();
+        fb::widgets::InferencePanel fresh;
+        QCOMPARE(defaults["threshold"].toDouble(), fresh.listenThreshold());
+        QCOMPARE(defaults["average"].toInt(), fresh.listenAverage());
+        QCOMPARE(defaults["warp"].toDouble() > 0, fresh.listenWarp());
 
         // Its models run on one thread unless --threads says more: OpenMP's waiting threads
         // spin, and beside a second listener on 2 cores a window took 450 ms instead of 10

@@ -46,7 +46,8 @@ Options:
   --window-ms MS     the window (default and only value: the length the model was trained on)
   --hop-ms MS        from one window to the next (default 100)
   --average K        windows averaged (default 4)
-  --threshold P      averaged probability of a detection (default 0.6)
+  --threshold P      averaged probability of a detection (default 0.85: lower finds more
+                     words and raises more false alarms)
   --suppress-ms S    no detection this soon after another (default 500)
   --centre-ms C      a window counts only when its sound's middle is within C ms of its own,
                      as the model learnt words (default 300; 0: every window)

@@ -869,9 +869,11 @@ void MainWindow::restoreSettings()
     const int device = m_device->findData(m_wantedDevice);
     auto *model = qobject_cast<QStandardItemModel *>(m_device->model());
     if (device >= 0 && model && model->item(device)->isEnabled()) m_device->setCurrentIndex(device);
-    // The panel starts at the engine's defaults; a saved choice replaces them.
+    // The panel starts at the engine's defaults; a saved choice replaces them. The threshold's
+    // key is new with its default of 0.85 (2026-12-03): the old key, "listen/threshold", holds
+    // the old default of 0.6 for everyone who never chose one, and is left unread.
     m_inference->setListenThreshold(
-        s.value("listen/threshold", m_inference->listenThreshold()).toDouble());
+        s.value("listen/detect_threshold", m_inference->listenThreshold()).toDouble());
     m_inference->setListenAverage(s.value("listen/average", m_inference->listenAverage()).toInt());
     m_inference->setListenWarp(s.value("listen/warp", m_inference->listenWarp()).toBool());
     refreshRecentMenu();
@@ -883,7 +885,8 @@ void MainWindow::saveSettings()
     s.setValue("window/geometry", saveGeometry());
     s.setValue("window/state", saveState());
     s.setValue("run/device", m_device->currentData());
-    s.setValue("listen/threshold", m_inference->listenThreshold());
+    s.setValue("listen/detect_threshold", m_inference->listenThreshold());
+    s.remove("listen/threshold");
     s.setValue("listen/average", m_inference->listenAverage());
     s.setValue("listen/warp", m_inference->listenWarp());
 }

@@ -224,17 +224,17 @@ InferencePanel::InferencePanel(QWidget *parent)
             stopListening();
         }
     });
-    // How it detects: the engine's defaults (ListenOptions); 0.9 is the setting for listening
-    // all day (docs/audio.md, "How often it is right, and how often it cries wolf").
+    // How it detects: the engine's defaults (exec::ListenOptions, which the window does not
+    // link: test_record_panel checks that the two agree through the engine's summary).
     m_threshold->setObjectName("inferenceListenThreshold");
     m_threshold->setRange(0.05, 0.99);
     m_threshold->setSingleStep(0.05);
     m_threshold->setDecimals(2);
-    m_threshold->setValue(0.6);
+    m_threshold->setValue(0.85);
     m_threshold->setToolTip(
         tr("A word is detected when its probability, averaged over the last windows, reaches "
-           "this. Higher: fewer false alarms and more words missed; 0.9 suits listening all "
-           "day, 0.6 (the default) someone speaking to it"));
+           "this. Higher: fewer false alarms and more words missed. The default, 0.85, suits "
+           "listening all day; lower finds more words of someone speaking to it"));
     m_average->setObjectName("inferenceListenAverage");
     m_average->setRange(1, 20);
     m_average->setValue(4);
