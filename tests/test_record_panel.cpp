@@ -190,6 +190,20 @@ double middleOverEdges(const std::vector<float> &x)
     return middle / std::max(edges, 1e-12);
 }
 
+// Synthetic "words" for a take of `seconds` at 16 kHz: a 350 ms tone burst every 1.3 s (from
+// 0.4 s) in quiet noise.
+std::vector<float> toneWords(int seconds)
+{
+    std::vector<float> take(size_t(16000 * seconds));
+    for (size_t k = 0; k < take.size(); ++k) {
+        const double t = double(k) / 16000;
+        const bool on = std::fmod(t, 1.3) > 0.4 && std::fmod(t, 1.3) < 0.75;
+        take[k] = float((on ? 0.3 : 0.0) * std::sin(2 * M_PI * 300 * t) +
+                        0.001 * std::sin(2 * M_PI * 4000.5 * t));
+    }
+    return take;
+}
+
 } // namespace
 
 class TestRecordPanel : public QObject {
@@ -341,14 +355,7 @@ private slots:
         panel.setFolder(dir.path());
         QVERIFY(panel.addClass("go"));
         QVERIFY(panel.addClass("stop"));
-        // Three synthetic "words": tone bursts in quiet noise.
-        std::vector<float> take(16000 * 4);
-        for (size_t k = 0; k < take.size(); ++k) {
-            const double t = double(k) / 16000;
-            const bool on = std::fmod(t, 1.3) > 0.4 && std::fmod(t, 1.3) < 0.75;
-            take[k] = float((on ? 0.3 : 0.0) * std::sin(2 * M_PI * 300 * t) +
-                            0.001 * std::sin(2 * M_PI * 4000.5 * t));
-        }
+        const std::vector<float> take = toneWords(4); // three "words"
         QCOMPARE(panel.addTake(take, "go", "ann"), 3);
         auto *list = panel.findChild<QListWidget *>("recordClips");
         panel.selectClass("go");
@@ -372,6 +379,76 @@ private slots:
                  qPrintable(trashed));
         QVERIFY(panel.status().contains(trashed));
         QCOMPARE(list->count(), 1);
+    }
+
+    // A class that came with its clips (recorded or imported, never typed) stays a class when
+    // its last clip is deleted or moved away, in this session and the next; Remove takes away
+    // a word without clips, and nothing else: not one with clips, nor background or unknown.
+    void classesOutliveTheirClipsUntilRemoved()
+    {
+        QTemporaryDir dir;
+        const std::vector<float> take = toneWords(3); // two "words"
+        {
+            RecordPanel panel;
+            panel.setFolder(dir.path());
+            QCOMPARE(panel.addTake(take, "beep", "ann"), 2); // no class typed first
+            QCOMPARE(panel.addTake(take, "tone", "ann"), 2);
+            QFile list(dir.filePath("classes.txt"));
+            QVERIFY(list.open(QIODevice::ReadOnly));
+            QCOMPARE(list.readAll(), QByteArray("beep\ntone\n"));
+            auto *button = panel.findChild<QPushButton *>("recordRemoveClass");
+            QVERIFY(button);
+            panel.selectClass("beep");
+            QVERIFY(!button->isEnabled()); // it has clips
+            QString why;
+            QVERIFY(!panel.removeClass("beep", &why));
+            QVERIFY2(why.contains("2 clip(s)"), qPrintable(why));
+            QVERIFY(!panel.removeClass("background", &why));
+            QVERIFY(!panel.removeClass("unknown", &why));
+            // The last clip of "beep" deleted, those of "tone" moved to "beep".
+            QVERIFY(panel.removeClip(panel.shownClips()[0]));
+            QVERIFY(panel.removeClip(panel.shownClips()[0]));
+            QVERIFY(panel.classes().contains("beep"));
+            QVERIFY(button->isEnabled());
+            panel.selectClass("tone");
+            QVERIFY(panel.relabel(panel.shownClips()[0], "beep"));
+            QVERIFY(panel.relabel(panel.shownClips()[0], "beep"));
+            QCOMPARE(panel.classes(), (QStringList{"beep", "tone", "background", "unknown"}));
+        }
+        {
+            RecordPanel again;
+            again.setFolder(dir.path());
+            QCOMPARE(again.classes(), (QStringList{"beep", "tone", "background", "unknown"}));
+            QCOMPARE(again.clips().size(), 2);
+            // Remove, as a person does it: the class shown, then the button.
+            again.selectClass("tone");
+            auto *button = again.findChild<QPushButton *>("recordRemoveClass");
+            QVERIFY(button->isEnabled());
+            QTest::mouseClick(button, Qt::LeftButton);
+            QCOMPARE(again.classes(), (QStringList{"beep", "background", "unknown"}));
+            QVERIFY2(again.status().contains("'tone' removed"), qPrintable(again.status()));
+        }
+        RecordPanel third;
+        third.setFolder(dir.path());
+        QCOMPARE(third.classes(), (QStringList{"beep", "background", "unknown"}));
+
+        // A folder made elsewhere (clips, no class list): its classes come from the clips, and
+        // one whose last clip is deleted here stays all the same.
+        QTemporaryDir made;
+        QVERIFY(fb::data::writeWav(made.filePath("hum_bob_1.wav").toStdString(),
+                                   std::vector<float>(take.begin(), take.begin() + 16000), 16000)
+                    .ok());
+        {
+            RecordPanel panel;
+            panel.setFolder(made.path());
+            QCOMPARE(panel.classes(), (QStringList{"hum", "background", "unknown"}));
+            panel.selectClass("hum");
+            QVERIFY(panel.removeClip(panel.shownClips()[0]));
+        }
+        RecordPanel again;
+        again.setFolder(made.path());
+        QCOMPARE(again.classes(), (QStringList{"hum", "background", "unknown"}));
+        QVERIFY(again.clips().isEmpty());
     }
 
     // "Train on this": refused with too few clips, then a pipeline that validates and trains.

@@ -70,6 +70,7 @@ RecordPanel::RecordPanel(QWidget *parent)
     , m_newClass(new QLineEdit)
     , m_chooseFolder(new QPushButton(tr("Choose…")))
     , m_addClass(new QPushButton(tr("Add")))
+    , m_removeClass(new QPushButton(tr("Remove")))
     , m_hold(new QPushButton(tr("Hold to record")))
     , m_long(new QPushButton(tr("Record a long take")))
     , m_import(new QPushButton(tr("Import files…")))
@@ -97,6 +98,8 @@ RecordPanel::RecordPanel(QWidget *parent)
     m_speaker->setText(user.isEmpty() ? QStringLiteral("me") : user);
     m_newClass->setObjectName("recordNewClass");
     m_newClass->setPlaceholderText(tr("a word, e.g. seven"));
+    m_removeClass->setObjectName("recordRemoveClass");
+    m_removeClass->setEnabled(false);
     m_classes->setObjectName("recordClasses");
     m_classes->setMaximumWidth(200);
     m_clipList->setObjectName("recordClips");
@@ -169,6 +172,7 @@ RecordPanel::RecordPanel(QWidget *parent)
     auto *add = new QHBoxLayout;
     add->addWidget(m_newClass, 1);
     add->addWidget(m_addClass);
+    add->addWidget(m_removeClass);
     left->addLayout(add);
     auto *takeRow = new QHBoxLayout;
     takeRow->addWidget(m_hold);
@@ -213,6 +217,10 @@ RecordPanel::RecordPanel(QWidget *parent)
     connect(m_addClass, &QPushButton::clicked, this, addTyped);
     connect(m_newClass, &QLineEdit::returnPressed, this, addTyped);
     connect(m_classes, &QListWidget::currentRowChanged, this, &RecordPanel::showClass);
+    connect(m_removeClass, &QPushButton::clicked, this, [this] {
+        QString why;
+        if (!removeClass(currentClass(), &why)) setStatus(why);
+    });
     connect(m_hold, &QPushButton::pressed, this, [this] {
         if (recording()) return; // a long take is running: it ends with its own button
         QString why;
@@ -362,6 +370,60 @@ bool RecordPanel::addClass(const QString &name, QString *why)
     return true;
 }
 
+bool RecordPanel::removeClass(const QString &name, QString *why)
+{
+    const QString label = clipNamePart(name);
+    if (label == kBackground || label == kUnknown) {
+        if (why) *why = tr("'%1' is always there: every model of words needs it.").arg(label);
+        return false;
+    }
+    if (!m_words.contains(label)) {
+        if (why) *why = tr("There is no class '%1'.").arg(name);
+        return false;
+    }
+    if (const int n = clipCount(label)) {
+        if (why)
+            *why = tr("'%1' has %n clip(s): delete them or move them to another class first.",
+                      nullptr, n)
+                       .arg(label);
+        return false;
+    }
+    m_words.removeAll(label);
+    const bool saved = saveClassList();
+    refreshClasses();
+    setStatus(saved ? tr("'%1' removed.").arg(label)
+                    : tr("'%1' removed, but %2 could not be written: it comes back when the "
+                         "folder is opened again.")
+                          .arg(label, QDir(folder()).filePath(kClassListFile)));
+    emit clipsChanged();
+    return true;
+}
+
+int RecordPanel::clipCount(const QString &label) const
+{
+    return int(std::count_if(m_clips.begin(), m_clips.end(),
+                             [&](const Clip &c) { return c.label == label; }));
+}
+
+void RecordPanel::keepWhenEmptied(const QString &label)
+{
+    if (m_words.contains(label) && clipCount(label) == 0) saveClassList();
+}
+
+void RecordPanel::updateRemoveClass()
+{
+    const QString c = currentClass();
+    const bool word = c != kBackground && c != kUnknown && !c.isEmpty();
+    const int n = word ? clipCount(c) : 0;
+    m_removeClass->setEnabled(word && n == 0 && !recording());
+    m_removeClass->setToolTip(
+        !word  ? tr("Background and unknown are always there")
+        : n    ? tr("'%1' has %n clip(s): delete them or move them to another class first", nullptr,
+                    n)
+                     .arg(c)
+               : tr("Remove the class '%1' (it has no clips)").arg(c));
+}
+
 bool RecordPanel::saveClassList() const
 {
     const QString dir = folder();
@@ -427,6 +489,7 @@ bool RecordPanel::startTake(QString *why)
     m_classes->setEnabled(false);
     m_newClass->setEnabled(false);
     m_addClass->setEnabled(false);
+    m_removeClass->setEnabled(false);
     m_import->setEnabled(false);
     connect(io, &QIODevice::readyRead, this, [this, io] {
         const QByteArray fresh = io->readAll();
@@ -469,6 +532,7 @@ void RecordPanel::stopTake()
     m_level->setValue(-60);
     for (QWidget *w : std::initializer_list<QWidget *>{m_classes, m_newClass, m_addClass, m_import})
         w->setEnabled(true);
+    updateRemoveClass();
     if (m_long->isChecked()) {
         const QSignalBlocker block(m_long);
         m_long->setChecked(false);
@@ -540,6 +604,8 @@ int RecordPanel::saveClips(const std::vector<float> &x, const QString &label, co
     if (!classes().contains(label)) {
         m_words << label;
         m_words.sort();
+        // Kept as a typed one is, so that it stays when its clips are all deleted.
+        saveClassList();
     }
     int take = nextTake(label, who), saved = 0;
     for (const auto &clip : clips) {
@@ -702,12 +768,14 @@ void RecordPanel::refreshClasses()
     // Its signal was blocked: where the class shown is another one now (there was none
     // before), its clips and buttons follow here.
     if (currentClass() != current) showClass();
+    updateRemoveClass();
 }
 
 void RecordPanel::showClass()
 {
     refreshClips();
     labelTakeButtons();
+    updateRemoveClass();
 }
 
 QList<int> RecordPanel::shownClips() const
@@ -791,6 +859,7 @@ bool RecordPanel::relabel(int clip, const QString &label, QString *why)
     }
     m_clips[clip] = {path, to, c.speaker, take};
     m_pictures.insert(path, m_pictures.take(c.path)); // the same sound under its new name
+    keepWhenEmptied(c.label);
     refreshClasses();
     refreshClips();
     setStatus(tr("%1 is now a clip of '%2'.").arg(QFileInfo(c.path).fileName(), to));
@@ -815,7 +884,9 @@ bool RecordPanel::removeClip(int clip, QString *why)
     }
     m_trashed = file.fileName(); // where it went: QFile follows the move
     m_pictures.remove(path);
+    const QString label = m_clips[clip].label;
     m_clips.removeAt(clip);
+    keepWhenEmptied(label);
     const int row = m_clipList->currentRow();
     refreshClasses();
     refreshClips();

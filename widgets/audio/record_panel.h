@@ -62,6 +62,9 @@ public:
     // Classes: the words, then background and unknown (always there).
     QStringList classes() const;
     bool addClass(const QString &name, QString *why = nullptr);
+    // Removes a word that has no clips (its clips are the person's work: deleted or moved to
+    // another class first, one by one); background and unknown stay.
+    bool removeClass(const QString &name, QString *why = nullptr);
     void selectClass(const QString &name);
     QString currentClass() const;
 
@@ -114,6 +117,11 @@ private:
     void rescan();
     // Writes the words to FOLDER/classes.txt (one a line); false when it cannot.
     bool saveClassList() const;
+    // A word left without clips (its last deleted or moved) stays a class: into the list.
+    void keepWhenEmptied(const QString &label);
+    // The Remove button: for a word without clips, and not while a take runs.
+    void updateRemoveClass();
+    int clipCount(const QString &label) const;
     void refreshClasses();
     void refreshClips();
     // The current class's clips and take buttons (when the class shown changes).
@@ -134,7 +142,7 @@ private:
     QHash<QString, Picture> m_pictures;
 
     QLineEdit *m_folder, *m_speaker, *m_newClass;
-    QPushButton *m_chooseFolder, *m_addClass, *m_hold, *m_long, *m_import, *m_train;
+    QPushButton *m_chooseFolder, *m_addClass, *m_removeClass, *m_hold, *m_long, *m_import, *m_train;
     QPushButton *m_play, *m_delete;
     QComboBox *m_relabel;
     QListWidget *m_classes, *m_clipList;
