@@ -275,9 +275,11 @@ const char *const kNumberWords =
     "thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty "
     "sixty seventy eighty ninety fourth fifth sixth seventh eighth ninth tenth zeros ones twos "
     "threes fours fives sixes sevens eights nines ten eleven twelve hundred";
-// At most this many false alarms in one of the recordings above (about 3 minutes of other words,
-// noise and silence; 6 for the 240 words): none at listen's default of 0.85 (three seeds, every
-// recording), 0 to 2 at 0.6, its default until 2026-12-03, when this was 8.
+// At most this many false alarms in one of the recordings above (65 to 68 s of other words, noise
+// and silence away from the digits; 125 s in the 240 words): far too little to measure false
+// alarms an hour, which bench/listen_curve.py does over 2.2 hours; none at listen's default of
+// 0.85 (three seeds, every recording), 0 to 2 at 0.6, its default until 2026-12-03, when this
+// was 8.
 constexpr int kListenFalseAlarms = 2;
 
 } // namespace
