@@ -29,8 +29,8 @@ struct ListenOptions {
     // 0.9 was each seed's best setting within 2 an hour (bench/listen_curve.py;
     // bench/results/listen-default-threshold-20261203.md). The example before it: 90.7 and 86.8%
     // at 1.4 and 0.5, against 92.7 and 89.3% within 2 at its best (0.8).
-    int average = 4;          // windows averaged (1 = no averaging)
-    double threshold = 0.85;  // averaged probability that makes a detection
+    int average = 4;         // windows averaged (1 = no averaging)
+    double threshold = 0.85; // averaged probability that makes a detection
     double suppressMs = 500; // no detection this soon after the previous one
     // A window counts (its probabilities join the average) only when its sound is centred: the
     // middle of the part within `trimDb` of its loudest (what audio_folder keeps of a

@@ -417,11 +417,10 @@ void RecordPanel::updateRemoveClass()
     const int n = word ? clipCount(c) : 0;
     m_removeClass->setEnabled(word && n == 0 && !recording());
     m_removeClass->setToolTip(
-        !word  ? tr("Background and unknown are always there")
-        : n    ? tr("'%1' has %n clip(s): delete them or move them to another class first", nullptr,
-                    n)
-                     .arg(c)
-               : tr("Remove the class '%1' (it has no clips)").arg(c));
+        !word ? tr("Background and unknown are always there")
+        : n ? tr("'%1' has %n clip(s): delete them or move them to another class first", nullptr, n)
+                  .arg(c)
+            : tr("Remove the class '%1' (it has no clips)").arg(c));
 }
 
 bool RecordPanel::saveClassList() const
