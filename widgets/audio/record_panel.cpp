@@ -766,8 +766,10 @@ void RecordPanel::refreshClasses()
     m_relabel->addItems(classes());
     // Its signal was blocked: where the class shown is another one now (there was none
     // before), its clips and buttons follow here.
-    if (currentClass() != current) showClass();
-    updateRemoveClass();
+    if (currentClass() != current)
+        showClass();
+    else
+        updateRemoveClass(); // the count may have changed (showClass does it otherwise)
 }
 
 void RecordPanel::showClass()
