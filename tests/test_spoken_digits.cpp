@@ -242,7 +242,11 @@ Heard score(const QStringList &lines, QList<Word> truth, double offset = 0)
 // listen-noise-beside-pink-brown-20261203.md): held out 95.12%, flite 77.3%, the Czech and
 // Catalan voices 77.5%; listening 66 of 67 with no false alarm, the voices never heard 66 of 67
 // with 2, the new voices of its own kind 67 of 67 with none, the virtual microphone 11 of 12 (the
-// file 12), number words 3 of 60; 1,124 s alone.
+// file 12), number words 3 of 60; 1,124 s alone. With noise_beside from 6 dB below the word
+// (2026-12-03, night: listen-noise-beside-louder-20261203.md): held out 94.76%, flite 76.3%, the
+// Czech and Catalan voices 74.3%; listening 62 of 67 with no false alarm, the voices never heard
+// 60 of 67 with none, the new voices of its own kind 138 of 144 with none, the virtual microphone
+// 11 of 12 (the file 11), number words 1 of 60; 1,006 s alone.
 constexpr double kHeldOutVoices = 0.80; // 88.0, 88.0, 87.2% measured; 91.0, 89.5, 91.0% now
 constexpr double kHeldOutEngine = 0.40; // 57.0, 57.2, 48.7% measured (10 epochs) before bn4
 constexpr double kHeldOutLanguages = 0.65;
@@ -254,11 +258,14 @@ constexpr double kHeldOutLanguages = 0.65;
 // the larger CNN, and through the virtual microphone 11 of 12 digits, as the file.
 // At listen's default of 0.85 (since 2026-12-03; the three seeds of the example of
 // listen-noise-beside-pink-brown-20261203.md, trained apart, 20 epochs): 62, 60 and 61 of 67,
-// none of them a false alarm (at 0.6: 66, 64 and 64, with none).
+// none of them a false alarm (at 0.6: 66, 64 and 64, with none); with the louder noise beside
+// the word (noise_beside from 6 dB, 2026-12-03, night: listen-noise-beside-louder-20261203.md)
+// 63, 59 and 62, with none.
 constexpr double kListenDetected = 0.80;
 // The same, for voices never heard in the data set's accents (listensToVoicesItNeverHeard):
 // 62 and 63 of 67 measured at 0.6 (without and with the made-up voices); at 0.85 the three seeds
-// 62, 59 and 60, none of them a false alarm (at 0.6: 67, 65 and 66, with 2, 1 and 1).
+// 62, 59 and 60, none of them a false alarm (at 0.6: 67, 65 and 66, with 2, 1 and 1); with the
+// louder noise beside the word 61, 62 and 58, with none.
 constexpr double kListenNewVoicesDetected = 0.85;
 // The same, for new voices of the data set's own kind (listensToNewVoicesOfItsOwnKind), over
 // 240 words (144 digits) since listen's default moved to 0.85: the three seeds found 138, 134
@@ -267,6 +274,10 @@ constexpr double kListenNewVoicesDetected = 0.85;
 // false alarms an hour is measured over 2.2 hours by bench/listen_curve.py (the same seeds at
 // 0.85: 97.6, 95.1 and 96.1% at 2.3, 0 and 1.4 an hour;
 // bench/results/listen-default-threshold-20261203.md); this floor catches a fall back from it.
+// With the louder noise beside the word (2026-12-03, night) the three seeds found 140, 138 and
+// 133 of the 144, with none, and over the bench's 2.2 hours 96.6, 96.6 and 96.1% at 1.4, 1.4
+// and 1.9 an hour (listen-noise-beside-louder-20261203.md): 95% within 2 an hour for every seed
+// there, while this recording's 144 digits swing by 4 to 7 from seed to seed, so 90% here.
 constexpr double kListenOwnKindDetected = 0.90;
 constexpr int kListenOwnKindWords = 240;
 // Number words as digits: at most this many of numberWordsAreNotDigits' 60.
@@ -541,11 +552,13 @@ private slots:
     // alarms an hour). Over 205 digits and 2.2 hours of other words the example finds 94.1 and
     // 96.6% within 2 false alarms an hour, and at listen's default of 0.85 (since 2026-12-03)
     // 97.6, 95.1 and 96.1% at 2.3, 0 and 1.4 an hour (three training seeds;
-    // bench/results/listen-default-threshold-20261203.md); at 0.6, the default before, 99.5% with
-    // 24.7 and 14.9 an hour (listen-noise-beside-pink-brown-20261203.md; without the noise beside
-    // the word, 92.7 and 89.3% within 2, listen-coloured-noise-20261203.md; with white noise
-    // until 2026-12-03, 86.8 and 88.8%, listen-own-kind-remeasured-20261203.md). This test's
-    // recording: kListenOwnKindDetected.
+    // bench/results/listen-default-threshold-20261203.md), with noise_beside from 6 dB 96.6, 96.6
+    // and 96.1% at 1.4, 1.4 and 1.9 (listen-noise-beside-louder-20261203.md); at 0.6, the
+    // default before, 99.5% with 24.7 and 14.9 an hour
+    // (listen-noise-beside-pink-brown-20261203.md; without the noise beside the word, 92.7 and
+    // 89.3% within 2, listen-coloured-noise-20261203.md; with white noise until 2026-12-03, 86.8
+    // and 88.8%, listen-own-kind-remeasured-20261203.md). This test's recording:
+    // kListenOwnKindDetected.
     void listensToNewVoicesOfItsOwnKind()
     {
         listenToVoices("new-made-up", QRegularExpression("-fbv(24[1-9]|25[0-9]|260)_[^_]+\\.wav$"),
