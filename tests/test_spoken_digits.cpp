@@ -552,13 +552,11 @@ private slots:
     // alarms an hour). Over 205 digits and 2.2 hours of other words the example finds 94.1 and
     // 96.6% within 2 false alarms an hour, and at listen's default of 0.85 (since 2026-12-03)
     // 97.6, 95.1 and 96.1% at 2.3, 0 and 1.4 an hour (three training seeds;
-    // bench/results/listen-default-threshold-20261203.md), with noise_beside from 6 dB 96.6, 96.6
-    // and 96.1% at 1.4, 1.4 and 1.9 (listen-noise-beside-louder-20261203.md); at 0.6, the
-    // default before, 99.5% with 24.7 and 14.9 an hour
-    // (listen-noise-beside-pink-brown-20261203.md; without the noise beside the word, 92.7 and
-    // 89.3% within 2, listen-coloured-noise-20261203.md; with white noise until 2026-12-03, 86.8
-    // and 88.8%, listen-own-kind-remeasured-20261203.md). This test's recording:
-    // kListenOwnKindDetected.
+    // bench/results/listen-default-threshold-20261203.md); at 0.6, the default before, 99.5% with
+    // 24.7 and 14.9 an hour (listen-noise-beside-pink-brown-20261203.md; without the noise beside
+    // the word, 92.7 and 89.3% within 2, listen-coloured-noise-20261203.md; with white noise
+    // until 2026-12-03, 86.8 and 88.8%, listen-own-kind-remeasured-20261203.md). The example
+    // since (louder noise beside the word) and this test's recording: kListenOwnKindDetected.
     void listensToNewVoicesOfItsOwnKind()
     {
         listenToVoices("new-made-up", QRegularExpression("-fbv(24[1-9]|25[0-9]|260)_[^_]+\\.wav$"),
