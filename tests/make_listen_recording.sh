@@ -75,13 +75,24 @@ t=0 # the running length in samples at 16 kHz
 parts=()
 : > "$truth"
 seconds() { awk -v s="$1" 'BEGIN { printf "%.4f", s / 16000 }'; }
+# The same recording, sample for sample, every time it is made (2026-12-04): sox -R draws its
+# noise and dither from a fixed seed, so that two models, or two sessions, hear the same sounds
+# (before, every making drew new noise: bench/results/listen-tried-20261204.md).
+# A gap's noise is cut from one long stream of each colour at a running offset (a synth of its
+# own under -R would start every gap with the same noise).
+R=(sox -R -q)
+"${R[@]}" -n -r 16000 -c 1 -b 16 "$tmp/pink.wav" synth "$(seconds $(( n * 25600 )))" pinknoise vol 0.05
+"${R[@]}" -n -r 16000 -c 1 -b 16 "$tmp/brown.wav" synth "$(seconds $(( n * 25600 )))" brownnoise vol 0.1
+noise_at=0 # samples of the two streams used so far
 for ((i = 0; i < n; i++)); do
     # A gap: 0.4 to 1.6 s of near silence, sometimes background noise or a noise burst.
     gap=$(( 6400 + RANDOM % 19200 ))
     case $(( RANDOM % 6 )) in
-        0) sox -q -n -r 16000 -c 1 -b 16 "$tmp/g$i.wav" synth "$(seconds $gap)" pinknoise vol 0.05 ;;
-        1) sox -q -n -r 16000 -c 1 -b 16 "$tmp/g$i.wav" synth "$(seconds $gap)" brownnoise vol 0.1 ;;
-        *) sox -q -n -r 16000 -c 1 -b 16 "$tmp/g$i.wav" trim 0 "$(seconds $gap)" ;;
+        0) "${R[@]}" "$tmp/pink.wav" "$tmp/g$i.wav" trim "${noise_at}s" "${gap}s"
+           noise_at=$(( noise_at + gap )) ;;
+        1) "${R[@]}" "$tmp/brown.wav" "$tmp/g$i.wav" trim "${noise_at}s" "${gap}s"
+           noise_at=$(( noise_at + gap )) ;;
+        *) "${R[@]}" -n -r 16000 -c 1 -b 16 "$tmp/g$i.wav" trim 0 "$(seconds $gap)" ;;
     esac
     parts+=("$tmp/g$i.wav")
     t=$(( t + $(soxi -s "$tmp/g$i.wav") ))
@@ -94,7 +105,7 @@ for ((i = 0; i < n; i++)); do
     espeak-ng -v "${espeak_names[v]}" -s $(( 130 + RANDOM % 50 )) -p $(( 30 + RANDOM % 40 )) \
         -w "$tmp/raw$i.wav" "$word"
     # Trimmed of espeak-ng's own silence, so that the truth is where the word is.
-    sox -q "$tmp/raw$i.wav" -r 16000 -c 1 -b 16 "$tmp/w$i.wav" \
+    "${R[@]}" "$tmp/raw$i.wav" -r 16000 -c 1 -b 16 "$tmp/w$i.wav" \
         silence 1 0.01 0.5% reverse silence 1 0.01 0.5% reverse norm -$(( 3 + RANDOM % 10 ))
     len=$(soxi -s "$tmp/w$i.wav")
     printf '%s\t%s\t%s\t%s\t%s\n' "$(seconds $t)" "$(seconds $(( t + len )))" "$label" "$word" \
@@ -102,8 +113,11 @@ for ((i = 0; i < n; i++)); do
     parts+=("$tmp/w$i.wav")
     t=$(( t + len ))
 done
-sox -q -n -r 16000 -c 1 -b 16 "$tmp/tail.wav" trim 0 1
+"${R[@]}" -n -r 16000 -c 1 -b 16 "$tmp/tail.wav" trim 0 1
 parts+=("$tmp/tail.wav")
-sox -q "${parts[@]}" "$tmp/speech.wav"
-sox -q -n -r 16000 -c 1 -b 16 "$tmp/floor.wav" synth "$(soxi -D "$tmp/speech.wav")" pinknoise vol 0.003
-sox -q -m "$tmp/speech.wav" "$tmp/floor.wav" -b 16 "$out"
+"${R[@]}" "${parts[@]}" "$tmp/speech.wav"
+# The floor: the same seed's pink noise past the part the gaps' stream holds, so that it never
+# repeats a gap's noise.
+"${R[@]}" -n -r 16000 -c 1 -b 16 "$tmp/floor.wav" synth \
+    "$(( n * 25600 + $(soxi -s "$tmp/speech.wav") ))s" pinknoise vol 0.003 trim "$(( n * 25600 ))s"
+"${R[@]}" -m "$tmp/speech.wav" "$tmp/floor.wav" -b 16 "$out"
