@@ -141,8 +141,9 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--recordings", metavar="DIR",
                     help="keep the recordings in DIR and use the ones already there (made by an "
-                    "earlier run with the same --seeds and --minutes), so that models are "
-                    "compared on the same sounds and a second run skips making them")
+                    "earlier run with the same --seeds and --minutes), so that a second run "
+                    "skips making them (made again, they are the same sounds: "
+                    "make_listen_recording.sh draws its noise from a fixed seed)")
     ap.add_argument("--voices", help="unheard-variants (tests/make_listen_recording.sh's voices "
                     "that the data set never has, in its own accents), new-made-up (twenty "
                     "voices drawn as the data set's made-up ones are, fbv241 to fbv260), or "
