@@ -81,19 +81,21 @@ seconds() { awk -v s="$1" 'BEGIN { printf "%.4f", s / 16000 }'; }
 # A gap's noise is cut from one long stream of each colour at a running offset (a synth of its
 # own under -R would start every gap with the same noise).
 R=(sox -R -q)
-"${R[@]}" -n -r 16000 -c 1 -b 16 "$tmp/pink.wav" synth "$(seconds $(( n * 25600 )))" pinknoise vol 0.05
-"${R[@]}" -n -r 16000 -c 1 -b 16 "$tmp/brown.wav" synth "$(seconds $(( n * 25600 )))" brownnoise vol 0.1
+streams=$(( n * 25600 )) # samples: n gaps of the longest (1.6 s), the most the gaps can take
+"${R[@]}" -n -r 16000 -c 1 -b 16 "$tmp/pink.wav" synth "${streams}s" pinknoise vol 0.05
+"${R[@]}" -n -r 16000 -c 1 -b 16 "$tmp/brown.wav" synth "${streams}s" brownnoise vol 0.1
+colours=(pink brown)
 noise_at=0 # samples of the two streams used so far
 for ((i = 0; i < n; i++)); do
     # A gap: 0.4 to 1.6 s of near silence, sometimes background noise or a noise burst.
     gap=$(( 6400 + RANDOM % 19200 ))
-    case $(( RANDOM % 6 )) in
-        0) "${R[@]}" "$tmp/pink.wav" "$tmp/g$i.wav" trim "${noise_at}s" "${gap}s"
-           noise_at=$(( noise_at + gap )) ;;
-        1) "${R[@]}" "$tmp/brown.wav" "$tmp/g$i.wav" trim "${noise_at}s" "${gap}s"
-           noise_at=$(( noise_at + gap )) ;;
-        *) "${R[@]}" -n -r 16000 -c 1 -b 16 "$tmp/g$i.wav" trim 0 "$(seconds $gap)" ;;
-    esac
+    kind=$(( RANDOM % 6 ))
+    if (( kind < 2 )); then
+        "${R[@]}" "$tmp/${colours[kind]}.wav" "$tmp/g$i.wav" trim "${noise_at}s" "${gap}s"
+        noise_at=$(( noise_at + gap ))
+    else
+        "${R[@]}" -n -r 16000 -c 1 -b 16 "$tmp/g$i.wav" trim 0 "$(seconds $gap)"
+    fi
     parts+=("$tmp/g$i.wav")
     t=$(( t + $(soxi -s "$tmp/g$i.wav") ))
     if (( RANDOM % 10 * 10 < digit_percent )); then # in steps of 10%
@@ -119,5 +121,5 @@ parts+=("$tmp/tail.wav")
 # The floor: the same seed's pink noise past the part the gaps' stream holds, so that it never
 # repeats a gap's noise.
 "${R[@]}" -n -r 16000 -c 1 -b 16 "$tmp/floor.wav" synth \
-    "$(( n * 25600 + $(soxi -s "$tmp/speech.wav") ))s" pinknoise vol 0.003 trim "$(( n * 25600 ))s"
+    "$(( streams + $(soxi -s "$tmp/speech.wav") ))s" pinknoise vol 0.003 trim "${streams}s"
 "${R[@]}" -m "$tmp/speech.wav" "$tmp/floor.wav" -b 16 "$out"
