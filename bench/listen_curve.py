@@ -7,6 +7,7 @@
     python3 bench/listen_curve.py --warp 0 ...                 # each window heard once
     python3 bench/listen_curve.py --warp 0.04,0.08 ...         # five ways
     python3 bench/listen_curve.py --at 4:0.6 ...               # and at this setting
+    python3 bench/listen_curve.py --hop-ms 50 --at 8:0.85 ...  # windows 50 ms apart
 
 bench/listen_accuracy.py runs the engine at nine settings; this tool asks `flowbench-cli listen
 --windows` once per recording for every window's probabilities and whether it is centred, then
@@ -20,7 +21,8 @@ is the engine's rule (core/exec/listen.cpp: the average of the last K centred wi
 off-centre window counted as certain background, one detection a word, --suppress-ms 500). With
 several --model, their window probabilities are averaged (models listening together); --warp W
 (default listen's own, 0.08; 0: once) has `listen` hear every window at 1-W and 1+W times the
-speed too, and --warp W1,W2 at 1-W and 1+W for each (five hearings).
+speed too, and --warp W1,W2 at 1-W and 1+W for each (five hearings). --hop-ms H has the windows
+H ms apart (listen's default 100), and the grid averages over as much time (at 50: 4 to 12).
 Under the table, what decides the strict end of the curve: the share of the digits whose score
 (the 4-window average of their own class, at its peak near the word) reaches 0.8 to 0.98, how
 many other words reach it, which other words the model is surest are digits, and what the
@@ -50,6 +52,7 @@ IGNORED = {"background", "unknown"}
 LIMITS = (0, 2, 5, 10, 20, 50, 100)
 NEVER = 1.01  # a threshold no average of probabilities reaches: the class is never detected
 WARP = "0.08"  # listen's default --warp; always passed, so that the cache key says how it heard
+HOP_MS = 100.0  # listen's default --hop-ms
 
 
 def warp_arg(text):
@@ -59,21 +62,23 @@ def warp_arg(text):
     return ",".join(str(w) for w in ws if w > 0) or "0"
 
 
-def listen_windows(model, recording, cache, warp=WARP):
+def listen_windows(model, recording, cache, warp=WARP, hop_ms=HOP_MS):
     """`listen --windows`' lines for the recording, from the cache folder when that model heard
-    that recording before with the same --warp (each by its file's path, size and time: folders
-    of recordings made with other voices hold files of the same names)."""
+    that recording before with the same --warp and --hop-ms (each by its file's path, size and
+    time: folders of recordings made with other voices hold files of the same names)."""
     path = None
     if cache:
         f = model if os.path.isfile(model) else os.path.join(model, "model.safetensors")
         key = ":".join(f"{os.path.abspath(x)}:{os.stat(x).st_size}:{os.stat(x).st_mtime_ns}"
-                       for x in (f, recording)) + (f":warp{warp}" if warp != "0" else "")
+                       for x in (f, recording)) + (f":warp{warp}" if warp != "0" else "") \
+            + (f":hop{hop_ms:g}" if hop_ms != HOP_MS else "")
         key = hashlib.sha1(key.encode())
         path = os.path.join(cache, f"{key.hexdigest()[:16]}-{os.path.basename(recording)}.jsonl")
         if os.path.exists(path):
             with open(path) as cached:
                 return cached.read().splitlines()
-    r = subprocess.run([CLI, "listen", model, recording, "--windows", "--warp", str(warp)],
+    r = subprocess.run([CLI, "listen", model, recording, "--windows", "--warp", str(warp),
+                        "--hop-ms", f"{hop_ms:g}"],
                        capture_output=True, text=True, check=True)
     if path:
         os.makedirs(cache, exist_ok=True)
@@ -83,11 +88,11 @@ def listen_windows(model, recording, cache, warp=WARP):
     return r.stdout.splitlines()
 
 
-def windows(model, recording, cache=None, warp=WARP):
+def windows(model, recording, cache=None, warp=WARP, hop_ms=HOP_MS):
     """Each window's probabilities as the detector counts them (off-centre: certain background),
     its start and end."""
     out = []
-    for line in listen_windows(model, recording, cache, warp):
+    for line in listen_windows(model, recording, cache, warp, hop_ms):
         w = json.loads(line)
         if w["kind"] != "window":
             continue
@@ -151,7 +156,7 @@ def peaks(wins, truth, average, hop=0.1):
     return out
 
 
-def rare_alarms_report(data, average=4, top=8):
+def rare_alarms_report(data, average=4, top=8, hop=HOP_MS / 1000):
     """What decides the digits found where false alarms must be rare: how sure the model is of
     the digits, and which other words it is surest are digits."""
     digits, others = [], []
@@ -160,7 +165,7 @@ def rare_alarms_report(data, average=4, top=8):
         # Other words from the recordings without digits only: near a digit, its score is hers.
         quiet = "no-digits" in os.path.basename(rec)
         kinds = beside(rec, truth) if not quiet else [None] * len(truth)
-        for row, kind in zip(peaks(wins, truth, average), kinds):
+        for row, kind in zip(peaks(wins, truth, average, hop), kinds):
             if row[2] != "other":
                 digits.append(row)
                 by_beside[kind][0] += row[0] >= 0.8
@@ -226,7 +231,7 @@ def beside(recording, truth, level_db=-60.0):
     return out
 
 
-def load(models, recordings, cache=None, warp=WARP):
+def load(models, recordings, cache=None, warp=WARP, hop_ms=HOP_MS):
     """[(recording, windows, truth)] for each recording of listen_accuracy.py's kept folder, the
     models' window probabilities averaged (models listening together)."""
     found = sorted(glob.glob(os.path.join(recordings, "*.wav")))
@@ -234,7 +239,7 @@ def load(models, recordings, cache=None, warp=WARP):
         sys.exit(f"no no-digits-*.wav in {recordings}: make them with listen_accuracy.py")
     data = []
     for rec in found:
-        per_model = [windows(m, rec, cache, warp) for m in models]
+        per_model = [windows(m, rec, cache, warp, hop_ms) for m in models]
         wins = [({c: sum(m[i][0][c] for m in per_model) / len(per_model) for c in ws[0][0]},
                  ws[0][1], ws[0][2]) for i, ws in enumerate(zip(*per_model))]
         data.append((rec, wins, read_truth(rec + ".tsv")))
@@ -270,7 +275,14 @@ def main():
     ap.add_argument("--at", action="append", default=[], metavar="AVERAGE:THRESHOLD",
                     help="also print the digits found and false alarms at this setting "
                     "(repeatable; 4:0.6, listen's default until 2026-12-03)")
+    ap.add_argument("--hop-ms", type=float, default=HOP_MS,
+                    help="listen --hop-ms: windows this far apart (default listen's, 100); the "
+                    "grid then averages as many windows' worth of time as it does at 100 "
+                    "(at 50: 4 to 12 windows)")
     a = ap.parse_args()
+    if not 1 <= a.hop_ms <= 1000:
+        ap.error("--hop-ms must be from 1 to 1000")
+    hop = a.hop_ms / 1000
     settings = []
     for text in a.at:
         try:
@@ -278,14 +290,15 @@ def main():
             settings.append((int(k), float(t)))
         except ValueError:
             ap.error(f"--at {text}: AVERAGE:THRESHOLD, as 4:0.6")
-    data = load(a.model, a.recordings, a.cache, a.warp)
+    data = load(a.model, a.recordings, a.cache, a.warp, a.hop_ms)
     points = []
-    for average in (2, 3, 4, 5, 6):
+    for average in sorted({max(1, round(k * HOP_MS / a.hop_ms)) for k in (2, 3, 4, 5, 6)}):
         for threshold in (0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95):
             right, digits, alarms, hours = tally(
-                data, lambda wins: detect(wins, average, threshold))
+                data, lambda wins: detect(wins, average, threshold, hop))
             points.append((100 * right / digits, alarms / hours, average, threshold))
-    print(f"models: {', '.join(a.model)}; {a.recordings}; --warp {a.warp}")
+    print(f"models: {', '.join(a.model)}; {a.recordings}; --warp {a.warp}"
+          + (f" --hop-ms {a.hop_ms:g}" if a.hop_ms != HOP_MS else ""))
     print("| false alarms an hour at most | digits found | setting | false alarms an hour |")
     print("|---:|---:|---|---:|")
     for limit in LIMITS:
@@ -295,13 +308,16 @@ def main():
                   f"{best[1]:.1f} |")
         else:
             print(f"| {limit} | - | - | - |")
-    d = next(p for p in points if p[2] == 4 and p[3] == 0.85)
-    print(f"defaults (--average 4 --threshold 0.85): {d[0]:.1f}% at {d[1]:.1f} an hour")
+    right, digits, alarms, hours = tally(data, lambda wins: detect(wins, 4, 0.85, hop))
+    print(("defaults" if a.hop_ms == HOP_MS else f"listen's other defaults at --hop-ms {a.hop_ms:g}")
+          + f" (--average 4 --threshold 0.85): {100 * right / digits:.1f}% at "
+          f"{alarms / hours:.1f} an hour")
     for average, threshold in settings:
-        right, digits, alarms, hours = tally(data, lambda wins: detect(wins, average, threshold))
+        right, digits, alarms, hours = tally(
+            data, lambda wins: detect(wins, average, threshold, hop))
         print(f"--average {average} --threshold {threshold}: {100 * right / digits:.1f}% at "
               f"{alarms / hours:.1f} an hour")
-    rare_alarms_report(data)
+    rare_alarms_report(data, hop=hop)
 
 
 if __name__ == "__main__":
