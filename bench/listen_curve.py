@@ -53,6 +53,12 @@ LIMITS = (0, 2, 5, 10, 20, 50, 100)
 NEVER = 1.01  # a threshold no average of probabilities reaches: the class is never detected
 WARP = "0.08"  # listen's default --warp; always passed, so that the cache key says how it heard
 HOP_MS = 100.0  # listen's default --hop-ms
+HOP = HOP_MS / 1000  # the same, in seconds
+
+
+def same_time(windows, hop_ms):
+    """How many windows hop_ms apart cover the time that `windows` cover at listen's default hop."""
+    return max(1, round(windows * HOP_MS / hop_ms))
 
 
 def warp_arg(text):
@@ -103,7 +109,7 @@ def windows(model, recording, cache=None, warp=WARP, hop_ms=HOP_MS):
     return out
 
 
-def averages(wins, average, hop=0.1):
+def averages(wins, average, hop=HOP):
     """For each window, every class's mean over the last `average` windows (what the detector
     weighs), and the middle of the stretch they cover (a detection's time)."""
     recent = []
@@ -113,7 +119,7 @@ def averages(wins, average, hop=0.1):
                (start - hop * (len(recent) - 1) + end) / 2)
 
 
-def detect(wins, average, threshold, hop=0.1, suppress=0.5):
+def detect(wins, average, threshold, hop=HOP, suppress=0.5):
     """listen's detector (core/exec/listen.cpp) over the windows: the detections' class and time.
     threshold: one for every class, or {class: threshold} (a class not in it is never detected;
     listen_per_class.py)."""
@@ -134,7 +140,7 @@ def detect(wins, average, threshold, hop=0.1, suppress=0.5):
     return found
 
 
-def peaks(wins, truth, average, hop=0.1):
+def peaks(wins, truth, average, hop=HOP):
     """For each spoken word, the highest average over `average` windows (the detector's score)
     timed within half a second of it: of its own class for a digit, of any digit for another
     word. [(score, class, label, word, voice, rival)]: rival, for a digit, is the class other
@@ -156,7 +162,7 @@ def peaks(wins, truth, average, hop=0.1):
     return out
 
 
-def rare_alarms_report(data, average=4, top=8, hop=HOP_MS / 1000):
+def rare_alarms_report(data, average=4, top=8, hop=HOP):
     """What decides the digits found where false alarms must be rare: how sure the model is of
     the digits, and which other words it is surest are digits."""
     digits, others = [], []
@@ -292,7 +298,7 @@ def main():
             ap.error(f"--at {text}: AVERAGE:THRESHOLD, as 4:0.6")
     data = load(a.model, a.recordings, a.cache, a.warp, a.hop_ms)
     points = []
-    for average in sorted({max(1, round(k * HOP_MS / a.hop_ms)) for k in (2, 3, 4, 5, 6)}):
+    for average in sorted({same_time(k, a.hop_ms) for k in (2, 3, 4, 5, 6)}):
         for threshold in (0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95):
             right, digits, alarms, hours = tally(
                 data, lambda wins: detect(wins, average, threshold, hop))
@@ -318,7 +324,7 @@ def main():
         print(f"--average {average} --threshold {threshold}: {100 * right / digits:.1f}% at "
               f"{alarms / hours:.1f} an hour")
     # The report's average covers the same time as listen's default 4 windows 100 ms apart.
-    rare_alarms_report(data, average=max(1, round(4 * HOP_MS / a.hop_ms)), hop=hop)
+    rare_alarms_report(data, average=same_time(4, a.hop_ms), hop=hop)
 
 
 if __name__ == "__main__":
