@@ -8,13 +8,14 @@
     python3 bench/listen_curve.py --warp 0.04,0.08 ...         # five ways
     python3 bench/listen_curve.py --at 4:0.6 ...               # and at this setting
     python3 bench/listen_curve.py --hop-ms 50 --at 8:0.85 ...  # windows 50 ms apart
+    python3 bench/listen_curve.py --floor-db 0 ...             # the centring gate before 12-04
 
 bench/listen_accuracy.py runs the engine at nine settings; this tool asks `flowbench-cli listen
 --windows` once per recording for every window's probabilities and whether it is centred, then
 replays the detector over them in Python for every setting of 2 to 6 windows and thresholds 0.4 to
-0.95, and prints, for each false-alarm budget, the most digits found at a setting within it (and
-the figures at each setting --at names). Use it
-to compare models where their false alarms differ; its figure at the defaults should agree with
+0.95 (0.025 apart from 0.8 to 0.9), and prints, for each false-alarm budget, the most digits
+found at a setting within it (and the figures at each setting --at names). Use it to compare
+models where their false alarms differ; its figure at the defaults should agree with
 listen_accuracy.py's (docs/audio.md's "Dead units" table was made this way). Why a copy of the
 detector instead of the engine: one `listen` run a setting would take 40 runs a model; the replay
 is the engine's rule (core/exec/listen.cpp: the average of the last K centred windows, an
@@ -54,6 +55,7 @@ NEVER = 1.01  # a threshold no average of probabilities reaches: the class is ne
 WARP = "0.08"  # listen's default --warp; always passed, so that the cache key says how it heard
 HOP_MS = 100.0  # listen's default --hop-ms
 HOP = HOP_MS / 1000  # the same, in seconds
+FLOOR_DB = 6.0  # listen's default --floor-db (0 before 2026-12-04)
 
 
 def same_time(windows, hop_ms):
@@ -68,23 +70,25 @@ def warp_arg(text):
     return ",".join(str(w) for w in ws if w > 0) or "0"
 
 
-def listen_windows(model, recording, cache, warp=WARP, hop_ms=HOP_MS):
+def listen_windows(model, recording, cache, warp=WARP, hop_ms=HOP_MS, floor_db=FLOOR_DB):
     """`listen --windows`' lines for the recording, from the cache folder when that model heard
-    that recording before with the same --warp and --hop-ms (each by its file's path, size and
-    time: folders of recordings made with other voices hold files of the same names)."""
+    that recording before with the same --warp, --hop-ms and --floor-db (each by its file's path,
+    size and time: folders of recordings made with other voices hold files of the same names;
+    a cache made before --floor-db holds --floor-db 0's windows)."""
     path = None
     if cache:
         f = model if os.path.isfile(model) else os.path.join(model, "model.safetensors")
         key = ":".join(f"{os.path.abspath(x)}:{os.stat(x).st_size}:{os.stat(x).st_mtime_ns}"
                        for x in (f, recording)) + (f":warp{warp}" if warp != "0" else "") \
-            + (f":hop{hop_ms:g}" if hop_ms != HOP_MS else "")
+            + (f":hop{hop_ms:g}" if hop_ms != HOP_MS else "") \
+            + (f":floor{floor_db:g}" if floor_db else "")
         key = hashlib.sha1(key.encode())
         path = os.path.join(cache, f"{key.hexdigest()[:16]}-{os.path.basename(recording)}.jsonl")
         if os.path.exists(path):
             with open(path) as cached:
                 return cached.read().splitlines()
     r = subprocess.run([CLI, "listen", model, recording, "--windows", "--warp", str(warp),
-                        "--hop-ms", f"{hop_ms:g}"],
+                        "--hop-ms", f"{hop_ms:g}", "--floor-db", f"{floor_db:g}"],
                        capture_output=True, text=True, check=True)
     if path:
         os.makedirs(cache, exist_ok=True)
@@ -94,11 +98,11 @@ def listen_windows(model, recording, cache, warp=WARP, hop_ms=HOP_MS):
     return r.stdout.splitlines()
 
 
-def windows(model, recording, cache=None, warp=WARP, hop_ms=HOP_MS):
+def windows(model, recording, cache=None, warp=WARP, hop_ms=HOP_MS, floor_db=FLOOR_DB):
     """Each window's probabilities as the detector counts them (off-centre: certain background),
     its start and end."""
     out = []
-    for line in listen_windows(model, recording, cache, warp, hop_ms):
+    for line in listen_windows(model, recording, cache, warp, hop_ms, floor_db):
         w = json.loads(line)
         if w["kind"] != "window":
             continue
@@ -237,7 +241,7 @@ def beside(recording, truth, level_db=-60.0):
     return out
 
 
-def load(models, recordings, cache=None, warp=WARP, hop_ms=HOP_MS):
+def load(models, recordings, cache=None, warp=WARP, hop_ms=HOP_MS, floor_db=FLOOR_DB):
     """[(recording, windows, truth)] for each recording of listen_accuracy.py's kept folder, the
     models' window probabilities averaged (models listening together)."""
     found = sorted(glob.glob(os.path.join(recordings, "*.wav")))
@@ -245,7 +249,7 @@ def load(models, recordings, cache=None, warp=WARP, hop_ms=HOP_MS):
         sys.exit(f"no no-digits-*.wav in {recordings}: make them with listen_accuracy.py")
     data = []
     for rec in found:
-        per_model = [windows(m, rec, cache, warp, hop_ms) for m in models]
+        per_model = [windows(m, rec, cache, warp, hop_ms, floor_db) for m in models]
         wins = [({c: sum(m[i][0][c] for m in per_model) / len(per_model) for c in ws[0][0]},
                  ws[0][1], ws[0][2]) for i, ws in enumerate(zip(*per_model))]
         data.append((rec, wins, read_truth(rec + ".tsv")))
@@ -285,6 +289,9 @@ def main():
                     help="listen --hop-ms: windows this far apart (default listen's, 100); the "
                     "grid then averages as many windows' worth of time as it does at 100 "
                     "(at 50: 4 to 12 windows)")
+    ap.add_argument("--floor-db", type=float, default=FLOOR_DB,
+                    help="listen --floor-db: a window's sound stands this far above its noise "
+                    "floor (default listen's, 6; 0: as listen did before)")
     a = ap.parse_args()
     if not 1 <= a.hop_ms <= 1000:
         ap.error("--hop-ms must be from 1 to 1000")
@@ -296,15 +303,16 @@ def main():
             settings.append((int(k), float(t)))
         except ValueError:
             ap.error(f"--at {text}: AVERAGE:THRESHOLD, as 4:0.6")
-    data = load(a.model, a.recordings, a.cache, a.warp, a.hop_ms)
+    data = load(a.model, a.recordings, a.cache, a.warp, a.hop_ms, a.floor_db)
     points = []
     for average in sorted({same_time(k, a.hop_ms) for k in (2, 3, 4, 5, 6)}):
-        for threshold in (0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95):
+        for threshold in (0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.825, 0.85, 0.875, 0.9, 0.95):
             right, digits, alarms, hours = tally(
                 data, lambda wins: detect(wins, average, threshold, hop))
             points.append((100 * right / digits, alarms / hours, average, threshold))
     print(f"models: {', '.join(a.model)}; {a.recordings}; --warp {a.warp}"
-          + (f" --hop-ms {a.hop_ms:g}" if a.hop_ms != HOP_MS else ""))
+          + (f" --hop-ms {a.hop_ms:g}" if a.hop_ms != HOP_MS else "")
+          + (f" --floor-db {a.floor_db:g}" if a.floor_db != FLOOR_DB else ""))
     print("| false alarms an hour at most | digits found | setting | false alarms an hour |")
     print("|---:|---:|---|---:|")
     for limit in LIMITS:

@@ -219,6 +219,80 @@ private slots:
         QVERIFY2(centred >= 4 && centred <= 6, qPrintable(QString::number(centred)));
     }
 
+    // Noise filling a window is not its sound (ListenOptions::floorDb): a tone at a window's
+    // left edge with noise 14 dB under it to the window's end has all of the window within
+    // trim_db of its loudest, so that without the floor the window's sound is the whole window,
+    // centred, and a model fooled by words at the edge (as the example hears "galaxy"'s end as
+    // "six") is heard. With it, the tone alone is the sound, off-centre, and only the windows
+    // with the tone in their middle count.
+    void noiseFillingAWindowIsNotItsSound()
+    {
+        constexpr int64_t rate = 16000;
+        // A 0.2 s tone at [1.0, 1.2) s after silence, then uniform noise (RMS 0.07) to 4 s.
+        std::vector<float> x(size_t(4 * rate), 0.0f);
+        uint32_t state = 1;
+        for (int64_t i = rate; i < 4 * rate; ++i) {
+            if (i < rate + rate / 5) {
+                x[size_t(i)] = 0.5f * float(std::sin(2 * 3.14159265 * 440 * double(i) / rate));
+                continue;
+            }
+            state = state * 1664525u + 1013904223u;
+            x[size_t(i)] = 0.12f * (float(state >> 8) / float(1 << 24) * 2.0f - 1.0f);
+        }
+        // Class 0 for the tone in the window's middle, 1 for it near an edge, background for
+        // no tone (the noise stays under 0.3).
+        auto edgeFooled = [](const std::vector<float> &w) {
+            double n = 0, at = 0;
+            for (size_t i = 0; i < w.size(); ++i)
+                if (std::abs(w[i]) > 0.3f) {
+                    n += 1;
+                    at += double(i);
+                }
+            std::vector<float> logits(kNames.size(), 0.0f);
+            const double where = n > 0 ? at / n / double(w.size()) : -1;
+            logits[where < 0 ? 3 : (where < 0.15 || where > 0.85) ? 1 : 0] = 8.0f;
+            return logits;
+        };
+        auto hear = [&](double floorDb) {
+            ListenOptions o;
+            o.average = 1;
+            o.suppressMs = 0;
+            o.floorDb = floorDb;
+            return listen(x, o, 1600, edgeFooled, rate);
+        };
+        auto labels = [](const Heard &h) {
+            std::string s;
+            for (const Detection &d : h.detections)
+                s += d.label;
+            return s;
+        };
+        auto windowAt = [](const Heard &h, double start) {
+            for (const ListenWindow &w : h.windows)
+                if (std::abs(w.start - start) < 1e-6) return w;
+            qFatal("no window at %g", start);
+        };
+        const Heard plain = hear(0);
+        QCOMPARE(labels(plain), std::string("01"));
+        // The window starting with the tone: noise fills the rest, and without the floor all of
+        // it is the "sound", in the middle.
+        QVERIFY(windowAt(plain, 1.0).centred);
+        QVERIFY(std::abs(windowAt(plain, 1.0).soundOffset) < 0.05);
+
+        const Heard floored = hear(6);
+        QCOMPARE(labels(floored), std::string("0"));
+        const ListenWindow edge = windowAt(floored, 1.0);
+        QVERIFY(!edge.centred);
+        QVERIFY2(std::abs(edge.soundOffset - (0.1 - 0.5)) < 0.04,
+                 qPrintable(QString::number(edge.soundOffset)));
+        // The tone in the middle, noise after it: its sound is still the tone and the noise's
+        // part above the floor; the window counts as it did.
+        QVERIFY(windowAt(floored, 0.6).centred);
+        QCOMPARE(windowAt(floored, 0.6).top, 0);
+        // Noise alone stands nowhere above its own floor: centred, and heard as what it is.
+        QVERIFY(windowAt(floored, 2.5).centred);
+        QCOMPARE(windowAt(floored, 2.5).top, 3);
+    }
+
     // Hearings together (listen --with, --warp): the window's probabilities are the mean of
     // every scorer's on every hearing. A stand-in model that knows a word only when it lasts
     // at least 45 samples does not know one of 40 at its own speed; with warp 0.2 one hearing
@@ -291,6 +365,9 @@ private slots:
         o = {};
         o.centreMs = 600; // more than half the window
         QVERIFY(refused(o, "--centre-ms"));
+        o = {};
+        o.floorDb = -1;
+        QVERIFY(refused(o, "--floor-db"));
         o = {};
         o.warps = {0.5};
         QVERIFY(refused(o, "--warp"));

@@ -51,6 +51,9 @@ Options:
   --suppress-ms S    no detection this soon after another (default 500)
   --centre-ms C      a window counts only when its sound's middle is within C ms of its own,
                      as the model learnt words (default 300; 0: every window)
+  --floor-db F       ... and its sound is what stands F dB above the window's noise floor
+                     (its quietest tenth), so noise filling a window is not taken for a
+                     centred sound (default 6; 0: within the model's trim_db of the loudest)
   --ignore A,B,...   classes never detected (default background,unknown,silence,noise)
   --with MODEL2      another model listening too (repeatable; probabilities averaged)
   --warp W[,W2...]   each model also hears every window 1-W and 1+W times as fast (a lower
@@ -70,7 +73,7 @@ Output (stdout, JSON lines):
    "probabilities": {class: this window's probability, ...}, "sound_offset", "centred", "ms"}
   {"kind": "summary", "status": "ok", "input", "seconds", "windows", "detections",
    "models", "threads", "detector": {"average", "threshold", "hop_ms", "centre_ms",
-   "suppress_ms", "warp" (the largest W), "warps" (every W)},
+   "floor_db", "suppress_ms", "warp" (the largest W), "warps" (every W)},
    "latency_ms": {"p50", "p99", "max"}}           (last line; "status": "error" on failure)
 Exit codes: 0 ok, 1 the recording or microphone could not be read, 2 bad usage or model.
 )";
@@ -249,8 +252,8 @@ int listen(int argc, char **argv)
             windows = true;
         } else if (a == "--window-ms" || a == "--hop-ms" || a == "--average" ||
                    a == "--threshold" || a == "--suppress-ms" || a == "--centre-ms" ||
-                   a == "--seconds" || a == "--device" || a == "--ignore" || a == "--rate" ||
-                   a == "--with" || a == "--warp" || a == "--threads") {
+                   a == "--floor-db" || a == "--seconds" || a == "--device" || a == "--ignore" ||
+                   a == "--rate" || a == "--with" || a == "--warp" || a == "--threads") {
             if (i + 1 >= argc) return usage(a + " needs a value");
             const std::string v = argv[++i];
             if (a == "--with") {
@@ -284,6 +287,7 @@ int listen(int argc, char **argv)
             if (a == "--threshold") o.threshold = x;
             if (a == "--suppress-ms") o.suppressMs = x;
             if (a == "--centre-ms") o.centreMs = x;
+            if (a == "--floor-db") o.floorDb = x;
             if (a == "--seconds") seconds = x;
             if (a == "--rate") rate = x;
             if (a == "--threads") {
@@ -444,6 +448,7 @@ int listen(int argc, char **argv)
                    {"threshold", o.threshold},
                    {"hop_ms", o.hopMs},
                    {"centre_ms", o.centreMs},
+                   {"floor_db", o.floorDb},
                    {"suppress_ms", o.suppressMs},
                    {"warp", o.warps.empty() ? 0.0 : *std::ranges::max_element(o.warps)},
                    {"warps", o.warps}}},

@@ -21,6 +21,11 @@ namespace fs = std::filesystem;
 
 std::pair<size_t, size_t> audibleRange(const std::vector<float> &x, double trimDb)
 {
+    return soundRange(x, trimDb, 0);
+}
+
+std::pair<size_t, size_t> soundRange(const std::vector<float> &x, double trimDb, double floorDb)
+{
     constexpr size_t frame = 512, hop = 128;
     if (x.size() <= frame) return {0, x.size()};
     std::vector<double> rms;
@@ -32,7 +37,19 @@ std::pair<size_t, size_t> audibleRange(const std::vector<float> &x, double trimD
     }
     const double peak = *std::max_element(rms.begin(), rms.end());
     if (peak <= 0) return {0, x.size()};
-    const double threshold = peak * std::pow(10.0, -trimDb / 20.0);
+    double threshold = peak * std::pow(10.0, -trimDb / 20.0);
+    if (floorDb > 0) {
+        std::vector<double> sorted = rms;
+        std::sort(sorted.begin(), sorted.end());
+        const double at = 0.1 * double(sorted.size() - 1);
+        const size_t below = size_t(at);
+        const double tenth =
+            below + 1 < sorted.size()
+                ? sorted[below] + (at - double(below)) * (sorted[below + 1] - sorted[below])
+                : sorted[below];
+        threshold = std::max(threshold, tenth * std::pow(10.0, floorDb / 20.0));
+        if (threshold > peak) return {0, x.size()}; // nothing stands out of the noise
+    }
     size_t first = 0, last = rms.size();
     while (first < rms.size() && rms[first] < threshold)
         ++first;

@@ -141,6 +141,8 @@ Result<Listener> Listener::make(Scorer scorer, std::vector<std::string> names, i
                      {},
                      {},
                      0};
+    if (!(o.floorDb >= 0 && o.floorDb <= 60))
+        return Error{"--floor-db must be from 0 to 60", {}, {}, 0};
     if (o.warps.size() > 4) return Error{"--warp takes at most 4 values", {}, {}, 0};
     for (double w : o.warps)
         if (!(w >= 0 && w <= 0.3)) return Error{"--warp must be from 0 to 0.3", {}, {}, 0};
@@ -219,7 +221,7 @@ void Listener::runWindow(const std::function<void(const ListenWindow &)> &onWind
 
     std::vector<float> counted = w.probabilities;
     if (m_o.centreMs > 0) {
-        const auto [first, last] = data::audibleRange(samples, m_o.trimDb);
+        const auto [first, last] = data::soundRange(samples, m_o.trimDb, m_o.floorDb);
         w.soundOffset = (double(first + last) / 2.0 - double(m_window) / 2.0) / double(m_rate);
         w.centred = std::abs(w.soundOffset) * 1000.0 <= m_o.centreMs;
         if (!w.centred) {

@@ -41,6 +41,15 @@ struct ListenOptions {
     // the first ignored class, certain. 0: every window counts.
     double centreMs = 300;
     double trimDb = 30; // make(Predictor&) takes the model's own trim_db (0 there: no gate)
+    // The sound's part must also stand this many dB above the window's noise floor (its
+    // quietest tenth, data::soundRange): where noise fills most of a window, all of it is
+    // within trimDb of the loudest, the sound's middle is then the window's, and the window
+    // counted however far off its word lies. The tail of "galaxy" at a window's left edge with
+    // brown noise after it is "six" to the example, and such windows made half of seed 1's
+    // false alarms at 0.8; with 6 dB its three seeds raised 10 where 14 in 6.6 hours at the
+    // default, at the same digits found (bench/results/listen-noise-floor-20261204.md). 0:
+    // trimDb alone.
+    double floorDb = 6;
     // For each w above 0, every model also hears each window played 1 - w and 1 + w times as
     // fast (data::stretchedAroundMiddle: a longer and a shorter vocal tract, a lower and a
     // higher voice), and the window's probabilities are the mean of all the hearings, as with
