@@ -284,8 +284,8 @@ private slots:
         QVERIFY(!edge.centred);
         QVERIFY2(std::abs(edge.soundOffset - (0.1 - 0.5)) < 0.04,
                  qPrintable(QString::number(edge.soundOffset)));
-        // The tone in the middle, noise after it: its sound is still the tone and the noise's
-        // part above the floor; the window counts as it did.
+        // The tone in the middle, noise after it: silence before the tone is this window's
+        // floor, so its sound is the tone and the noise, as without the floor; it counts.
         QVERIFY(windowAt(floored, 0.6).centred);
         QCOMPARE(windowAt(floored, 0.6).top, 0);
         // Noise alone stands nowhere above its own floor: centred, and heard as what it is.

@@ -34,11 +34,12 @@ struct ListenOptions {
     double suppressMs = 500; // no detection this soon after the previous one
     // A window counts (its probabilities join the average) only when its sound is centred: the
     // middle of the part within `trimDb` of its loudest (what audio_folder keeps of a
-    // recording, data::audibleRange) lies within this many ms of the window's middle. The model
-    // learnt words trimmed and centred; a window that holds the end of a word at its edge and
-    // silence after it is one it never saw, and what it makes of it is a guess (30 and 44% of
-    // the false alarms of two models were there: docs/audio.md). An off-centre window counts as
-    // the first ignored class, certain. 0: every window counts.
+    // recording, data::audibleRange; with floorDb below, data::soundRange) lies within this
+    // many ms of the window's middle. The model learnt words trimmed and centred; a window
+    // that holds the end of a word at its edge and silence after it is one it never saw, and
+    // what it makes of it is a guess (30 and 44% of the false alarms of two models were there:
+    // docs/audio.md). An off-centre window counts as the first ignored class, certain. 0:
+    // every window counts.
     double centreMs = 300;
     double trimDb = 30; // make(Predictor&) takes the model's own trim_db (0 there: no gate)
     // The sound's part must also stand this many dB above the window's noise floor (its
@@ -46,7 +47,7 @@ struct ListenOptions {
     // within trimDb of the loudest, the sound's middle is then the window's, and the window
     // counted however far off its word lies. The tail of "galaxy" at a window's left edge with
     // brown noise after it is "six" to the example, and such windows made half of seed 1's
-    // false alarms at 0.8; with 6 dB its three seeds raised 10 where 14 in 6.6 hours at the
+    // false alarms at 0.8; with 6 dB its three seeds raised 10 where 14 in 6.4 hours at the
     // default, at the same digits found (bench/results/listen-noise-floor-20261204.md). 0:
     // trimDb alone.
     double floorDb = 6;
