@@ -19,12 +19,7 @@ namespace fb::data {
 
 namespace fs = std::filesystem;
 
-std::pair<size_t, size_t> audibleRange(const std::vector<float> &x, double trimDb)
-{
-    return soundRange(x, trimDb, 0);
-}
-
-std::pair<size_t, size_t> soundRange(const std::vector<float> &x, double trimDb, double floorDb)
+std::pair<size_t, size_t> audibleRange(const std::vector<float> &x, double trimDb, double floorDb)
 {
     constexpr size_t frame = 512, hop = 128;
     if (x.size() <= frame) return {0, x.size()};

@@ -46,13 +46,12 @@ struct AudioFilesOptions {
 };
 
 // [first, last) of the samples whose frames (512 samples, hop 128, by RMS) are within trimDb of
-// the loudest frame: the part of a recording that trimming keeps.
-std::pair<size_t, size_t> audibleRange(const std::vector<float> &x, double trimDb);
-// The same, where a frame must also stand floorDb above the recording's noise floor (the
-// quietest tenth of its frames' RMS, linearly interpolated), so that noise filling much of a
-// window (a gap of brown noise up to a word) is not taken for its sound; [0, size) when no
-// frame stands out. floorDb 0: audibleRange.
-std::pair<size_t, size_t> soundRange(const std::vector<float> &x, double trimDb, double floorDb);
+// the loudest frame: the part of a recording that trimming keeps. With floorDb above 0 a frame
+// must also stand floorDb above the recording's noise floor (the quietest tenth of its frames'
+// RMS, linearly interpolated), so that noise filling much of a window (a gap of brown noise up
+// to a word) is not taken for its sound; [0, size) when no frame stands out.
+std::pair<size_t, size_t> audibleRange(const std::vector<float> &x, double trimDb,
+                                       double floorDb = 0);
 
 // Samples of one recording: mono, at the options' rate, trimmed, padded or cropped. The error
 // says why a file is not a readable recording (missing, not audio, truncated, empty).

@@ -221,7 +221,7 @@ void Listener::runWindow(const std::function<void(const ListenWindow &)> &onWind
 
     std::vector<float> counted = w.probabilities;
     if (m_o.centreMs > 0) {
-        const auto [first, last] = data::soundRange(samples, m_o.trimDb, m_o.floorDb);
+        const auto [first, last] = data::audibleRange(samples, m_o.trimDb, m_o.floorDb);
         w.soundOffset = (double(first + last) / 2.0 - double(m_window) / 2.0) / double(m_rate);
         w.centred = std::abs(w.soundOffset) * 1000.0 <= m_o.centreMs;
         if (!w.centred) {

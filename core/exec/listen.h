@@ -34,16 +34,15 @@ struct ListenOptions {
     double suppressMs = 500; // no detection this soon after the previous one
     // A window counts (its probabilities join the average) only when its sound is centred: the
     // middle of the part within `trimDb` of its loudest (what audio_folder keeps of a
-    // recording, data::audibleRange; with floorDb below, data::soundRange) lies within this
-    // many ms of the window's middle. The model learnt words trimmed and centred; a window
-    // that holds the end of a word at its edge and silence after it is one it never saw, and
-    // what it makes of it is a guess (30 and 44% of the false alarms of two models were there:
-    // docs/audio.md). An off-centre window counts as the first ignored class, certain. 0:
-    // every window counts.
+    // recording, data::audibleRange, with floorDb below) lies within this many ms of the
+    // window's middle. The model learnt words trimmed and centred; a window that holds the end
+    // of a word at its edge and silence after it is one it never saw, and what it makes of it
+    // is a guess (30 and 44% of the false alarms of two models were there: docs/audio.md). An
+    // off-centre window counts as the first ignored class, certain. 0: every window counts.
     double centreMs = 300;
     double trimDb = 30; // make(Predictor&) takes the model's own trim_db (0 there: no gate)
     // The sound's part must also stand this many dB above the window's noise floor (its
-    // quietest tenth, data::soundRange): where noise fills most of a window, all of it is
+    // quietest tenth, data::audibleRange): where noise fills most of a window, all of it is
     // within trimDb of the loudest, the sound's middle is then the window's, and the window
     // counted however far off its word lies. The tail of "galaxy" at a window's left edge with
     // brown noise after it is "six" to the example, and such windows made half of seed 1's
