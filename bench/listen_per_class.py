@@ -2,6 +2,7 @@
 """What a threshold of its own for each digit could give at the strict end: an upper bound.
 
     python3 bench/listen_per_class.py --model RUN --recordings DIR --cache DIR [--warp W]
+                                      [--floor-db DB]
 
 listen has one --threshold for every class. This replays its detector (listen_curve.py's copy
 of core/exec/listen.cpp's rule) with a threshold per class instead, and for 3 to 6 windows
@@ -19,7 +20,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from listen_curve import IGNORED, NEVER, WARP, detect, load, tally, warp_arg  # noqa: E402
+from listen_curve import (FLOOR_DB, IGNORED, NEVER, WARP, detect, load,  # noqa: E402
+                          tally, warp_arg)
 
 GRID = (0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99, 0.995)
 
@@ -35,11 +37,14 @@ def main():
     ap.add_argument("--recordings", required=True, help="listen_accuracy.py's kept recordings")
     ap.add_argument("--cache", help="listen_curve.py's cache of the models' windows")
     ap.add_argument("--warp", type=warp_arg, default=WARP)
+    ap.add_argument("--floor-db", type=float, default=FLOOR_DB,
+                    help="listen --floor-db (default listen's, 6; 0: as listen did before 12-04)")
     ap.add_argument("--per-hour", type=float, default=2.0, help="the false-alarm budget")
     a = ap.parse_args()
-    data = load(a.model, a.recordings, a.cache, a.warp)
+    data = load(a.model, a.recordings, a.cache, a.warp, floor_db=a.floor_db)
     classes = [c for c in data[0][1][0][0] if c not in IGNORED]
     print(f"models: {', '.join(a.model)}; {a.recordings}; --warp {a.warp}; "
+          f"--floor-db {a.floor_db:g}; "
           f"at most {a.per_hour:g} false alarms an hour")
     for average in (3, 4, 5, 6):
         alone = {}
