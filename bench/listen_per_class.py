@@ -2,7 +2,7 @@
 """What a threshold of its own for each digit could give at the strict end: an upper bound.
 
     python3 bench/listen_per_class.py --model RUN --recordings DIR --cache DIR [--warp W]
-                                      [--floor-db DB]
+                                      [--floor-db DB] [--fit-on DIR2]
 
 listen has one --threshold for every class. This replays its detector (listen_curve.py's copy
 of core/exec/listen.cpp's rule) with a threshold per class instead, and for 3 to 6 windows
@@ -12,7 +12,10 @@ then the best combination within the budget (a knapsack over the false alarms), 
 replaying all the classes together. The thresholds are fitted on the recordings they are scored
 on, so the figure is a bound on what any per-class setting could reach, not a result: if the
 bound is not far above one threshold's figure, per-class thresholds are not worth building.
-Each class's row (threshold: digits found / false alarms) shows where its false alarms are.
+With --fit-on the thresholds (each class's and the one) are fitted on other recordings and
+scored on --recordings: a result, not a bound, and the budget is the other recordings' hours'.
+Each class's row (threshold: digits found / false alarms; with --fit-on, in the recordings fitted
+on) shows where its false alarms are.
 """
 
 import argparse
@@ -40,17 +43,22 @@ def main():
     ap.add_argument("--floor-db", type=float, default=FLOOR_DB,
                     help="listen --floor-db (default listen's, 6; 0: as listen did before 12-04)")
     ap.add_argument("--per-hour", type=float, default=2.0, help="the false-alarm budget")
+    ap.add_argument("--fit-on", metavar="DIR",
+                    help="fit the thresholds on these recordings instead, and score them on "
+                    "--recordings: whether they carry over to recordings they were not fitted on")
     a = ap.parse_args()
     data = load(a.model, a.recordings, a.cache, a.warp, floor_db=a.floor_db)
+    fit = load(a.model, a.fit_on, a.cache, a.warp, floor_db=a.floor_db) if a.fit_on else data
     classes = [c for c in data[0][1][0][0] if c not in IGNORED]
     print(f"models: {', '.join(a.model)}; {a.recordings}; --warp {a.warp}; "
           f"--floor-db {a.floor_db:g}; "
-          f"at most {a.per_hour:g} false alarms an hour")
+          + (f"thresholds fitted on {a.fit_on}; " if a.fit_on else "")
+          + f"at most {a.per_hour:g} false alarms an hour")
     for average in (3, 4, 5, 6):
         alone = {}
         for c in classes:
             for t in GRID:
-                right, digits, alarms, hours = evaluate(data, average, {c: t})
+                right, digits, alarms, hours = evaluate(fit, average, {c: t})
                 alone[c, t] = (right, alarms)
         budget = int(a.per_hour * hours + 1e-9)
         best = {0: (0, {})}  # false alarms -> (digits found, thresholds)
@@ -64,8 +72,9 @@ def main():
             best = grown
         chosen = max(best.values(), key=lambda b: b[0])[1]
         right, digits, alarms, hours = evaluate(data, average, chosen)
-        single = max((evaluate(data, average, dict.fromkeys(classes, t)) + (t,) for t in GRID),
-                     key=lambda e: e[0] if e[2] <= budget else -1)
+        t1 = max(GRID, key=lambda t: (lambda e: e[0] if e[2] <= budget else -1)(
+            evaluate(fit, average, dict.fromkeys(classes, t))))
+        single = evaluate(data, average, dict.fromkeys(classes, t1)) + (t1,)
         print(f"\n{average} windows averaged: a threshold each {100 * right / digits:.1f}% "
               f"({right} of {digits}) at {alarms / hours:.2f} an hour ("
               + " ".join(f"{c}:{chosen[c]:g}" for c in classes) + f"); one threshold "
@@ -73,7 +82,6 @@ def main():
               f"(--threshold {single[4]:g})")
         for c in classes:
             print(f"  {c}: " + " ".join(f"{t:g}:{alone[c, t][0]}/{alone[c, t][1]}" for t in GRID))
-
 
 if __name__ == "__main__":
     main()
