@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Reference values for test_audio: the spectrogram, mel, log-mel and MFCC features of a fixed
-test signal, computed with NumPy (float64, numpy.fft) from librosa's documented definitions,
+"""Reference values for test_audio: the spectrogram, mel, log-mel, MFCC and PCEN features of a
+fixed test signal, computed with NumPy (float64, numpy.fft) from librosa's documented definitions,
 independently of the C++ code under test (OpenCV's DFT in float32).
 
 Run it again after changing the signal or the parameters; it rewrites
@@ -101,6 +101,20 @@ def dct_ortho(x):
     return c @ x
 
 
+def pcen(e, time_constant=0.4, gain=0.98, bias=2.0, power=0.5, eps=1e-6):
+    # librosa.pcen's formula (its b from the time constant in frames), each row filtered on its
+    # own, the filter's state starting at the row's first value (librosa starts it at 1).
+    t = time_constant * SR / HOP
+    b = (math.sqrt(1 + 4 * t * t) - 1) / (2 * t * t)
+    out = np.empty_like(e)
+    for r in range(e.shape[0]):
+        m = e[r, 0]
+        for i in range(e.shape[1]):
+            m = (1 - b) * m + b * e[r, i]
+            out[r, i] = (e[r, i] / (eps + m) ** gain + bias) ** power - bias ** power
+    return out
+
+
 def main():
     x = signal()
     power = power_spectrogram(x)
@@ -118,6 +132,7 @@ def main():
         "mel": mel.tolist(),
         "log_mel": logmel.round(5).tolist(),
         "mfcc": mfcc.round(5).tolist(),
+        "pcen": pcen(mel).round(6).tolist(),
     }
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "audio_reference.json")
     with open(path, "w") as f:

@@ -1,5 +1,5 @@
 // Audio sources and features (core/data/audio_files.h, audio_transforms.h): the spectrogram,
-// mel, log-mel and MFCC features against values computed independently with NumPy
+// mel, log-mel, MFCC and PCEN features against values computed independently with NumPy
 // (tests/audio_reference.py, librosa's definitions, float64), WAV files written here byte by
 // byte read back mono and resampled, labels and speakers from file names, a split that keeps
 // speakers apart, damaged recordings skipped and named, and the random stages' contracts.
@@ -136,6 +136,18 @@ private slots:
         qInfo("mel power: largest relative difference %.2e", rel);
         QVERIFY2(rel < 1e-3, qPrintable(QString::number(rel)));
 
+        // PCEN of that mel power.
+        Pcen::Options po;
+        po.framesPerSecond = double(linear.sampleRate) / double(linear.hop);
+        const Pcen pcen(po);
+        QVERIFY(pcen.outputShape(s).ok());
+        std::vector<float> normalized(power.size());
+        const uint64_t seed = 0;
+        pcen.apply(power.data(), normalized.data(), 1, s, &seed);
+        worst = maxError(r["pcen"], normalized, frames);
+        qInfo("PCEN: largest difference %.2e", worst);
+        QVERIFY2(worst < 1e-3, qPrintable(QString::number(worst)));
+
         const std::vector<float> stft =
             run(Spectrogram(optionsOf(r, SpectrogramOptions::Kind::Power)), x, s);
         QCOMPARE(s, (Shape{1, 257, frames}));
@@ -153,6 +165,72 @@ private slots:
 
         // A waveform is required.
         QVERIFY(!mel.outputShape(Shape{1, 28, 28}).ok());
+    }
+
+    void pcenDividesSteadySoundAwayAndKeepsOnsets()
+    {
+        // Two seconds of a steady 500 Hz tone, quiet (0.005) or loud (0.5): a fan's hum. A
+        // quieter 2 kHz tone (0.05) starts at 1.5 s: a word.
+        SpectrogramOptions o;
+        o.kind = SpectrogramOptions::Kind::Mel;
+        o.toDb = false;
+        o.fMin = 20;
+        const Spectrogram mel(o);
+        Pcen::Options po;
+        po.framesPerSecond = 100;
+        const Pcen pcen(po);
+        const std::vector<double> hz = mel.rowFrequencies();
+        auto rowOf = [&](double f) {
+            return int64_t(std::min_element(hz.begin(), hz.end(),
+                                            [&](double a, double b) {
+                                                return std::abs(a - f) < std::abs(b - f);
+                                            }) -
+                           hz.begin());
+        };
+        const int64_t hum = rowOf(500), word = rowOf(2000);
+        auto features = [&](float humAmplitude, std::vector<float> &energy) {
+            std::vector<float> x = tone(500, 16000, 2.0, humAmplitude);
+            const std::vector<float> late = tone(2000, 16000, 0.5, 0.05f);
+            for (size_t i = 0; i < late.size(); ++i)
+                x[24000 + i] += late[i];
+            Shape s;
+            energy = run(mel, x, s);
+            std::vector<float> y(energy.size());
+            const uint64_t seed = 0;
+            pcen.apply(energy.data(), y.data(), 1, s, &seed);
+            return y;
+        };
+        std::vector<float> quietE, loudE;
+        const std::vector<float> quiet = features(0.005f, quietE), loud = features(0.5f, loudE);
+        const int64_t frames = 201;
+        auto at = [&](const std::vector<float> &v, int64_t row, int64_t t) {
+            return double(v[size_t(row * frames + t)]);
+        };
+        // The hum 40 dB apart in energy, nearly the same after PCEN (its gain 0.98 leaves
+        // 1/50 of the level: 10^(4/50) = 1.2 times).
+        const double dB = 10 * std::log10(at(loudE, hum, 140) / at(quietE, hum, 140));
+        qInfo("hum: %.1f dB apart in energy, PCEN %.3f and %.3f", dB, at(quiet, hum, 140),
+              at(loud, hum, 140));
+        QVERIFY(dB > 39 && dB < 41);
+        QVERIFY(at(loud, hum, 140) > at(quiet, hum, 140));
+        QVERIFY(at(loud, hum, 140) < 1.25 * at(quiet, hum, 140));
+        // The word's onset stands over the loud hum, though 20 dB under it in energy, and it
+        // fades as the band's past catches up with it.
+        double onset = 0;
+        for (int64_t t = 148; t < 160; ++t)
+            onset = std::max(onset, at(loud, word, t));
+        qInfo("word: onset %.3f, 0.4 s later %.3f; loud hum %.3f", onset, at(loud, word, 195),
+              at(loud, hum, 195));
+        QVERIFY(at(loudE, word, 170) < 0.05 * at(loudE, hum, 170));
+        QVERIFY(onset > 4 * at(loud, hum, 140));
+        QVERIFY(onset > 2 * at(loud, word, 195));
+        // Refused, saying why: no spectrogram before it, or one in decibels.
+        QVERIFY(!Pcen(Pcen::Options{}).outputShape(Shape{1, 40, 101}).ok());
+        Pcen::Options inDb = po;
+        inDb.inDb = true;
+        const auto refused = Pcen(inDb).outputShape(Shape{1, 40, 101});
+        QVERIFY(!refused.ok());
+        QVERIFY(refused.error().str().find("to_db false") != std::string::npos);
     }
 
     void wavFilesBecomeMonoSamplesAtTheRate()

@@ -217,6 +217,7 @@ void TestGraph::builtinTypes()
                                             "noise_beside",
                                             "speed_perturb",
                                             "vtlp",
+                                            "pcen",
                                             "spec_augment",
                                             "normalize_channels",
                                             "center_crop",

@@ -218,15 +218,17 @@ private slots:
             QVERIFY2(bytes.contains(op), op);
     }
 
-    // Recordings: the features (log-mel, power spectrogram in dB, MFCC) go into the model as
-    // ordinary operators (a DFT as a strided Conv, mel weights and the DCT as 1x1 Convs, Log), so
-    // the whole model, features included, is checked in OpenCV against Flowbench's scores.
+    // Recordings: the features (log-mel, power spectrogram in dB, MFCC, PCEN) go into the model
+    // as ordinary operators (a DFT as a strided Conv, mel weights and the DCT as 1x1 Convs, Log,
+    // PCEN's smoothing as Convs along time), so the whole model, features included, is checked in
+    // OpenCV against Flowbench's scores.
     void recordingsExportWithTheirFeatures_data()
     {
         QTest::addColumn<QString>("type"); // the feature nodes' type; empty: the example's own
         QTest::newRow("log-mel") << QString();
         QTest::newRow("mfcc") << QString("mfcc");
         QTest::newRow("stft") << QString("stft");
+        QTest::newRow("pcen") << QString("pcen"); // mel energies, then a pcen node
     }
     void recordingsExportWithTheirFeatures()
     {
@@ -261,14 +263,33 @@ private slots:
                 params["subset"] = "all";
             }
             if ((id == "logmel" || id == "logmel_test") && !type.isEmpty()) {
-                n["type"] = type;
                 QJsonObject kept{{"n_fft", 256}, {"hop_length", 128}};
                 if (type == "mfcc") kept["n_mfcc"] = 13;
+                if (type == "pcen")
+                    kept["to_db"] = false;
+                else
+                    n["type"] = type;
                 params = kept;
             }
             if (id == "fc2") params["out_features"] = 2;
             n["params"] = params;
             nodes[i] = n;
+        }
+        if (type == "pcen") {
+            // A pcen node after each mel_spectrogram: what read the mel node reads the pcen node.
+            QJsonArray edges = doc["edges"].toArray();
+            for (const QString mel : {"logmel", "logmel_test"}) {
+                for (int i = 0; i < edges.size(); ++i) {
+                    QJsonObject e = edges[i].toObject();
+                    if (e["from"].toString() == mel + ".samples") e["from"] = mel + "_pcen.samples";
+                    edges[i] = e;
+                }
+                edges.append(
+                    QJsonObject{{"from", mel + ".samples"}, {"to", mel + "_pcen.samples"}});
+                nodes.append(QJsonObject{
+                    {"id", mel + "_pcen"}, {"type", "pcen"}, {"params", QJsonObject{}}});
+            }
+            doc["edges"] = edges;
         }
         doc["nodes"] = nodes;
         const QString name = type.isEmpty() ? "logmel" : type;
@@ -291,8 +312,9 @@ private slots:
         QFile file(onnx);
         QVERIFY(file.open(QIODevice::ReadOnly));
         const QByteArray bytes = file.readAll();
-        for (const char *op : {"Pad", "Conv", "Log", "MaxPool", "Relu", "Reshape"})
+        for (const char *op : {"Pad", "Conv", "MaxPool", "Relu", "Reshape"})
             QVERIFY2(bytes.contains(op), op);
+        QVERIFY(bytes.contains(type == "pcen" ? "Pow" : "Log"));
         QVERIFY(bytes.contains("\"kind\":\"audio\""));
     }
 

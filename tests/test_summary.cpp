@@ -83,6 +83,30 @@ void writeIdxImages(const QString &path, uint32_t n, uint32_t h, uint32_t w)
     f << std::string(size_t(n) * h * w, '\0');
 }
 
+// The spoken-digits example with `node` ({id, type, params}) on the wire from `after` to
+// `before`, its log-mel node's to_db as given.
+graph::PipelineDocument spokenDigitsWith(nlohmann::json node, const std::string &after,
+                                         const std::string &before, bool toDb = true)
+{
+    QFile f(kExamples + "spoken_digits.json");
+    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot read the spoken-digits example");
+    nlohmann::json j = nlohmann::json::parse(f.readAll().toStdString());
+    for (auto &n : j["nodes"])
+        if (n["id"] == "logmel") n["params"]["to_db"] = toDb;
+    const std::string id = node["id"];
+    node["position"] = {0, 0};
+    j["nodes"].push_back(node);
+    for (auto &e : j["edges"])
+        if (e["from"] == after + ".samples" && e["to"] == before + ".samples")
+            e["to"] = id + ".samples";
+    j["edges"].push_back({{"from", id + ".samples"}, {"to", before + ".samples"}});
+    auto doc = graph::parsePipeline(j.dump(), "test");
+    if (!doc.ok()) qFatal("%s", doc.error().str().c_str());
+    const std::vector<Error> problems = graph::validate(doc.value(), nodeTypes());
+    if (!problems.empty()) qFatal("%s", problems.front().str().c_str());
+    return std::move(doc).value();
+}
+
 } // namespace
 
 class TestSummary : public QObject {
@@ -220,34 +244,43 @@ private slots:
     // naming the node and what it needs.
     void vtlpNeedsASpectrogramBeforeIt()
     {
-        const auto withVtlp = [](const std::string &after, const std::string &before) {
-            QFile f(kExamples + "spoken_digits.json");
-            if (!f.open(QIODevice::ReadOnly)) qFatal("cannot read the spoken-digits example");
-            nlohmann::json j = nlohmann::json::parse(f.readAll().toStdString());
-            j["nodes"].push_back({{"id", "warp"},
-                                  {"type", "vtlp"},
-                                  {"params", {{"max_change", 0.15}}},
-                                  {"position", {0, 0}}});
-            for (auto &e : j["edges"])
-                if (e["from"] == after + ".samples" && e["to"] == before + ".samples")
-                    e["to"] = "warp.samples";
-            j["edges"].push_back({{"from", "warp.samples"}, {"to", before + ".samples"}});
-            auto doc = graph::parsePipeline(j.dump(), "test");
-            if (!doc.ok()) qFatal("%s", doc.error().str().c_str());
-            const std::vector<Error> problems = graph::validate(doc.value(), nodeTypes());
-            if (!problems.empty()) qFatal("%s", problems.front().str().c_str());
-            return std::move(doc).value();
-        };
-        auto warped = summarizePipeline(withVtlp("logmel", "normalize"));
+        const nlohmann::json warp = {
+            {"id", "warp"}, {"type", "vtlp"}, {"params", {{"max_change", 0.15}}}};
+        auto warped = summarizePipeline(spokenDigitsWith(warp, "logmel", "normalize"));
         QVERIFY2(warped.ok(), warped.ok() ? "" : warped.error().str().c_str());
         QCOMPARE(warped->input, Shape({1, 40, 101}));
 
-        auto refused = summarizePipeline(withVtlp("beside", "noise"));
+        auto refused = summarizePipeline(spokenDigitsWith(warp, "beside", "noise"));
         QVERIFY(!refused.ok());
         QCOMPARE(refused.error().node, std::string("warp"));
         QVERIFY2(refused.error().message.find("after a stft or mel_spectrogram") !=
                      std::string::npos,
                  refused.error().message.c_str());
+    }
+
+    // pcen reads energies from the spectrogram before it in the chain: after the log-mel (in
+    // dB) it is refused saying to set to_db false, after mel energies it keeps their shape, and
+    // on waveforms it is refused naming what it needs.
+    void pcenNeedsEnergiesFromASpectrogram()
+    {
+        const nlohmann::json agc = {
+            {"id", "agc"}, {"type", "pcen"}, {"params", nlohmann::json::object()}};
+        auto normalized = summarizePipeline(spokenDigitsWith(agc, "logmel", "normalize", false));
+        QVERIFY2(normalized.ok(), normalized.ok() ? "" : normalized.error().str().c_str());
+        QCOMPARE(normalized->input, Shape({1, 40, 101}));
+
+        auto inDb = summarizePipeline(spokenDigitsWith(agc, "logmel", "normalize"));
+        QVERIFY(!inDb.ok());
+        QCOMPARE(inDb.error().node, std::string("agc"));
+        QVERIFY2(inDb.error().message.find("to_db false") != std::string::npos,
+                 inDb.error().message.c_str());
+
+        auto waveforms = summarizePipeline(spokenDigitsWith(agc, "beside", "noise", false));
+        QVERIFY(!waveforms.ok());
+        QCOMPARE(waveforms.error().node, std::string("agc"));
+        QVERIFY2(waveforms.error().message.find("after a stft or mel_spectrogram") !=
+                     std::string::npos,
+                 waveforms.error().message.c_str());
     }
 
     // A layer whose input does not fit is named, with both shapes.

@@ -588,6 +588,107 @@ FeatureNorm::FeatureNorm(Mean mean, bool variance, float minStd)
     , m_minStd(minStd)
 {}
 
+Pcen::Pcen(Options o)
+    : m_o(o)
+{}
+
+double Pcen::smoothing() const
+{
+    // librosa.pcen's coefficient for a time constant of t frames:
+    // b = (sqrt(1 + 4 t^2) - 1) / (2 t^2).
+    const double t = double(m_o.timeConstant) * m_o.framesPerSecond;
+    return t > 0 ? (std::sqrt(1.0 + 4.0 * t * t) - 1.0) / (2.0 * t * t) : 1.0;
+}
+
+Result<Shape> Pcen::outputShape(const Shape &in) const
+{
+    if (m_o.framesPerSecond <= 0)
+        return makeError("needs energies per frequency: put it after a stft or mel_spectrogram "
+                         "node of its chain (MFCCs are not energies)");
+    if (m_o.inDb)
+        return makeError("needs energies, not decibels: set to_db false on the spectrogram "
+                         "before it");
+    if (in.rank() != 3) return makeError("expects features [c, rows, frames], not " + in.str());
+    if (!(m_o.timeConstant > 0) || !(m_o.eps > 0) || !(m_o.power > 0) || !(m_o.bias >= 0))
+        return makeError("time_constant, eps and power must be above 0, bias at least 0");
+    return in;
+}
+
+void Pcen::apply(const float *in, float *out, int64_t n, const Shape &s, const uint64_t *) const
+{
+    const int64_t rows = s[0] * s[1], frames = s[2];
+    const double b = smoothing();
+    // The powers as exp and log in float (std::pow in double took a fifth of the example's
+    // training step); the recursion in double.
+    const float gain = m_o.gain, bias = m_o.bias, power = m_o.power, eps = m_o.eps,
+                floor = std::pow(bias, power);
+    const bool root = power == 0.5f;
+    for (int64_t r = 0; r < n * rows; ++r) {
+        const float *x = in + r * frames;
+        float *y = out + r * frames;
+        double m = frames > 0 ? std::max(0.0, double(x[0])) : 0.0;
+        for (int64_t t = 0; t < frames; ++t) {
+            const float e = std::max(0.0f, x[t]);
+            m = (1.0 - b) * m + b * double(e);
+            const float v = e * std::exp(-gain * std::log(eps + float(m))) + bias;
+            y[t] = (root ? std::sqrt(v) : (v > 0 ? std::exp(power * std::log(v)) : 0.0f)) - floor;
+        }
+    }
+}
+
+Status Pcen::exportTo(ExportGraph &g, const std::string &input, const std::string &output,
+                      const Shape &s) const
+{
+    if (auto shape = outputShape(s); !shape.ok()) return shape.error();
+    const int64_t channels = s[0], frames = s[2];
+    const double b = smoothing();
+    // M[t] = sum over lags l <= t of b (1 - b)^l E[t - l], a causal Conv (the kernel's last tap is
+    // lag 0), plus (1 - b)^(t + 1) E[0]: a Conv over the first frame alone, padded so that the
+    // kernel's tap frames - 1 - t meets it at output t.
+    std::vector<float> past(size_t(channels * frames)), first(size_t(channels * frames));
+    for (int64_t c = 0; c < channels; ++c)
+        for (int64_t i = 0; i < frames; ++i) {
+            past[size_t(c * frames + i)] = float(b * std::pow(1.0 - b, double(frames - 1 - i)));
+            first[size_t(c * frames + i)] = float(std::pow(1.0 - b, double(frames - i)));
+        }
+    auto conv = [&](const std::string &in, const std::string &hint, const std::vector<float> &w,
+                    int64_t right) {
+        const std::string out = g.name(output + hint);
+        g.node("Conv", {in, g.constant(output + hint + ".w", {channels, 1, 1, frames}, w)}, {out},
+               {ExportAttribute::integer("group", channels),
+                ExportAttribute::integers("kernel_shape", {1, frames}),
+                ExportAttribute::integers("pads", {0, frames - 1, 0, right})});
+        return out;
+    };
+    const std::string e0 = g.name(output + ".first_frame");
+    g.node("Slice",
+           {input, g.constantInts(output + ".first_start", {0}),
+            g.constantInts(output + ".first_end", {1}), g.constantInts(output + ".time_axis", {3})},
+           {e0});
+    const std::string m = g.name(output + ".smooth"), shifted = g.name(output + ".smooth_eps"),
+                      divisor = g.name(output + ".divisor"), v = g.name(output + ".divided"),
+                      biased = g.name(output + ".biased"), compressed = g.name(output + ".power");
+    g.node("Add", {conv(input, ".past", past, 0), conv(e0, ".start", first, frames - 1)}, {m});
+    g.node("Add", {m, g.constant(output + ".eps", {}, {m_o.eps})}, {shifted});
+    g.node("Pow", {shifted, g.constant(output + ".neg_gain", {}, {-m_o.gain})}, {divisor});
+    g.node("Mul", {input, divisor}, {v});
+    g.node("Add", {v, g.constant(output + ".bias", {}, {m_o.bias})}, {biased});
+    g.node("Pow", {biased, g.constant(output + ".exponent", {}, {m_o.power})}, {compressed});
+    // - bias^power as a 1x1 Conv's bias: OpenCV 4.6's dnn folds a Sub of a constant after a Pow
+    // into the power's base ((x + bias - bias^power)^power, measured), a Conv it leaves alone.
+    g.node(
+        "Conv",
+        {compressed,
+         g.constant(output + ".one", {channels, 1, 1, 1},
+                    std::vector<float>(size_t(channels), 1.0f)),
+         g.constant(output + ".minus_bias_power", {channels},
+                    std::vector<float>(size_t(channels), -float(std::pow(m_o.bias, m_o.power))))},
+        {output},
+        {ExportAttribute::integer("group", channels),
+         ExportAttribute::integers("kernel_shape", {1, 1})});
+    return {};
+}
+
 void FeatureNorm::apply(const float *in, float *out, int64_t n, const Shape &s,
                         const uint64_t *) const
 {

@@ -130,6 +130,7 @@ public:
     std::vector<double> rowFrequencies() const;
     // The top of the rows' range: f_max for mel bands, else half the sample rate.
     double topFrequency() const;
+    const SpectrogramOptions &options() const { return m_o; }
 
 private:
     SpectrogramOptions m_o;
@@ -178,6 +179,40 @@ private:
     std::vector<double> m_rowHz;
     double m_topHz;
     float m_max, m_p;
+};
+
+// Per-channel energy normalization (PCEN; Wang et al. 2017, "Trainable frontend for robust and
+// far-field keyword spotting", with its parameters fixed as librosa.pcen has them) of the
+// energies of a stft or mel spectrogram (to_db false), [c, rows, frames]: each row divided by
+// its own recent past, M[t] = (1 - s) M[t - 1] + s E[t] (s from `timeConstant` seconds at the
+// spectrogram's frame rate, librosa's formula), raised to `gain`, then compressed:
+// (E / (eps + M)^gain + bias)^power - bias^power. Steady noise in a band (a fan, traffic's
+// rumble) is divided away and the onset of a word stands out, where a log spectrogram keeps the
+// noise as a constant added to each row, as loud as the word when it is loud. M starts as if
+// the window's first frame had lasted forever (M[-1] = E[0]): a window cut from a long recording
+// has heard what came before it. (librosa starts from 1 in the input's units, near nothing for
+// the integer-scaled magnitudes it is shown with.) No library we use has PCEN; it is this loop.
+class Pcen : public Transform {
+public:
+    struct Options {
+        double framesPerSecond = 0; // 0: no spectrogram before it (refused)
+        bool inDb = false;          // the spectrogram before it gives dB (refused)
+        float timeConstant = 0.4f, gain = 0.98f, bias = 2.0f, power = 0.5f, eps = 1e-6f;
+    };
+    explicit Pcen(Options o);
+    Result<Shape> outputShape(const Shape &in) const override;
+    void apply(const float *in, float *out, int64_t n, const Shape &inShape,
+               const uint64_t *seeds) const override;
+    // The smoothing coefficient s (librosa's b) for the frame rate and time constant.
+    double smoothing() const;
+    // The recursion over a window of fixed length written out as two Convs along time (OpenCV
+    // 4.6's dnn runs no Scan or Loop): the past's weights s (1 - s)^lag over the frames so far,
+    // and the first frame's (1 - s)^(t + 1) spread from it; then Add, Pow, Mul and a 1x1 Conv.
+    Status exportTo(ExportGraph &g, const std::string &input, const std::string &output,
+                    const Shape &inShape) const override;
+
+private:
+    Options m_o;
 };
 
 // Per-recording normalization of [c, rows, frames] features, the same for training and for

@@ -120,6 +120,40 @@ void addAudioFeatures(NodeCatalog &c)
                            melParams,
                            {intParam("n_mfcc", 13, closed(1, 512), "Coefficients kept."), topDb}})),
         Kind::Mfcc));
+    NodeType pcen;
+    pcen.spec = preprocessing(
+        "pcen", "Per-channel energy normalization (PCEN)",
+        "Divides each frequency band of a spectrogram's energies by its own recent past and "
+        "compresses the result (Wang et al. 2017; librosa's pcen): steady noise in a band is "
+        "divided away and the onsets of words stand out. After a stft or mel_spectrogram node "
+        "with to_db false, instead of decibels.",
+        {floatParam("time_constant", 0.4, closed(1e-3, 100),
+                    "Seconds of the past each band is measured over (librosa's 0.4)."),
+         floatParam("gain", 0.98, closed(0, 1),
+                    "How much of the band's past level is divided away (1: all of it)."),
+         floatParam("bias", 2, closed(0, 1e6), "Added before the compression."),
+         floatParam("power", 0.5, closed(1e-3, 1), "The compression's exponent."),
+         floatParam("eps", 1e-6, closed(1e-20, 1e6),
+                    "Energy under which a band is no longer divided by its past (the energies' "
+                    "units: power of a waveform in [-1, 1]).")});
+    pcen.spec.category = "Audio";
+    pcen.spec.role = NodeRole::Transform;
+    pcen.makeTransform = [](const NodeParams &p, const DataSpec &chain) {
+        data::Pcen::Options o;
+        if (const auto features = spectrogramBefore(p.node(), chain);
+            features && features->options().kind != data::SpectrogramOptions::Kind::Mfcc) {
+            o.framesPerSecond =
+                double(features->options().sampleRate) / double(features->options().hop);
+            o.inDb = features->options().toDb;
+        }
+        o.timeConstant = p.f("time_constant");
+        o.gain = p.f("gain");
+        o.bias = p.f("bias");
+        o.power = p.f("power");
+        o.eps = p.f("eps");
+        return std::make_shared<data::Pcen>(o);
+    };
+    c.add(std::move(pcen));
     NodeTypeSpec norm = preprocessing(
         "feature_norm", "Per-recording normalization",
         "Normalizes each recording's features on its own: subtracts their mean (or each "
