@@ -72,8 +72,10 @@ def main():
             best = grown
         chosen = max(best.values(), key=lambda b: b[0])[1]
         right, digits, alarms, hours = evaluate(data, average, chosen)
-        t1 = max(GRID, key=lambda t: (lambda e: e[0] if e[2] <= budget else -1)(
-            evaluate(fit, average, dict.fromkeys(classes, t))))
+        def found_within(t):  # one threshold t for every class, on the recordings fitted on
+            right_t, _, alarms_t, _ = evaluate(fit, average, dict.fromkeys(classes, t))
+            return right_t if alarms_t <= budget else -1
+        t1 = max(GRID, key=found_within)
         single = evaluate(data, average, dict.fromkeys(classes, t1)) + (t1,)
         print(f"\n{average} windows averaged: a threshold each {100 * right / digits:.1f}% "
               f"({right} of {digits}) at {alarms / hours:.2f} an hour ("
@@ -82,6 +84,7 @@ def main():
               f"(--threshold {single[4]:g})")
         for c in classes:
             print(f"  {c}: " + " ".join(f"{t:g}:{alone[c, t][0]}/{alone[c, t][1]}" for t in GRID))
+
 
 if __name__ == "__main__":
     main()

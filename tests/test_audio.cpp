@@ -202,7 +202,7 @@ private slots:
         };
         std::vector<float> quietE, loudE;
         const std::vector<float> quiet = features(0.005f, quietE), loud = features(0.5f, loudE);
-        const int64_t frames = 201;
+        const int64_t frames = int64_t(quiet.size() / hz.size());
         auto at = [&](const std::vector<float> &v, int64_t row, int64_t t) {
             return double(v[size_t(row * frames + t)]);
         };

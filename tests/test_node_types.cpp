@@ -163,10 +163,10 @@ private slots:
                 if (!stage->outputShape(in).ok()) in = Shape{1, 1, 16000}; // a recording
                 if (!stage->outputShape(in).ok()) {
                     // One that reads the spectrogram before it (pcen): after mel energies.
-                    spec.transforms = {{"mel", "mel_spectrogram",
-                                        {{"n_fft", 512}, {"hop_length", 160}, {"n_mels", 40},
-                                         {"f_min", 20}, {"f_max", 0}, {"to_db", false},
-                                         {"top_db", 80}}},
+                    const NodeType &mel = *nodeCatalog().find("mel_spectrogram");
+                    nlohmann::json energies = defaults(mel).values();
+                    energies["to_db"] = false;
+                    spec.transforms = {{"mel", "mel_spectrogram", energies},
                                        {"n", t.spec.type, defaults(t).values()}};
                     stage = t.makeTransform(defaults(t), spec);
                     in = Shape{1, 40, 101};

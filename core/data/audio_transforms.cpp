@@ -639,7 +639,6 @@ void Pcen::apply(const float *in, float *out, int64_t n, const Shape &s, const u
 Status Pcen::exportTo(ExportGraph &g, const std::string &input, const std::string &output,
                       const Shape &s) const
 {
-    if (auto shape = outputShape(s); !shape.ok()) return shape.error();
     const int64_t channels = s[0], frames = s[2];
     const double b = smoothing();
     // M[t] = sum over lags l <= t of b (1 - b)^l E[t - l], a causal Conv (the kernel's last tap is

@@ -203,8 +203,6 @@ public:
     Result<Shape> outputShape(const Shape &in) const override;
     void apply(const float *in, float *out, int64_t n, const Shape &inShape,
                const uint64_t *seeds) const override;
-    // The smoothing coefficient s (librosa's b) for the frame rate and time constant.
-    double smoothing() const;
     // The recursion over a window of fixed length written out as two Convs along time (OpenCV
     // 4.6's dnn runs no Scan or Loop): the past's weights s (1 - s)^lag over the frames so far,
     // and the first frame's (1 - s)^(t + 1) spread from it; then Add, Pow, Mul and a 1x1 Conv.
@@ -212,6 +210,9 @@ public:
                     const Shape &inShape) const override;
 
 private:
+    // The smoothing coefficient s (librosa's b) for the frame rate and time constant.
+    double smoothing() const;
+
     Options m_o;
 };
 
