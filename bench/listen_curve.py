@@ -16,9 +16,9 @@ replays the detector over them in Python for every setting of 2 to 6 windows and
 0.95 (0.025 apart from 0.8 to 0.9), and prints, for each false-alarm budget, the most digits
 found at a setting within it (and the figures at each setting --at names). Use it to compare
 models where their false alarms differ; its figure at the defaults should agree with
-listen_accuracy.py's (docs/audio.md's "Dead units" table was made this way). Why a copy of the
-detector instead of the engine: one `listen` run a setting would take 40 runs a model; the replay
-is the engine's rule (core/exec/listen.cpp: the average of the last K centred windows, an
+listen_accuracy.py's (docs/audio-history.md's "Dead units" table was made this way). Why a copy of
+the detector instead of the engine: one `listen` run a setting would take 40 runs a model; the
+replay is the engine's rule (core/exec/listen.cpp: the average of the last K centred windows, an
 off-centre window counted as certain background, one detection a word, --suppress-ms 500). With
 several --model, their window probabilities are averaged (models listening together); --warp W
 (default listen's own, 0.08; 0: once) has `listen` hear every window at 1-W and 1+W times the
@@ -49,7 +49,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from listen_accuracy import read_truth, score  # noqa: E402
 from listen_latency import CLI  # noqa: E402
 
-IGNORED = {"background", "unknown"}
+# Classes never detected: listen's --ignore (its default below), matched as listen matches them,
+# by name, case-insensitive, with or without underscores around it (Speech Commands'
+# "_background_noise_"). --ignore replaces them, as listen's does.
+IGNORED = {"background", "background_noise", "unknown", "silence", "noise"}
 LIMITS = (0, 2, 5, 10, 20, 50, 100)
 NEVER = 1.01  # a threshold no average of probabilities reaches: the class is never detected
 WARP = "0.08"  # listen's default --warp; always passed, so that the cache key says how it heard
@@ -98,9 +101,18 @@ def listen_windows(model, recording, cache, warp=WARP, hop_ms=HOP_MS, floor_db=F
     return r.stdout.splitlines()
 
 
+def plain(name):
+    return name.lower().strip("_")
+
+
+def is_ignored(name):
+    """Whether listen never detects this class (IGNORED, as core/exec/listen.cpp matches it)."""
+    return plain(name) in IGNORED
+
+
 def windows(model, recording, cache=None, warp=WARP, hop_ms=HOP_MS, floor_db=FLOOR_DB):
-    """Each window's probabilities as the detector counts them (off-centre: certain background),
-    its start and end."""
+    """Each window's probabilities as the detector counts them (off-centre: certain background,
+    the first ignored class, as listen counts it), its start and end."""
     out = []
     for line in listen_windows(model, recording, cache, warp, hop_ms, floor_db):
         w = json.loads(line)
@@ -108,7 +120,8 @@ def windows(model, recording, cache=None, warp=WARP, hop_ms=HOP_MS, floor_db=FLO
             continue
         p = w["probabilities"]
         if not w["centred"]:
-            p = {c: float(c == "background") for c in p}
+            quiet = next((c for c in p if is_ignored(c)), None)
+            p = {c: float(c == quiet) for c in p}
         out.append((p, w["start"], w["end"]))
     return out
 
@@ -131,7 +144,7 @@ def detect(wins, average, threshold, hop=HOP, suppress=0.5):
     for avg, time in averages(wins, average, hop):
         top = max(avg, key=avg.get)
         limit = threshold.get(top, NEVER) if isinstance(threshold, dict) else threshold
-        heard = top not in IGNORED and avg[top] >= limit
+        heard = not is_ignored(top) and avg[top] >= limit
         if not heard or top != last_class:
             armed = True
         if not heard or not armed:
@@ -155,7 +168,7 @@ def peaks(wins, truth, average, hop=HOP):
         near = [a for a, t in avgs if w0 - 0.5 <= t <= w1 + 0.5]
         rival = "-"
         if label == "other":
-            best = max(((v, c) for a in near for c, v in a.items() if c not in IGNORED),
+            best = max(((v, c) for a in near for c, v in a.items() if not is_ignored(c)),
                        default=(0.0, "-"))
         else:
             at = max(near, key=lambda a: a.get(label, 0.0), default=None)
@@ -272,12 +285,24 @@ def tally(data, detector):
     return right, digits, alarms, hours
 
 
+def add_ignore_arg(ap):
+    ap.add_argument("--ignore", metavar="A,B,...", default=",".join(sorted(IGNORED)),
+                    help="listen --ignore: classes never detected (default listen's: "
+                    + ", ".join(sorted(IGNORED)) + "); a model with a filler class of another "
+                    "name, as listen is told of it")
+
+
+def set_ignored(text):
+    IGNORED.clear()
+    IGNORED.update(plain(c.strip()) for c in text.split(",") if c.strip())
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", action="append", required=True, help="a run folder (repeatable)")
     ap.add_argument("--recordings", required=True, help="listen_accuracy.py's kept recordings")
     ap.add_argument("--cache", help="keep each model's windows here and reuse them (the 2-hour "
-                    "recording takes a model 1.5 minutes to hear on 2 cores)")
+                    "recording takes a model about 8 minutes to hear on one core, three ways)")
     ap.add_argument("--warp", type=warp_arg, default=WARP,
                     help="listen --warp W[,W2...]: every window heard at 1-W and 1+W times the "
                     "speed too, for each W "
@@ -292,7 +317,9 @@ def main():
     ap.add_argument("--floor-db", type=float, default=FLOOR_DB,
                     help="listen --floor-db: a window's sound stands this far above its noise "
                     "floor (default listen's, 6; 0: as listen did before)")
+    add_ignore_arg(ap)
     a = ap.parse_args()
+    set_ignored(a.ignore)
     if not 1 <= a.hop_ms <= 1000:
         ap.error("--hop-ms must be from 1 to 1000")
     hop = a.hop_ms / 1000

@@ -23,8 +23,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from listen_curve import (FLOOR_DB, IGNORED, NEVER, WARP, detect, load,  # noqa: E402
-                          tally, warp_arg)
+from listen_curve import (FLOOR_DB, NEVER, WARP, add_ignore_arg, detect,  # noqa: E402
+                          is_ignored, load, set_ignored, tally, warp_arg)
 
 GRID = (0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99, 0.995)
 
@@ -46,10 +46,12 @@ def main():
     ap.add_argument("--fit-on", metavar="DIR",
                     help="fit the thresholds on these recordings instead, and score them on "
                     "--recordings: whether they carry over to recordings they were not fitted on")
+    add_ignore_arg(ap)
     a = ap.parse_args()
+    set_ignored(a.ignore)
     data = load(a.model, a.recordings, a.cache, a.warp, floor_db=a.floor_db)
     fit = load(a.model, a.fit_on, a.cache, a.warp, floor_db=a.floor_db) if a.fit_on else data
-    classes = [c for c in data[0][1][0][0] if c not in IGNORED]
+    classes = [c for c in data[0][1][0][0] if not is_ignored(c)]
     print(f"models: {', '.join(a.model)}; {a.recordings}; --warp {a.warp}; "
           f"--floor-db {a.floor_db:g}; "
           + (f"thresholds fitted on {a.fit_on}; " if a.fit_on else "")
