@@ -14,8 +14,8 @@ are the hard negatives. --out becomes the data set (links to --data's recordings
 "unknown" recordings of the voice that said them, so the speaker split keeps them with that voice.
 The words the model already rejects teach it little; the ones it mistakes are the sounds near a
 digit that no word list has. This is the mining step of production keyword spotters, done with
-speech synthesis instead of hours of recorded speech (docs/audio.md has what it did to the false
-alarms and the digits).
+speech synthesis instead of hours of recorded speech (docs/audio-history.md has what it did to the
+false alarms and the digits).
 
 --real-words FILE tries real words of a word list instead, leaving out the ones whose sound is
 digit-like; --holding-digits tries only the words whose sound holds a digit's and more ("fork",

@@ -198,7 +198,7 @@ def main():
     settings = [[], ["--average", "3", "--threshold", "0.7", "--centre-ms", "0"],
                 ["--average", "3", "--threshold", "0.7"], ["--threshold", "0.7"],
                 ["--threshold", "0.8"], ["--average", "5", "--threshold", "0.7"],
-                # For listening all day (docs/audio.md): the fewest false alarms.
+                # For listening all day (docs/audio-history.md): the fewest false alarms.
                 ["--threshold", "0.9"], ["--average", "3", "--threshold", "0.9"],
                 # The default until 2026-12-03: more words found, more false alarms.
                 ["--threshold", "0.6"]]

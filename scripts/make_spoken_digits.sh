@@ -70,7 +70,7 @@ digits=(zero one two three four five six seven eight nine)
 # doubt the digits themselves more than they helped.) Version 3 doubled the other words, 544 to
 # 1088 recordings of 401 words instead of 215: listening to unseen voices, false alarms on other
 # words fell from 18 to 8 and 11 in two runs, the held-out voices' other words were recognised
-# 84 and 87% instead of 59%, and the digits as often as before (docs/audio.md).
+# 84 and 87% instead of 59%, and the digits as often as before (docs/audio-history.md).
 others=(yes no up down left right on off stop go hello house cat dog bird bed tree happy wow
         learn follow forward backward visual ten eleven twelve twenty hundred okay water open
         people school money doctor little about after again always animal answer around baby ball
@@ -262,8 +262,8 @@ export FESTIVAL_VOICES="${festival_voices[*]}" # for make_one, which xargs' bash
 # (espeak-ng's phonemes) that bench/hard_negatives.py had mined with the model of version 3.
 # With the words below in the data set, the example found more of the digits of accents it never
 # heard without them: 78.7% within 2 false alarms an hour, where version 5 gave 73.7% (three
-# seeds each, heard once; docs/audio.md, "Fewer hard negatives, and the weights averaged"). The
-# list is in git history, and bench/hard_negatives.py mines such words again.
+# seeds each, heard once; docs/audio-history.md, "Fewer hard negatives, and the weights averaged").
+# The list is in git history, and bench/hard_negatives.py mines such words again.
 # Real words as hard negatives too (2026-11-28): 161 words of festival's CMU dictionary that the
 # example (version 5) took for a digit at 0.5 or more, of 16,000 tried, each said by one of the
 # data set's espeak-ng voices (`bench/hard_negatives.py --real-words
@@ -432,9 +432,9 @@ digit_word_negatives=(
 # example's noise_beside: pink or brown noise, no quiet between it and the word); these teach it
 # that a consonant beside a digit makes another word, which the 106 words above teach for a few.
 # Together they found 94.1 and 96.6% of new voices' digits within 2 false alarms an hour, where
-# the example without either found 92.7 and 89.3% (docs/audio.md, "A consonant or noise beside
-# the digit"). The listening test's own words ("fork" f'O@k, "swan" sw'0n) are left out, so that
-# the false alarms it counts are words the model never heard.
+# the example without either found 92.7 and 89.3% (docs/audio-history.md, "A consonant or noise
+# beside the digit"). The listening test's own words ("fork" f'O@k, "swan" sw'0n) are left out, so
+# that the false alarms it counts are words the model never heard.
 # ACCENT+VARIANT/[[PHONEMES]]/SPEED/PITCH/N, named unknown_espeak-VOICE_dN and made as the hard
 # negatives are.
 digit_forms=("z'i@roU" "w'Vn" "w'0n" "t'u:" "Tr'i:" "f'o@" "f'O:" "f'O@" "f'aIv" "s'Iks"

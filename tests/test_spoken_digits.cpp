@@ -195,11 +195,11 @@ Heard score(const QStringList &lines, QList<Word> truth, double offset = 0)
     return h;
 }
 
-// Floors under what was measured (docs/audio.md has the figures): they catch a fall back, and
-// leave room for the run-to-run spread. Training is not bit-reproducible across thread
+// Floors under what was measured (docs/audio-history.md has the figures): they catch a fall back,
+// and leave room for the run-to-run spread. Training is not bit-reproducible across thread
 // schedules (oneDNN's parallel reductions), and the spread is wide where the model meets what it
-// never heard: over three runs the held-out engine gave 57.0, 57.2 and 48.7%, the false alarms
-// 2, 3 and 5 (chance is 8% for 12 classes).
+// never heard: over three runs the held-out engine gave 57.0, 57.2 and 48.7%, the false alarms 2, 3
+// and 5 (chance is 8% for 12 classes).
 // (Data set version 3, twice the other words: 89.2% held-out voices, 54.8% flite, 59 of 67 digits
 // with 3 false alarms; the figures beside the floors are version 2's.) With `bn4` after fc1
 // (2026-11-27; before it most of fc1's units never learnt, and how many did was the seed's
@@ -213,11 +213,11 @@ Heard score(const QStringList &lines, QList<Word> truth, double offset = 0)
 // of the held-out recordings (seeds 1 and 2; espeak-ng's 94.5%, the real people's 78.7%; 87.2% in
 // this test), flite 73.0 and 75.0% at 10 epochs; the Czech and Catalan voices held out 73.9 and
 // 72.6% at 10 epochs, where a model trained on no voice of another language gets 62.2% of them
-// (docs/audio.md). The CNN of 24, 48 and 96 channels and 128 units (2026-11-27, late; was 16, 32,
-// 64 and 64): 91.0 and 89.5% held out (91.0% in this test; real people's 84.1 and 81.4%), flite
-// 77.1%, the Czech and Catalan voices 78.2% (this test, 10 epochs). Without SpecAugment's time
-// masks (2026-11-27, night): 91.2% held out, flite 79.0%, Czech and Catalan 80.1%; listening 61
-// of 67 with no false alarm, the virtual microphone 10 of 12 (the file 11). Held out in one
+// (docs/audio-history.md). The CNN of 24, 48 and 96 channels and 128 units (2026-11-27, late; was
+// 16, 32, 64 and 64): 91.0 and 89.5% held out (91.0% in this test; real people's 84.1 and 81.4%),
+// flite 77.1%, the Czech and Catalan voices 78.2% (this test, 10 epochs). Without SpecAugment's
+// time masks (2026-11-27, night): 91.2% held out, flite 79.0%, Czech and Catalan 80.1%; listening
+// 61 of 67 with no false alarm, the virtual microphone 10 of 12 (the file 11). Held out in one
 // training (2026-12-01, the 13,411; until then each group by a training of its own, 83.7 and
 // 81.6% on the 13,089): flite 79.8%, the Czech and Catalan voices 79.7%. Version 6 of the data
 // set (13,027) with train.average_last 0.5 (2026-12-02): held out 93.54%, flite 80.6%, the Czech
@@ -576,8 +576,8 @@ private slots:
     // listening test's voices (accents the data set never has): the example learnt them as
     // "unknown" from other voices, and must not hear most of them as their digit. Before the
     // data set had them the example heard 85 of 360 (24%) as a digit at listen's defaults;
-    // with them, 39 and 27 (two training seeds, 20 epochs; docs/audio.md, "Number words"), and
-    // this test's model (10 epochs) 2 of these 60 ("eighth" as 8, "sixth" as 6).
+    // with them, 39 and 27 (two training seeds, 20 epochs; docs/audio-history.md, "Number words"),
+    // and this test's model (10 epochs) 2 of these 60 ("eighth" as 8, "sixth" as 6).
     void numberWordsAreNotDigits()
     {
         QVERIFY2(QFileInfo::exists(m_trained.filePath("run/model.safetensors")),
@@ -705,8 +705,8 @@ private:
     // as their speakers would; the Italian and Finnish ones are trained on). Three of the 43
     // kinds of background noise are held out with them, so that the comparison with `infer`
     // meets every class. 10 epochs rather than the example's 20, to keep the test to minutes;
-    // docs/audio.md has the 20 epochs' figures. (Until 2026-12-01 each group was held out by a
-    // training of its own, and a third of one epoch on every recording was compared with
+    // docs/audio-history.md has the 20 epochs' figures. (Until 2026-12-01 each group was held out
+    // by a training of its own, and a third of one epoch on every recording was compared with
     // `infer`: 21 epochs where there are now 10. Each group's figure now comes from a model
     // that heard neither group, a little harder than before.)
     bool heldOutTrained(QString *why)

@@ -117,7 +117,7 @@ json windowJson(const exec::ListenWindow &w, const std::vector<std::string> &nam
                        {"window_probability", rounded(w.probabilities[size_t(c)], 1e4)}});
     }
     // Every class's probability in this window alone, for detectors tried outside the engine
-    // (docs/audio.md's tables of detector settings were simulated from these).
+    // (docs/audio-history.md's tables of detector settings were simulated from these).
     json all = json::object();
     for (size_t c = 0; c < w.probabilities.size(); ++c)
         all[c < names.size() ? names[c] : std::to_string(c)] = rounded(w.probabilities[c], 1e4);

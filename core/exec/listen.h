@@ -22,13 +22,13 @@ namespace fb::exec {
 struct ListenOptions {
     double hopMs = 100;
     // 4 windows rather than TensorFlow's 3: with the centring gate below they found more of the
-    // digits at about the same false alarms (docs/audio.md). 0.85 rather than its 0.7 (and ours
-    // of 0.6 until 2026-12-03): the spoken-digits example with noise beside its words is sure of
-    // its words, and at 0.6 raised 15 to 31 false alarms an hour; at 0.85 three seeds found 97.6,
-    // 95.1 and 96.1% of new voices' digits at 2.3, 0 and 1.4 an hour, and 4 windows at 0.8 to
+    // digits at about the same false alarms (docs/audio-history.md). 0.85 rather than its 0.7
+    // (and ours of 0.6 until 2026-12-03): the spoken-digits example with noise beside its words is
+    // sure of its words, and at 0.6 raised 15 to 31 false alarms an hour; at 0.85 three seeds found
+    // 97.6, 95.1 and 96.1% of new voices' digits at 2.3, 0 and 1.4 an hour, and 4 windows at 0.8 to
     // 0.9 was each seed's best setting within 2 an hour (bench/listen_curve.py;
-    // bench/results/listen-default-threshold-20261203.md). The example before it: 90.7 and 86.8%
-    // at 1.4 and 0.5, against 92.7 and 89.3% within 2 at its best (0.8).
+    // bench/results/listen-default-threshold-20261203.md). The example before it: 90.7 and 86.8% at
+    // 1.4 and 0.5, against 92.7 and 89.3% within 2 at its best (0.8).
     int average = 4;         // windows averaged (1 = no averaging)
     double threshold = 0.85; // averaged probability that makes a detection
     double suppressMs = 500; // no detection this soon after the previous one
@@ -37,8 +37,8 @@ struct ListenOptions {
     // recording, data::audibleRange, with floorDb below) lies within this many ms of the
     // window's middle. The model learnt words trimmed and centred; a window that holds the end
     // of a word at its edge and silence after it is one it never saw, and what it makes of it
-    // is a guess (30 and 44% of the false alarms of two models were there: docs/audio.md). An
-    // off-centre window counts as the first ignored class, certain. 0: every window counts.
+    // is a guess (30 and 44% of the false alarms of two models were there: docs/audio-history.md).
+    // An off-centre window counts as the first ignored class, certain. 0: every window counts.
     double centreMs = 300;
     double trimDb = 30; // make(Predictor&) takes the model's own trim_db (0 there: no gate)
     // The sound's part must also stand this many dB above the window's noise floor (its
@@ -57,8 +57,9 @@ struct ListenOptions {
     // hearing nearer one of them. Each w costs two forward passes a window per model and two
     // resamplings, most of the cost (9.4 ms a window against 0.9 on 2 cores with one w).
     // Each 0 to 0.3, at most 4 of them (0s are ignored: none, heard once). {0.08} (0.15 found
-    // fewer) found 6 to 7 points more of the digits within 2 false alarms an hour, and 10 to
-    // 21 more with none in 2.2 hours, for each of three models (docs/audio.md).
+    // fewer) found 6 to 7 points more of the digits within 2 false alarms an hour, and 10 to 21
+    // more with none in 2.2 hours, for each of three models (docs/audio-history.md, "Each window
+    // heard three ways").
     std::vector<double> warps = {0.08};
     // The speeds each window is heard at: 1, then 1 - w and 1 + w for each w of warps above 0.
     std::vector<double> speeds() const;
@@ -102,7 +103,7 @@ public:
     // the same order and the same sample rate, length and trim_db (one window, one centring
     // gate); the error names the first model that differs, and how. Models trained apart make
     // different mistakes, so that together they cry wolf less at the same digits found
-    // (docs/audio.md, "Models listening together"); each costs its forward pass per window.
+    // (docs/audio-history.md, "Models listening together"); each costs its forward pass per window.
     static Result<Listener> make(const std::vector<Predictor *> &predictors,
                                  const ListenOptions &options);
     // Scorers heard together: the mean of their probabilities (as scores: the mean's log), each
