@@ -75,14 +75,15 @@ def warp_arg(text):
 
 def listen_windows(model, recording, cache, warp=WARP, hop_ms=HOP_MS, floor_db=FLOOR_DB):
     """`listen --windows`' lines for the recording, from the cache folder when that model heard
-    that recording before with the same --warp, --hop-ms and --floor-db (each by its file's path,
-    size and time: folders of recordings made with other voices hold files of the same names;
-    a cache made before --floor-db holds --floor-db 0's windows)."""
+    that recording before with the same --warp, --hop-ms and --floor-db, and the same
+    flowbench-cli (each by its file's path, size and time: folders of recordings made with other
+    voices hold files of the same names; a cache made before --floor-db holds --floor-db 0's
+    windows; a rebuilt flowbench-cli may gate or hear otherwise, so it hears again)."""
     path = None
     if cache:
         f = model if os.path.isfile(model) else os.path.join(model, "model.safetensors")
         key = ":".join(f"{os.path.abspath(x)}:{os.stat(x).st_size}:{os.stat(x).st_mtime_ns}"
-                       for x in (f, recording)) + (f":warp{warp}" if warp != "0" else "") \
+                       for x in (f, recording, CLI)) + (f":warp{warp}" if warp != "0" else "") \
             + (f":hop{hop_ms:g}" if hop_ms != HOP_MS else "") \
             + (f":floor{floor_db:g}" if floor_db else "")
         key = hashlib.sha1(key.encode())

@@ -81,6 +81,19 @@ std::vector<float> tone(double hz, int rate, double seconds, float amplitude = 0
     return x;
 }
 
+// The samples written to PATH as a WAV file and decoded as audio_folder decodes them: at 16 kHz,
+// to `seconds`, trimmed at `trimDb` (set on o, which a later decode in the same test reuses).
+Result<std::vector<float>> writtenAndDecoded(const QString &path, const std::vector<float> &x,
+                                             int channels, int rate, AudioFilesOptions &o,
+                                             double seconds, double trimDb)
+{
+    writeWav(path, x, channels, rate);
+    o.sampleRate = 16000;
+    o.seconds = seconds;
+    o.trimDb = trimDb;
+    return decodeAudioFile(path.toStdString(), o);
+}
+
 AudioFilesOptions byPattern(const char *subset = "all")
 {
     AudioFilesOptions o;
@@ -243,12 +256,8 @@ private slots:
             stereo.push_back(v);
             stereo.push_back(0.0f);
         }
-        writeWav(dir.filePath("a.wav"), stereo, 2, 44100);
         AudioFilesOptions o;
-        o.sampleRate = 16000;
-        o.seconds = 0.5;
-        o.trimDb = 0;
-        auto x = decodeAudioFile(dir.filePath("a.wav").toStdString(), o);
+        auto x = writtenAndDecoded(dir.filePath("a.wav"), stereo, 2, 44100, o, 0.5, 0);
         QVERIFY2(x.ok(), x.ok() ? "" : x.error().str().c_str());
         QCOMPARE(x->size(), size_t(8000));
         // Mono is the mean of the channels: amplitude 0.25. Resampling keeps the frequency:
@@ -276,6 +285,46 @@ private slots:
         QCOMPARE((*c)[0], 0.0f);
         QVERIFY(std::abs((*c)[4000]) > 0.0f || std::abs((*c)[4001]) > 0.0f);
         QCOMPARE((*c)[7999], 0.0f);
+    }
+
+    // A DC offset or a slow drift is no sound: a word late in a longer recording with a constant
+    // added (a cheap sound card's, 25 dB under the word), or a 4 Hz wander (a synthesizer's hum,
+    // as far under it), is trimmed as it is without them, and lands in the middle of the window,
+    // where counting them as sound kept the whole recording and cut the word out of the
+    // window's second.
+    void aDcOffsetIsNoSound()
+    {
+        QTemporaryDir dir;
+        std::vector<float> quiet(24000, 0.0f); // 1.5 s
+        const std::vector<float> word = tone(700, 16000, 0.2, 0.25f);
+        std::copy(word.begin(), word.end(), quiet.begin() + 19200); // 1.2 to 1.4 s
+        std::vector<float> offset = quiet;
+        for (float &v : offset)
+            v += 0.01f;
+        const auto clean = audibleRange(quiet, 30), shifted = audibleRange(offset, 30);
+        QVERIFY2(clean.first >= 18500 && clean.second <= 23000,
+                 qPrintable(QString("%1 %2").arg(clean.first).arg(clean.second)));
+        QVERIFY2(shifted == clean,
+                 qPrintable(QString("%1 %2").arg(shifted.first).arg(shifted.second)));
+        std::vector<float> wander = quiet;
+        for (size_t i = 0; i < wander.size(); ++i)
+            wander[i] += 0.014f * float(std::sin(2 * std::numbers::pi * 4.0 * double(i) / 16000));
+        const auto drifted = audibleRange(wander, 30);
+        auto apart = [](size_t a, size_t b) { return a > b ? a - b : b - a; };
+        QVERIFY2(apart(drifted.first, clean.first) <= 128 && // a frame's hop
+                     apart(drifted.second, clean.second) <= 128,
+                 qPrintable(QString("%1 %2").arg(drifted.first).arg(drifted.second)));
+
+        AudioFilesOptions o;
+        auto x = writtenAndDecoded(dir.filePath("dc.wav"), offset, 1, 16000, o, 1.0, 30);
+        QVERIFY2(x.ok(), x.ok() ? "" : x.error().str().c_str());
+        float middle = 0, edges = 0; // the loudest sample in the middle quarter, and elsewhere
+        for (size_t i = 0; i < x->size(); ++i) {
+            float &loudest = i >= 6000 && i < 10000 ? middle : edges;
+            loudest = std::max(loudest, std::abs((*x)[i]));
+        }
+        QVERIFY2(middle > 0.2f && edges < 0.05f,
+                 qPrintable(QString("middle %1, edges %2").arg(middle).arg(edges)));
     }
 
     // listen --warp's other hearings of a window: played faster, a tone is higher and a sound

@@ -45,11 +45,12 @@ struct AudioFilesOptions {
     int64_t samples() const { return int64_t(std::llround(seconds * double(sampleRate))); }
 };
 
-// [first, last) of the samples whose frames (512 samples, hop 128, by RMS) are within trimDb of
-// the loudest frame: the part of a recording that trimming keeps. With floorDb above 0 a frame
-// must also stand floorDb above the recording's noise floor (the quietest tenth of its frames'
-// RMS, linearly interpolated), so that noise filling much of a window (a gap of brown noise up
-// to a word) is not taken for its sound; [0, size) when no frame stands out.
+// [first, last) of the samples whose frames (512 samples, hop 128, by RMS about each frame's
+// mean, so that a DC offset or a slow drift is no sound) are within trimDb of the loudest
+// frame: the part of a recording that trimming keeps. With floorDb above 0 a frame must also
+// stand floorDb above the recording's noise floor (the quietest tenth of its frames' RMS,
+// linearly interpolated), so that noise filling much of a window (a gap of brown noise up to a
+// word) is not taken for its sound; [0, size) when no frame stands out.
 std::pair<size_t, size_t> audibleRange(const std::vector<float> &x, double trimDb,
                                        double floorDb = 0);
 
