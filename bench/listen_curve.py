@@ -41,6 +41,7 @@ import hashlib
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import wave
@@ -78,12 +79,16 @@ def listen_windows(model, recording, cache, warp=WARP, hop_ms=HOP_MS, floor_db=F
     that recording before with the same --warp, --hop-ms and --floor-db, and the same
     flowbench-cli (each by its file's path, size and time: folders of recordings made with other
     voices hold files of the same names; a cache made before --floor-db holds --floor-db 0's
-    windows; a rebuilt flowbench-cli may gate or hear otherwise, so it hears again)."""
+    windows; a rebuilt flowbench-cli may gate or hear otherwise, so it hears again: every
+    relink costs each model's replay its first hearing)."""
     path = None
     if cache:
         f = model if os.path.isfile(model) else os.path.join(model, "model.safetensors")
+        cli = shutil.which(CLI)  # FLOWBENCH_CLI may name a command on PATH
+        if not cli:
+            sys.exit(f"listen_curve: no flowbench-cli at {CLI} (build it, or set FLOWBENCH_CLI)")
         key = ":".join(f"{os.path.abspath(x)}:{os.stat(x).st_size}:{os.stat(x).st_mtime_ns}"
-                       for x in (f, recording, CLI)) + (f":warp{warp}" if warp != "0" else "") \
+                       for x in (f, recording, cli)) + (f":warp{warp}" if warp != "0" else "") \
             + (f":hop{hop_ms:g}" if hop_ms != HOP_MS else "") \
             + (f":floor{floor_db:g}" if floor_db else "")
         key = hashlib.sha1(key.encode())

@@ -23,7 +23,8 @@ struct AudioFilesOptions {
     int64_t sampleRate = 16000;
     double seconds = 1.0;
     // > 0: leading and trailing frames more than this many dB below the loudest frame are cut
-    // (frames of 512 samples, hop 128, by RMS) before padding; 0: no trimming.
+    // (frames of 512 samples, hop 128, by RMS about each frame's mean: audibleRange) before
+    // padding; 0: no trimming.
     double trimDb = 40;
     // Labels from the class subfolders, or from each file name by `pattern`, where {label}
     // and {speaker} mark the parts to read ("{label}_{speaker}_{index}" reads 7_alice_03.wav),
@@ -46,11 +47,11 @@ struct AudioFilesOptions {
 };
 
 // [first, last) of the samples whose frames (512 samples, hop 128, by RMS about each frame's
-// mean, so that a DC offset or a slow drift is no sound) are within trimDb of the loudest
-// frame: the part of a recording that trimming keeps. With floorDb above 0 a frame must also
-// stand floorDb above the recording's noise floor (the quietest tenth of its frames' RMS,
-// linearly interpolated), so that noise filling much of a window (a gap of brown noise up to a
-// word) is not taken for its sound; [0, size) when no frame stands out.
+// mean, so that a DC offset is no sound and a slow drift counts for less) are within trimDb of
+// the loudest frame: the part of a recording that trimming keeps. With floorDb above 0 a frame
+// must also stand floorDb above the recording's noise floor (the quietest tenth of its frames'
+// RMS, linearly interpolated), so that noise filling much of a window (a gap of brown noise up
+// to a word) is not taken for its sound; [0, size) when no frame stands out.
 std::pair<size_t, size_t> audibleRange(const std::vector<float> &x, double trimDb,
                                        double floorDb = 0);
 

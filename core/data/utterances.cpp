@@ -17,13 +17,18 @@ std::vector<Utterance> findUtterances(const std::vector<float> &x, int64_t sampl
     const int64_t hop = std::max<int64_t>(1, std::llround(o.hopMs * 1e-3 * double(sampleRate)));
     const int64_t n = int64_t(x.size());
     if (n < frame) return {};
-    // Frame levels in dB full scale (RMS; a full-scale sine is -3 dB).
+    // Frame levels in dB full scale (RMS about the frame's mean, as audibleRange measures: a DC
+    // offset, a cheap sound card's, is no sound; a full-scale sine is -3 dB).
     std::vector<double> db;
     for (int64_t s = 0; s + frame <= n; s += hop) {
-        double e = 0;
-        for (int64_t k = s; k < s + frame; ++k)
-            e += double(x[size_t(k)]) * double(x[size_t(k)]);
-        db.push_back(10.0 * std::log10(std::max(e / double(frame), 1e-12)));
+        double sum = 0, sq = 0;
+        for (int64_t k = s; k < s + frame; ++k) {
+            sum += double(x[size_t(k)]);
+            sq += double(x[size_t(k)]) * double(x[size_t(k)]);
+        }
+        const double mean = sum / double(frame);
+        const double power = std::max(0.0, sq / double(frame) - mean * mean);
+        db.push_back(10.0 * std::log10(std::max(power, 1e-12)));
     }
     // The noise floor, over the frames that hold any sound: digital silence (a zero-padded file,
     // a muted stretch) would otherwise put it at -120 dB and every quiet room frame above it.
