@@ -19,6 +19,17 @@ namespace fb::data {
 
 namespace fs = std::filesystem;
 
+double powerAboutMean(const float *x, size_t n)
+{
+    double sum = 0, sq = 0;
+    for (size_t i = 0; i < n; ++i) {
+        sum += double(x[i]);
+        sq += double(x[i]) * double(x[i]);
+    }
+    const double mean = sum / double(n);
+    return std::max(0.0, sq / double(n) - mean * mean);
+}
+
 std::pair<size_t, size_t> audibleRange(const std::vector<float> &x, double trimDb, double floorDb)
 {
     constexpr size_t frame = 512, hop = 128;
@@ -30,15 +41,8 @@ std::pair<size_t, size_t> audibleRange(const std::vector<float> &x, double trimD
     // sine keeps 1 - sinc^2 of its power: at 16 kHz a constant is gone, 4 Hz is 13 dB weaker,
     // 10 Hz 5 dB, 20 Hz 1 dB. (A step, an offset that starts inside a frame, still counts.)
     std::vector<double> rms;
-    for (size_t start = 0; start + frame <= x.size(); start += hop) {
-        double sum = 0, sq = 0;
-        for (size_t i = start; i < start + frame; ++i) {
-            sum += double(x[i]);
-            sq += double(x[i]) * double(x[i]);
-        }
-        const double mean = sum / frame;
-        rms.push_back(std::sqrt(std::max(0.0, sq / frame - mean * mean)));
-    }
+    for (size_t start = 0; start + frame <= x.size(); start += hop)
+        rms.push_back(std::sqrt(powerAboutMean(x.data() + start, frame)));
     const double peak = *std::max_element(rms.begin(), rms.end());
     if (peak <= 0) return {0, x.size()};
     double threshold = peak * std::pow(10.0, -trimDb / 20.0);

@@ -143,15 +143,8 @@ void NoiseBeside::apply(const float *in, float *out, int64_t n, const Shape &inS
         const std::vector<float> wave(x, x + len);
         const auto [first, last] = audibleRange(wave, 30);
         double loudest = 0; // the loudest frame's power about its mean (audibleRange's frames)
-        for (int64_t s = int64_t(first); s + kFrame <= int64_t(last); s += kFrame / 4) {
-            double sum = 0, sq = 0;
-            for (int64_t k = s; k < s + kFrame; ++k) {
-                sum += double(x[k]);
-                sq += double(x[k]) * double(x[k]);
-            }
-            const double mean = sum / kFrame;
-            loudest = std::max(loudest, sq / kFrame - mean * mean);
-        }
+        for (int64_t s = int64_t(first); s + kFrame <= int64_t(last); s += kFrame / 4)
+            loudest = std::max(loudest, powerAboutMean(x + s, size_t(kFrame)));
         if (loudest <= 0) continue; // silence: no sound to be beside
         // Any draws as it did before there was a choice.
         const NoiseColour colour = drawColour(rng, m_colour);

@@ -1,5 +1,7 @@
 #include "core/data/utterances.h"
 
+#include "core/data/audio_files.h"
+
 #include <sndfile.h>
 
 #include <algorithm>
@@ -20,16 +22,9 @@ std::vector<Utterance> findUtterances(const std::vector<float> &x, int64_t sampl
     // Frame levels in dB full scale (RMS about the frame's mean, as audibleRange measures: a DC
     // offset, a cheap sound card's, is no sound; a full-scale sine is -3 dB).
     std::vector<double> db;
-    for (int64_t s = 0; s + frame <= n; s += hop) {
-        double sum = 0, sq = 0;
-        for (int64_t k = s; k < s + frame; ++k) {
-            sum += double(x[size_t(k)]);
-            sq += double(x[size_t(k)]) * double(x[size_t(k)]);
-        }
-        const double mean = sum / double(frame);
-        const double power = std::max(0.0, sq / double(frame) - mean * mean);
-        db.push_back(10.0 * std::log10(std::max(power, 1e-12)));
-    }
+    for (int64_t s = 0; s + frame <= n; s += hop)
+        db.push_back(10.0 *
+                     std::log10(std::max(powerAboutMean(x.data() + s, size_t(frame)), 1e-12)));
     // The noise floor, over the frames that hold any sound: digital silence (a zero-padded file,
     // a muted stretch) would otherwise put it at -120 dB and every quiet room frame above it.
     std::vector<double> sorted;
