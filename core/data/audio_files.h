@@ -46,17 +46,17 @@ struct AudioFilesOptions {
     int64_t samples() const { return int64_t(std::llround(seconds * double(sampleRate))); }
 };
 
+// The mean power of n samples about their own mean (their variance): how loud a frame is when
+// a DC offset is no sound. audibleRange, the Record panel's voice-activity detection and
+// noise_beside measure frames this way.
+double powerAboutMean(const float *x, size_t n);
+
 // [first, last) of the samples whose frames (512 samples, hop 128, by RMS about each frame's
 // mean, so that a DC offset is no sound and a slow drift counts for less) are within trimDb of
 // the loudest frame: the part of a recording that trimming keeps. With floorDb above 0 a frame
 // must also stand floorDb above the recording's noise floor (the quietest tenth of its frames'
 // RMS, linearly interpolated), so that noise filling much of a window (a gap of brown noise up
 // to a word) is not taken for its sound; [0, size) when no frame stands out.
-// The mean power of n samples about their own mean (their variance): how loud a frame is when
-// a DC offset is no sound. audibleRange, the Record panel's voice-activity detection and
-// noise_beside measure frames this way.
-double powerAboutMean(const float *x, size_t n);
-
 std::pair<size_t, size_t> audibleRange(const std::vector<float> &x, double trimDb,
                                        double floorDb = 0);
 
