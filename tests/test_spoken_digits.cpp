@@ -261,7 +261,17 @@ constexpr double kHeldOutLanguages = 0.65;
 // none of them a false alarm (at 0.6: 66, 64 and 64, with none); with the louder noise beside
 // the word (noise_beside from 6 dB, 2026-12-03, night: listen-noise-beside-louder-20261203.md)
 // 63, 59 and 62, with none.
-constexpr double kListenDetected = 0.80;
+// Since 2026-12-05 the floor is set from the spread over speaker splits and training seeds, not
+// from one split's models: 17 models of five splits (main's shuffle at split seeds 0 and 1, the
+// shuffle over two voices more, and the ranked split at a fifth and at 15%, with and without
+// festival's Hindi and Telugu voices) found 50 to 61 of these 67 digits (mean 55.6, standard
+// deviation 3.5); a new split is not a regression of the method, and the floor at 80% (54) failed
+// half the models of every new split (bench/results/listen-indian-voices-20261205.md, "The test's
+// floors"). 68% (46) is about three standard deviations under the mean: it fails a detector or a
+// model that has lost the accents, not a draw of the split. How many digits the example finds
+// within 2 false alarms an hour, issue 19's measure, is bench/listen_curve.py's, over 2 hours and
+// seeds.
+constexpr double kListenDetected = 0.68;
 // The same, for voices never heard in the data set's accents (listensToVoicesItNeverHeard):
 // 62 and 63 of 67 measured at 0.6 (without and with the made-up voices); at 0.85 the three seeds
 // 62, 59 and 60, none of them a false alarm (at 0.6: 67, 65 and 66, with 2, 1 and 1); with the
@@ -286,7 +296,11 @@ constexpr double kListenNewVoicesDetected = 0.85;
 // the same 134, 129 and 131, with none; over the bench's 2.2 hours it took away 4 of their 14
 // false alarms at the default, and within 2 an hour seed 1 then found 96.6% (92.7% before),
 // seeds 2 and 3 92.7 and 94.1% (91.7 and 94.1%; bench/results/listen-noise-floor-20261204.md).
-constexpr double kListenOwnKindDetected = 0.90;
+// Since 2026-12-05, from the spread over splits and seeds as kListenDetected: the same 17 models
+// found 124 to 135 of the 144 (mean 130.5, standard deviation 3.6), and the floor of 90% (130)
+// failed half the models of every new split; 83% (120) is about three standard deviations under the
+// mean.
+constexpr double kListenOwnKindDetected = 0.83;
 constexpr int kListenOwnKindWords = 240;
 // Number words as digits: at most this many of numberWordsAreNotDigits' 60.
 constexpr int kNumberWordsHeard = 10;
@@ -366,12 +380,13 @@ private slots:
         QVERIFY2(accuracy >= kHeldOutVoices, qPrintable(QString::number(accuracy)));
         // A fifth of the speakers is held out, whole, as the split's seed draws them (of the
         // 18,861: 120 of 599, espeak-ng's and festival's voices and kinds of background
-        // noise), with their digits and other words, hard negatives among them. (With 160 voices, until 2026-11-28: 1793 recordings; with 232, 2289,
-        // 2321 with the 161 real words as hard negatives, 2496 with 72 more speakers, and 42
-        // recordings of number words more since 2026-11-28, afternoon; 2562 until 2026-12-02, with
-        // 70 of the 384 made-up hard negatives that version 6 of the data set no longer has; 2492
-        // until the 120 made-up voices of 2026-12-02, 2897 until 120 more that evening, 3664
-        // until the 794 digits with one sound more of 2026-12-03.)
+        // noise), with their digits and other words, hard negatives among them. (With 160 voices,
+        // until 2026-11-28: 1793 recordings; with 232, 2289, 2321 with the 161 real words as hard
+        // negatives, 2496 with 72 more speakers, and 42 recordings of number words more since
+        // 2026-11-28, afternoon; 2562 until 2026-12-02, with 70 of the 384 made-up hard negatives
+        // that version 6 of the data set no longer has; 2492 until the 120 made-up voices of
+        // 2026-12-02, 2897 until 120 more that evening, 3664 until the 794 digits with one sound
+        // more of 2026-12-03.)
         QCOMPARE(firstEvaluation(dir.filePath("run"))["samples"].toInt(), 3835);
 
         // What mattered (occlusion saliency): the frames where the word is spoken, not the
