@@ -6,6 +6,7 @@
 
 #include "core/data/audio_files.h"
 #include "core/data/audio_transforms.h"
+#include "core/data/file_split.h"
 #include "core/data/utterances.h"
 #include "wav_fixture.h"
 
@@ -675,6 +676,56 @@ private slots:
         QCOMPARE(chosen("validation", "^(bob|eve)$"), (std::set<int>{1, 4}));
         QCOMPARE(chosen("train", "^(bob|eve)$"), (std::set<int>{0, 2, 3, 5}));
         QCOMPARE(chosen("validation", "a"), (std::set<int>{0, 3, 5})); // ann, dan, fay
+    }
+
+    // The speaker split ranks speakers by a seeded hash of their names: a folder that gains
+    // speakers keeps its split. Adding speakers one at a time (30 to 60, with a fifth held out)
+    // moves at most the newcomer in and one other out at each step; a seeded shuffle of the
+    // whole list, as before, drew a different fifth at the first speaker added. Another
+    // split_seed draws another fifth, and the held-out share is the fraction, rounded.
+    void speakerSplitKeepsWhenSpeakersAreAdded()
+    {
+        auto heldOut = [](int speakers, uint64_t seed) {
+            std::vector<LabelledFile> files;
+            for (int s = 0; s < speakers; ++s)
+                for (int label = 0; label < 2; ++label)
+                    files.push_back(
+                        {QString("%1_voice-%2_1.wav").arg(label).arg(s * 7919 % 1000).toStdString(),
+                         label, "voice-" + std::to_string(s * 7919 % 1000)});
+            SplitOptions o;
+            o.subset = "validation";
+            o.bySpeaker = true;
+            o.splitSeed = seed;
+            std::set<std::string> who;
+            for (const LabelledFile &f : selectFiles(files, 2, o))
+                who.insert(f.speaker);
+            return who;
+        };
+        std::set<std::string> before = heldOut(30, 0);
+        QCOMPARE(before.size(), size_t(6));
+        for (int n = 31; n <= 60; ++n) {
+            const std::set<std::string> after = heldOut(n, 0);
+            QCOMPARE(after.size(), size_t(std::llround(0.2 * n)));
+            std::vector<std::string> left, came;
+            std::set_difference(before.begin(), before.end(), after.begin(), after.end(),
+                                std::back_inserter(left));
+            std::set_difference(after.begin(), after.end(), before.begin(), before.end(),
+                                std::back_inserter(came));
+            const std::string newcomer = "voice-" + std::to_string((n - 1) * 7919 % 1000);
+            QVERIFY2(
+                left.size() <= 1,
+                qPrintable(QString("%1 speakers: %2 left validation").arg(n).arg(left.size())));
+            for (const std::string &c : came)
+                if (c != newcomer)
+                    QVERIFY2(left.empty() && after.size() > before.size(),
+                             qPrintable(QString("%1 speakers: %2 came into validation")
+                                            .arg(n)
+                                            .arg(QString::fromStdString(c))));
+            QVERIFY(came.size() <= 1);
+            before = after;
+        }
+        QVERIFY(heldOut(60, 1) != heldOut(60, 0));
+        QCOMPARE(heldOut(60, 1).size(), size_t(12));
     }
 
     // Per-recording normalization: each row's mean over time removed (a microphone's colouring
