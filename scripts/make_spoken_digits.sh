@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes the spoken-digits demo data set on this machine (nothing is downloaded): three speech
-# engines say "zero" to "nine" and other words in 544 voices, each recording passed through a
+# engines say "zero" to "nine" and other words in 546 voices, each recording passed through a
 # different imitation of a real microphone and room (sox: tempo and pitch, reverberation,
 # telephone band and 8 kHz, cheap-microphone filters, level, white/pink/brown noise), plus
 # 1-second clips of background noise. 16 kHz mono WAV files named {label}_{speaker}_{take}.wav,
@@ -15,8 +15,9 @@
 #             of each digit, 4 other words and 5 made-up words each; flite: kal16,
 #             awb, rms, slt; festival: kal, ked and the HTS voice slt, and 9 voices of other
 #             languages saying English as their speakers would (Italian lp and pc, Finnish lj
-#             and mv, Czech dita, krb, machac and ph, Catalan ona): 16 in all, 12 takes of each
-#             digit and 32 other words each. flite's and festival's voices are built from
+#             and mv, Czech dita, krb, machac and ph, Catalan ona), and a man's Hindi and
+#             Telugu voices (indian_voices): 18 in all, 12 takes of each digit and 32 other
+#             words each. flite's and festival's voices are built from
 #             recordings of real people (diphones, clustergen, HTS), espeak-ng's are formant
 #             synthesis: the mix is what teaches real speech.
 #   names     speakers are ENGINE-VOICE (espeak-en-gb-m1, flite-slt, festival-ked), so a
@@ -44,13 +45,13 @@
 # folder is left as it is. Needs espeak-ng, flite, festival with its voices (festival_voices
 # below) and sox: the packages --packages prints, which scripts/deps.sh installs. Made with
 # flowbench-speak (built with Flowbench: FLOWBENCH_SPEAK below) it takes 1 to 4 minutes on 2
-# cores (81 s for all 18,861 on the machine of 2026-12-03), the same files as the espeak-ng and
-# sox commands make without it (the first 7888 in 8.6 minutes, where flowbench-speak took 2.1).
+# cores (81 s for all 18,861 on the machine of 2026-12-03, before the Indian voices), the same
+# files as the espeak-ng and sox commands make without it (the first 7888 in 8.6 minutes, where flowbench-speak took 2.1).
 #
 # For tests and quick tries (not for training):
-#   FLOWBENCH_SPOKEN_DIGITS_VOICES=N   only the first N of the 544 voices (espeak-ng's first 144,
+#   FLOWBENCH_SPOKEN_DIGITS_VOICES=N   only the first N of the 546 voices (espeak-ng's first 144,
 #                                      then flite's and festival's, then espeak-ng's other 144,
-#                                      then the 240 made-up ones),
+#                                      then the 240 made-up ones, then the Hindi and Telugu ones),
 #                                      their hard negatives, and N x 2 background clips
 #   FLOWBENCH_SPOKEN_DIGITS_ONLY=RE    only the voices whose speaker name (espeak-en-us-m1,
 #                                      festival-cs-krb) matches the extended regex RE (their
@@ -130,7 +131,24 @@ festival_voices=(kal:english/kal_diphone:festvox-kallpc16k ked:english/ked_dipho
                  cs-dita:czech/czech_dita:festvox-czech-dita cs-krb:czech/czech_krb:festvox-czech-krb
                  cs-machac:czech/czech_machac:festvox-czech-machac cs-ph:czech/czech_ph:festvox-czech-ph
                  ca-ona:catalan/upc_ca_ona_hts:festvox-ca-ona-hts)
-packages="espeak-ng flite festival ${festival_voices[*]##*:} sox"
+# festival's Hindi and Telugu voices (2026-12-05; one man's, NSK's, diphones): English as a
+# speaker of Hindi or Telugu says it, which no other engine here has. They read only their own
+# script (a Latin letter or a nukta crashes festival), so the digits and their other words are
+# written as Hindi and Telugu write those English words (festival_script_word); in Hindi a
+# final consonant carries a virama, or festival adds a vowel to it ("siksa"). festival writes
+# each of their words with 0.3 s of the diphones' background before it and 1.7 s after it
+# (clicks 20 dB under the word), which the loader's trimming keeps: each raw word is cut to
+# festival's own segment times (make_raw_voice). Marathi's NSK voice says Devanagari as the
+# Hindi one does, sample for sample: not a voice more. Listed apart from festival_voices, and
+# their speakers come after every other (below), so that a folder made before keeps its
+# recordings and gains theirs.
+indian_voices=(hi:hindi/hindi_NSK_diphone:festvox-hi-nsk
+               te:telugu/telugu_NSK_diphone:festvox-te-nsk)
+packages="espeak-ng flite festival ${festival_voices[*]##*:} ${indian_voices[*]##*:} sox"
+# Whether festival VOICE ($1) is one of the Indian voices, which read only their own script.
+is_script_voice() {
+    [[ " ${INDIAN_VOICES:-${indian_voices[*]}} " == *" $1:"* ]]
+}
 if [[ "${1:-}" == --packages ]]; then
     echo "$packages"
     exit 0
@@ -257,7 +275,9 @@ if [[ "${1:-}" == --espeak-names ]]; then
     for v in "$@"; do espeak_voice "$v"; echo "$ev"; done
     exit 0
 fi
-export FESTIVAL_VOICES="${festival_voices[*]}" # for make_one, which xargs' bash runs
+# For make_one, which xargs' bash runs.
+export FESTIVAL_VOICES="${festival_voices[*]} ${indian_voices[*]}"
+export INDIAN_VOICES="${indian_voices[*]}"
 # Hard negatives, for the "unknown" class. Until 2026-12-02 they began with 384 made-up words
 # (espeak-ng's phonemes) that bench/hard_negatives.py had mined with the model of version 3.
 # With the words below in the data set, the example found more of the digits of accents it never
@@ -523,6 +543,14 @@ for ((i = 1; i <= n_made_up_voices; i++)); do
     printf -v v 'fbv%03d' "$i"
     speakers+=("espeak ${accents[i % 6]}+$v 1 4")
 done
+# festival's Hindi and Telugu voices (above), as festival's others: 12 takes of each digit and 32
+# other words, theirs from script_others. Last, so that a folder made before gains them.
+for v in "${indian_voices[@]}"; do speakers+=("festival ${v%%:*} 12 32"); done
+# The other words the Indian voices say, each one festival_script_word can write in their scripts.
+script_others=(water table doctor market paper window garden pencil rocket tiger mango banana
+               hotel radio piano lemon butter camera button ticket bottle coffee sugar morning
+               evening college school station cricket computer mobile machine picture holiday
+               village silver jacket orange planet monkey kitchen)
 background_per_speaker=2 # 1-second noise clips per voice made
 
 if [[ -n "${FLOWBENCH_SPOKEN_DIGITS_VOICES:-}" ]]; then
@@ -548,10 +576,10 @@ fi
 
 needs=(espeak-ng sox soxi)
 for s in "${speakers[@]}"; do
-    case $s in flite*) needs+=(flite) ;; festival*) needs+=(text2wave) ;; esac
+    case $s in flite*) needs+=(flite) ;; festival*) needs+=(festival text2wave) ;; esac
 done
 if [[ " ${needs[*]} " == *" text2wave "* ]]; then
-    for v in "${festival_voices[@]}"; do
+    for v in "${festival_voices[@]}" "${indian_voices[@]}"; do
         IFS=: read -r _ dir package <<<"$v"
         [[ -d /usr/share/festival/voices/$dir ]] || {
             echo "make_spoken_digits: festival's voice $dir is missing; install it: sudo apt install $package" >&2
@@ -596,6 +624,8 @@ for s in "${speakers[@]}"; do
     for ((t = 0; t < n_other; t++)); do
         # A different run of the list for each voice.
         w=${others[$(( (k * 37 + t * 23) % ${#others[@]} ))]}
+        [[ $engine == festival ]] && is_script_voice "$voice" &&
+            w=${script_others[$(( (k * 37 + t * 23) % ${#script_others[@]} ))]}
         job="speech unknown_${speaker}_$((t + 1)) $engine $voice $w"
         if [[ $engine == espeak ]]; then espeak_jobs+=("$job"); else other_jobs+=("$job"); fi
         names+=("unknown_${speaker}_$((t + 1))")
@@ -761,13 +791,7 @@ make_raw_voice() {
     done
     (( ${#made[@]} )) || return 0
     {
-        echo "($fv)"
-        echo "(define (fb_say text file)"
-        echo "  (srand 1)"
-        echo "  (if (symbol-bound? 'czech-rand-range) (set! czech-rand-range nil))"
-        echo "  (let ((u (utt.synth (eval (list 'Utterance 'Text text)))))"
-        echo "    (utt.wave.resample u 16000)"
-        echo "    (utt.save.wave u file 'riff)))"
+        festival_script "$voice"
         printf '%s\n' "${script[@]}"
     } >"$tmp/say.scm"
     # In the background, so that a signal to stop (work) need not wait for the voice's last
@@ -788,12 +812,46 @@ make_raw_voice() {
     for i in "${!made[@]}"; do
         part=${made[i]}
         if [[ -s "$part" ]] && (( status == 0 || i < last )); then
-            mv "$part" "${part%.*.tmp.wav}"
+            festival_keep "$part"
         else
-            rm -f "$part"
+            rm -f "$part" "$part.trim"
         fi
     done
     return 0
+}
+# Prints the start of a festival script that says words with VOICE ($1): (fb_say TEXT FILE)
+# writes FILE, as text2wave would (the same samples). For the Indian voices it also writes
+# FILE.trim, the seconds to keep: from 0.1 s before the first pause ends to 0.15 s after the last
+# one starts (festival's segment times), which festival_keep cuts.
+festival_script() {
+    festival_voice "$1" || return 1
+    echo "($fv)"
+    is_script_voice "$1" && echo "(set! fb_trim t)" || echo "(set! fb_trim nil)"
+    echo "(define (fb_say text file)"
+    echo "  (srand 1)"
+    echo "  (if (symbol-bound? 'czech-rand-range) (set! czech-rand-range nil))"
+    echo "  (let ((u (utt.synth (eval (list 'Utterance 'Text text)))))"
+    echo "    (utt.wave.resample u 16000)"
+    echo "    (utt.save.wave u file 'riff)"
+    echo "    (if fb_trim"
+    echo "      (let ((segs (utt.relation.items u 'Segment)) (fd (fopen (string-append file \".trim\") \"w\")))"
+    echo "        (format fd \"%f %f\\n\" (- (item.feat (car segs) 'end) 0.1)"
+    echo "                (+ (item.feat (car (last segs)) 'segment_start) 0.15))"
+    echo "        (fclose fd)))))"
+}
+# Keeps festival's word PART ($1, NAME.PID.tmp.wav) as NAME: cut to PART.trim's seconds where
+# festival_script wrote them.
+festival_keep() {
+    local part=$1 from to
+    if [[ -f "$part.trim" ]]; then
+        read -r from to <"$part.trim"
+        rm -f "$part.trim"
+        sox -q -V1 "$part" "$part.cut.wav" trim "$from" "=$to" && mv "$part.cut.wav" "$part" || {
+            rm -f "$part" "$part.cut.wav"
+            return 1
+        }
+    fi
+    mv "$part" "${part%.*.tmp.wav}"
 }
 make_one() {
     local out=$1 kind=$2 name=$3 engine=$4 voice=$5 word=$6
@@ -816,9 +874,18 @@ make_one() {
             # voice, then not again in 16 tries of the same words): a few tries.
             local try
             for try in 1 2 3; do
-                text2wave -eval "($fv)" -F 16000 -o "$part" <<<"$said" 2>/dev/null &&
-                    [[ -s "$part" ]] && break
+                if is_script_voice "$voice"; then
+                    # The Indian voices' words are cut to festival's segment times: its script.
+                    { festival_script "$voice" && echo "(fb_say \"$said\" \"$part\")"; } >"$tmp/one.scm"
+                    festival --batch "$tmp/one.scm" >/dev/null 2>&1 && [[ -s "$part" ]] &&
+                        festival_keep "$part" && break
+                else
+                    text2wave -eval "($fv)" -F 16000 -o "$part" <<<"$said" 2>/dev/null &&
+                        [[ -s "$part" ]] && mv "$part" "$raw" && break
+                fi
             done
+            rm -f "$part" "$part.trim"
+            return
         fi
         [[ -s "$part" ]] && mv "$part" "$raw"
         return
@@ -960,6 +1027,10 @@ festival_word() {
         [cs]="zirou van tu tri for fajv siks sevn ejt najn"
     )
     local digits=(zero one two three four five six seven eight nine) words
+    if is_script_voice "$voice"; then
+        festival_script_word "$voice" "$word"
+        return
+    fi
     read -ra words <<<"${say[${voice%%-*}]:-}"
     for d in "${!digits[@]}"; do
         if [[ ${#words[@]} == 10 && $word == "${digits[$d]}" ]]; then
@@ -968,6 +1039,36 @@ festival_word() {
         fi
     done
     said=$word
+}
+# Sets said to English WORD ($2) as Hindi (VOICE hi) or Telugu (te) writes it: the digits and
+# script_others. Hindi's final consonants carry a virama (festival adds a vowel to one without);
+# no nukta (festival crashes on it): "zero" is said with a j, as many Indian speakers say it.
+festival_script_word() {
+    local e
+    local script_words=(
+        zero:जीरो:జీరో one:वन्:వన్ two:टू:టూ three:थ्री:త్రీ four:फोर्:ఫోర్ five:फाइव्:ఫైవ్
+        six:सिक्स्:సిక్స్ seven:सेवन्:సెవెన్ eight:एट्:ఎయిట్ nine:नाइन्:నైన్
+        water:वाटर्:వాటర్ table:टेबल्:టేబుల్ doctor:डाक्टर्:డాక్టర్ market:मार्केट्:మార్కెట్
+        paper:पेपर्:పేపర్ window:विंडो:విండో garden:गार्डन्:గార్డెన్ pencil:पेंसिल्:పెన్సిల్
+        rocket:राकेट्:రాకెట్ tiger:टाइगर्:టైగర్ mango:मैंगो:మాంగో banana:बनाना:బనానా
+        hotel:होटल्:హోటల్ radio:रेडियो:రేడియో piano:पियानो:పియానో lemon:लेमन्:లెమన్
+        butter:बटर्:బటర్ camera:कैमरा:కెమెరా button:बटन्:బటన్ ticket:टिकट्:టికెట్
+        bottle:बोतल्:బాటిల్ coffee:काफी:కాఫీ sugar:शुगर्:షుగర్ morning:मार्निंग्:మార్నింగ్
+        evening:ईवनिंग्:ఈవెనింగ్ college:कालेज्:కాలేజ్ school:स्कूल्:స్కూల్
+        station:स्टेशन्:స్టేషన్ cricket:क्रिकेट्:క్రికెట్ computer:कंप्यूटर्:కంప్యూటర్
+        mobile:मोबाइल्:మొబైల్ machine:मशीन्:మెషిన్ picture:पिक्चर्:పిక్చర్ holiday:हालिडे:హాలిడే
+        village:विलेज्:విలేజ్ silver:सिल्वर्:సిల్వర్ jacket:जैकेट्:జాకెట్ orange:ओरेंज्:ఆరెంజ్
+        planet:प्लानेट्:ప్లానెట్ monkey:मंकी:మంకీ kitchen:किचन्:కిచెన్
+    )
+    for e in "${script_words[@]}"; do
+        [[ ${e%%:*} == "$2" ]] || continue
+        e=${e#*:}
+        if [[ $1 == hi ]]; then said=${e%%:*}; else said=${e#*:}; fi
+        return 0
+    done
+    echo "make_spoken_digits: no $1 script for '$2'" >&2
+    said=$2
+    return 1
 }
 # Sets pseudo to a made-up word of 1 to 3 syllables in espeak-ng's phonemes, stressed on the
 # first, from the number $1: English onsets, vowels and codas in any order, so that "unknown" holds sounds
@@ -1001,7 +1102,8 @@ pseudo_word() {
     pseudo=$w
 }
 export -f work make_one make_raw_voice raw_of crc_init cksum_of pseudo_word espeak_voice \
-    festival_voice festival_word recipe
+    festival_voice festival_word festival_script_word festival_script festival_keep \
+    is_script_voice recipe
 
 # flowbench-speak (app/speak) makes the recordings in one process with libespeak-ng and libsox,
 # the very same samples as the espeak-ng and sox commands, in a third of the time (a process
