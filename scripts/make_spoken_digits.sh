@@ -46,7 +46,8 @@
 # below) and sox: the packages --packages prints, which scripts/deps.sh installs. Made with
 # flowbench-speak (built with Flowbench: FLOWBENCH_SPEAK below) it takes 1 to 4 minutes on 2
 # cores (81 s for all 18,861 on the machine of 2026-12-03, before the Indian voices), the same
-# files as the espeak-ng and sox commands make without it (the first 7888 in 8.6 minutes, where flowbench-speak took 2.1).
+# files as the espeak-ng and sox commands make without it (the first 7888 in 8.6 minutes, where
+# flowbench-speak took 2.1).
 #
 # For tests and quick tries (not for training):
 #   FLOWBENCH_SPOKEN_DIGITS_VOICES=N   only the first N of the 546 voices (espeak-ng's first 144,
