@@ -31,7 +31,9 @@ struct SplitOptions {
     double validationFraction = 0.2;
     uint64_t splitSeed = 0;
     // Split whole speakers (every file of a speaker on one side), so that validation measures
-    // voices the model never heard; otherwise each class's files are split.
+    // voices the model never heard: the first validationFraction of them ranked by a hash of
+    // their names and splitSeed, so that a folder that gains speakers keeps its split. Otherwise
+    // each class's files are split (a seeded shuffle per class).
     bool bySpeaker = false;
     int64_t limit = 0; // > 0: at most this many files, classes interleaved
     // With bySpeaker: when not empty, the speakers in whose names this regular expression
