@@ -579,9 +579,9 @@ fi
 
 needs=(espeak-ng sox soxi)
 for s in "${speakers[@]}"; do
-    case $s in flite*) needs+=(flite) ;; festival*) needs+=(festival text2wave) ;; esac
+    case $s in flite*) needs+=(flite) ;; festival*) needs+=(festival) ;; esac
 done
-if [[ " ${needs[*]} " == *" text2wave "* ]]; then
+if [[ " ${needs[*]} " == *" festival "* ]]; then
     for v in "${festival_voices[@]}" "${indian_voices[@]}"; do
         IFS=: read -r _ dir package <<<"$v"
         [[ -d /usr/share/festival/voices/$dir ]] || {
@@ -870,27 +870,22 @@ make_one() {
         local part="$raw.$BASHPID.tmp.wav"
         if [[ $engine == flite ]]; then
             flite -voice "$voice" -t "$word" -o "$part" || return 1
-        else
-            festival_voice "$voice" || return 1
-            festival_word "$voice" "$word"
-            # festival crashes now and then (a segmentation fault: seen twice with its Catalan
-            # voice, then not again in 16 tries of the same words): a few tries.
-            local try
-            for try in 1 2 3; do
-                if is_script_voice "$voice"; then
-                    # The Indian voices' words are cut to festival's segment times: its script.
-                    { festival_script "$voice" && echo "(fb_say \"$said\" \"$part\")"; } >"$tmp/one.scm"
-                    festival --batch "$tmp/one.scm" >/dev/null 2>&1 && [[ -s "$part" ]] &&
-                        festival_keep "$part" && break
-                else
-                    text2wave -eval "($fv)" -F 16000 -o "$part" <<<"$said" 2>/dev/null &&
-                        [[ -s "$part" ]] && mv "$part" "$raw" && break
-                fi
-            done
-            rm -f "$part" "$part.trim"
+            [[ -s "$part" ]] && mv "$part" "$raw"
             return
         fi
-        [[ -s "$part" ]] && mv "$part" "$raw"
+        # festival: make_raw_voice's script for one word (text2wave's samples; the Indian
+        # voices' words cut to festival's segment times).
+        festival_word "$voice" "$word"
+        { festival_script "$voice" && echo "(fb_say \"$said\" \"$part\")"; } >"$tmp/one.scm" ||
+            return 1
+        # festival crashes now and then (a segmentation fault: seen twice with its Catalan
+        # voice, then not again in 16 tries of the same words): a few tries.
+        local try
+        for try in 1 2 3; do
+            festival --batch "$tmp/one.scm" >/dev/null 2>&1 && [[ -s "$part" ]] &&
+                festival_keep "$part" && break
+        done
+        rm -f "$part" "$part.trim"
         return
     fi
     [[ -s "$out/$name.wav" ]] && return 0
