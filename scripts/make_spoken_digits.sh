@@ -142,9 +142,12 @@ festival_voices=(kal:english/kal_diphone:festvox-kallpc16k ked:english/ked_dipho
 # festival's own segment times (make_raw_voice). Marathi's NSK voice says Devanagari as the
 # Hindi one does, sample for sample: not a voice more. Listed apart from festival_voices, and
 # their speakers come after every other (below), so that a folder made before keeps its
-# recordings and gains theirs.
-indian_voices=(hi:hindi/hindi_NSK_diphone:festvox-hi-nsk
-               te:telugu/telugu_NSK_diphone:festvox-te-nsk)
+# recordings and gains theirs. Their PACKAGE is the language's (festival-hi: the lexicon, phones
+# and tokenizer in /usr/share/festival/hindi_scm), which depends on the voice (festvox-hi-nsk);
+# the voice alone only recommends it, and without it festival writes no word (a fresh Debian 12,
+# installing without recommends, found that).
+indian_voices=(hi:hindi/hindi_NSK_diphone:festival-hi
+               te:telugu/telugu_NSK_diphone:festival-te)
 packages="espeak-ng flite festival ${festival_voices[*]##*:} ${indian_voices[*]##*:} sox"
 # Whether festival VOICE ($1) is one of the Indian voices, which read only their own script.
 is_script_voice() {
@@ -583,11 +586,16 @@ for s in "${speakers[@]}"; do
 done
 if [[ " ${needs[*]} " == *" festival "* ]]; then
     for v in "${festival_voices[@]}" "${indian_voices[@]}"; do
-        IFS=: read -r _ dir package <<<"$v"
+        IFS=: read -r name dir package <<<"$v"
         [[ -d /usr/share/festival/voices/$dir ]] || {
             echo "make_spoken_digits: festival's voice $dir is missing; install it: sudo apt install $package" >&2
             exit 1
         }
+        # An Indian voice loads its language's files from /usr/share/festival/LANGUAGE_scm.
+        if is_script_voice "$name" && [[ ! -d /usr/share/festival/${dir%%/*}_scm ]]; then
+            echo "make_spoken_digits: festival's voice $dir is there but its language's files (/usr/share/festival/${dir%%/*}_scm) are missing; install them: sudo apt install $package" >&2
+            exit 1
+        fi
     done
 fi
 for tool in $(printf '%s\n' "${needs[@]}" | sort -u); do

@@ -337,7 +337,7 @@ private slots:
         for (const char *voice : {"hindi/hindi_NSK_diphone", "telugu/telugu_NSK_diphone"})
             if (!QFileInfo::exists(QString("/usr/share/festival/voices/") + voice))
                 QSKIP("festvox-hi-nsk or festvox-te-nsk is not installed (scripts/deps.sh "
-                      "installs them)");
+                      "installs them, with festival-hi and festival-te)");
         QTemporaryDir dir;
         const QString out = dir.filePath("digits");
         const QString why = makeSpokenDigitsOf("^festival-(hi|te)$", out);
