@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes the spoken-digits demo data set on this machine (nothing is downloaded): three speech
-# engines say "zero" to "nine" and other words in 546 voices, each recording passed through a
+# engines say "zero" to "nine" and other words in 547 voices, each recording passed through a
 # different imitation of a real microphone and room (sox: tempo and pitch, reverberation,
 # telephone band and 8 kHz, cheap-microphone filters, level, white/pink/brown noise), plus
 # 1-second clips of background noise. 16 kHz mono WAV files named {label}_{speaker}_{take}.wav,
@@ -15,9 +15,9 @@
 #             of each digit, 4 other words and 5 made-up words each; flite: kal16,
 #             awb, rms, slt; festival: kal, ked and the HTS voice slt, and 9 voices of other
 #             languages saying English as their speakers would (Italian lp and pc, Finnish lj
-#             and mv, Czech dita, krb, machac and ph, Catalan ona), and a man's Hindi and
-#             Telugu voices (indian_voices): 18 in all, 12 takes of each digit and 32 other
-#             words each. flite's and festival's voices are built from
+#             and mv, Czech dita, krb, machac and ph, Catalan ona), a man's Hindi and
+#             Telugu voices and another's Russian one (script_voices): 19 in all, 12 takes of
+#             each digit and 32 other words each. flite's and festival's voices are built from
 #             recordings of real people (diphones, clustergen, HTS), espeak-ng's are formant
 #             synthesis: the mix is what teaches real speech.
 #   names     speakers are ENGINE-VOICE (espeak-en-gb-m1, flite-slt, festival-ked), so a
@@ -50,10 +50,11 @@
 # flowbench-speak took 2.1).
 #
 # For tests and quick tries (not for training):
-#   FLOWBENCH_SPOKEN_DIGITS_VOICES=N   only the first N of the 546 voices (espeak-ng's first 144,
+#   FLOWBENCH_SPOKEN_DIGITS_VOICES=N   only the first N of the 547 voices (espeak-ng's first 144,
 #                                      then flite's and festival's, then espeak-ng's other 144,
-#                                      then the 240 made-up ones, then the Hindi and Telugu ones),
-#                                      their hard negatives, and N x 2 background clips
+#                                      then the 240 made-up ones, then the Hindi, Telugu and
+#                                      Russian ones), their hard negatives, and N x 2
+#                                      background clips
 #   FLOWBENCH_SPOKEN_DIGITS_ONLY=RE    only the voices whose speaker name (espeak-en-us-m1,
 #                                      festival-cs-krb) matches the extended regex RE (their
 #                                      other words differ from the whole set's: a voice's run
@@ -132,26 +133,36 @@ festival_voices=(kal:english/kal_diphone:festvox-kallpc16k ked:english/ked_dipho
                  cs-dita:czech/czech_dita:festvox-czech-dita cs-krb:czech/czech_krb:festvox-czech-krb
                  cs-machac:czech/czech_machac:festvox-czech-machac cs-ph:czech/czech_ph:festvox-czech-ph
                  ca-ona:catalan/upc_ca_ona_hts:festvox-ca-ona-hts)
-# festival's Hindi and Telugu voices (2026-12-05; one man's, NSK's, diphones): English as a
-# speaker of Hindi or Telugu says it, which no other engine here has. They read only their own
-# script (a Latin letter or a nukta crashes festival), so the digits and their other words are
-# written as Hindi and Telugu write those English words (festival_script_word); in Hindi a
-# final consonant carries a virama, or festival adds a vowel to it ("siksa"). festival writes
-# each of their words with 0.3 s of the diphones' background before it and 1.7 s after it
-# (clicks 20 dB under the word), which the loader's trimming keeps: each raw word is cut to
-# festival's own segment times (make_raw_voice). Marathi's NSK voice says Devanagari as the
-# Hindi one does, sample for sample: not a voice more. Listed apart from festival_voices, and
-# their speakers come after every other (below), so that a folder made before keeps its
-# recordings and gains theirs. Their PACKAGE is the language's (festival-hi: the lexicon, phones
-# and tokenizer in /usr/share/festival/hindi_scm), which depends on the voice (festvox-hi-nsk);
-# the voice alone only recommends it, and without it festival writes no word (a fresh Debian 12,
-# installing without recommends, found that).
-indian_voices=(hi:hindi/hindi_NSK_diphone:festival-hi
-               te:telugu/telugu_NSK_diphone:festival-te)
-packages="espeak-ng flite festival ${festival_voices[*]##*:} ${indian_voices[*]##*:} sox"
-# Whether festival VOICE ($1) is one of the Indian voices, which read only their own script.
+# festival's voices that read English written in their own script (festival_script_word), each
+# NAME:FOLDER:PACKAGE:FILES, FILES a folder under /usr/share/festival that the voice loads, which
+# PACKAGE brings (empty: the voice's own). English as a speaker of Hindi, Telugu or Russian says
+# it, which no other engine here has. Listed apart from festival_voices, and their speakers come
+# after every other (below), so that a folder made before keeps its recordings and gains theirs.
+# - Hindi and Telugu (2026-12-05; one man's, NSK's, diphones): a Latin letter or a nukta crashes
+#   festival, so the digits and their other words are written as Hindi and Telugu write those
+#   English words; in Hindi a final consonant carries a virama, or festival adds a vowel to it
+#   ("siksa"). festival writes each of their words with 0.3 s of the diphones' background before
+#   it and 1.7 s after it (clicks 20 dB under the word), which the loader's trimming keeps: each
+#   raw word is cut to festival's own segment times (make_raw_voice). Marathi's NSK voice says
+#   Devanagari as the Hindi one does, sample for sample: not a voice more. Their PACKAGE is the
+#   language's (festival-hi: the lexicon, phones and tokenizer in /usr/share/festival/hindi_scm),
+#   which depends on the voice (festvox-hi-nsk); the voice alone only recommends it, and without
+#   it festival writes no word (a fresh Debian 12, installing without recommends, found that).
+# - Russian (2026-12-06; one man's, unit selection, 178 MB): it reads Latin letters as Russian
+#   ones, so the words are written as a Russian speaker writes those English words ("сри" for
+#   "three"), which is how one says them. Cut the same way (its pauses are short: little is cut).
+script_voices=(hi:hindi/hindi_NSK_diphone:festival-hi:hindi_scm
+               te:telugu/telugu_NSK_diphone:festival-te:telugu_scm
+               ru:russian/msu_ru_nsh_clunits:festvox-ru:)
+script_packages=()
+for v in "${script_voices[@]}"; do
+    IFS=: read -r _ _ package _ <<<"$v"
+    script_packages+=("$package")
+done
+packages="espeak-ng flite festival ${festival_voices[*]##*:} ${script_packages[*]} sox"
+# Whether festival VOICE ($1) is one of script_voices, which read words written in their script.
 is_script_voice() {
-    [[ " ${INDIAN_VOICES:-${indian_voices[*]}} " == *" $1:"* ]]
+    [[ " ${SCRIPT_VOICES:-${script_voices[*]}} " == *" $1:"* ]]
 }
 if [[ "${1:-}" == --packages ]]; then
     echo "$packages"
@@ -280,8 +291,8 @@ if [[ "${1:-}" == --espeak-names ]]; then
     exit 0
 fi
 # For make_one, which xargs' bash runs.
-export FESTIVAL_VOICES="${festival_voices[*]} ${indian_voices[*]}"
-export INDIAN_VOICES="${indian_voices[*]}"
+export FESTIVAL_VOICES="${festival_voices[*]} ${script_voices[*]}"
+export SCRIPT_VOICES="${script_voices[*]}"
 # Hard negatives, for the "unknown" class. Until 2026-12-02 they began with 384 made-up words
 # (espeak-ng's phonemes) that bench/hard_negatives.py had mined with the model of version 3.
 # With the words below in the data set, the example found more of the digits of accents it never
@@ -547,10 +558,11 @@ for ((i = 1; i <= n_made_up_voices; i++)); do
     printf -v v 'fbv%03d' "$i"
     speakers+=("espeak ${accents[i % 6]}+$v 1 4")
 done
-# festival's Hindi and Telugu voices (above), as festival's others: 12 takes of each digit and 32
-# other words, theirs from script_others. Last, so that a folder made before gains them.
-for v in "${indian_voices[@]}"; do speakers+=("festival ${v%%:*} 12 32"); done
-# The other words the Indian voices say, each one festival_script_word can write in their scripts:
+# festival's voices that read their own script (above), as festival's others: 12 takes of each
+# digit and 32 other words, theirs from script_others. Last, so that a folder made before gains
+# them (the Russian voice, after the Indian ones, since 2026-12-06).
+for v in "${script_voices[@]}"; do speakers+=("festival ${v%%:*} 12 32"); done
+# The other words the script voices say, each one festival_script_word can write in their scripts:
 # words of `others`, which other voices say too, so that no word enters the data set that the
 # listening tests' recordings say as one it never heard (test_cli checks).
 script_others=(water summer doctor market salad super lion hospital rocket tiger mango banana
@@ -585,15 +597,15 @@ for s in "${speakers[@]}"; do
     case $s in flite*) needs+=(flite) ;; festival*) needs+=(festival) ;; esac
 done
 if [[ " ${needs[*]} " == *" festival "* ]]; then
-    for v in "${festival_voices[@]}" "${indian_voices[@]}"; do
-        IFS=: read -r name dir package <<<"$v"
+    for v in "${festival_voices[@]}" "${script_voices[@]}"; do
+        IFS=: read -r name dir package files <<<"$v"
         [[ -d /usr/share/festival/voices/$dir ]] || {
             echo "make_spoken_digits: festival's voice $dir is missing; install it: sudo apt install $package" >&2
             exit 1
         }
-        # An Indian voice loads its language's files from /usr/share/festival/LANGUAGE_scm.
-        if is_script_voice "$name" && [[ ! -d /usr/share/festival/${dir%%/*}_scm ]]; then
-            echo "make_spoken_digits: festival's voice $dir is there but its language's files (/usr/share/festival/${dir%%/*}_scm) are missing; install them: sudo apt install $package" >&2
+        # The Indian voices load their language's files from /usr/share/festival/FILES.
+        if [[ -n $files && ! -d /usr/share/festival/$files ]]; then
+            echo "make_spoken_digits: festival's voice $dir is there but its language's files (/usr/share/festival/$files) are missing; install them: sudo apt install $package" >&2
             exit 1
         fi
     done
@@ -831,7 +843,7 @@ make_raw_voice() {
     return 0
 }
 # Prints the start of a festival script that says words with VOICE ($1): (fb_say TEXT FILE)
-# writes FILE, as text2wave would (the same samples). For the Indian voices it also writes
+# writes FILE, as text2wave would (the same samples). For script_voices it also writes
 # FILE.trim, the seconds to keep: from 0.1 s before the first pause ends to 0.15 s after the last
 # one starts (festival's segment times), which festival_keep cuts.
 festival_script() {
@@ -857,6 +869,9 @@ festival_keep() {
     if [[ -f "$part.trim" ]]; then
         read -r from to <"$part.trim"
         rm -f "$part.trim"
+        # A word whose first pause is shorter than 0.1 s (the Russian voice's "ту") is kept from
+        # its start: sox reads a negative position from the end.
+        [[ $from == -* ]] && from=0
         sox -q -V1 "$part" "$part.cut.wav" trim "$from" "=$to" && mv "$part.cut.wav" "$part" || {
             rm -f "$part" "$part.cut.wav"
             return 1
@@ -881,7 +896,7 @@ make_one() {
             [[ -s "$part" ]] && mv "$part" "$raw"
             return
         fi
-        # festival: make_raw_voice's script for one word (text2wave's samples; the Indian
+        # festival: make_raw_voice's script for one word (text2wave's samples; the script
         # voices' words cut to festival's segment times).
         festival_word "$voice" "$word"
         { festival_script "$voice" && echo "(fb_say \"$said\" \"$part\")"; } >"$tmp/one.scm" ||
@@ -1046,30 +1061,37 @@ festival_word() {
     done
     said=$word
 }
-# Sets said to English WORD ($2) as Hindi (VOICE hi) or Telugu (te) writes it: the digits and
-# script_others. Hindi's final consonants carry a virama (festival adds a vowel to one without);
-# no nukta (festival crashes on it): "zero" is said with a j, as many Indian speakers say it.
+# Sets said to English WORD ($2) as Hindi (VOICE hi), Telugu (te) or Russian (ru) writes it: the
+# digits and script_others, ENGLISH:HINDI:TELUGU:RUSSIAN. Hindi's final consonants carry a virama
+# (festival adds a vowel to one without); no nukta (festival crashes on it): "zero" is said with
+# a j, as many Indian speakers say it. Russian writes "th" as с or з ("сри", "мазер"), as many
+# Russian speakers say it.
 festival_script_word() {
-    local e
+    local e column
+    case $1 in hi) column=1 ;; te) column=2 ;; ru) column=3 ;; *) column=0 ;; esac
     local script_words=(
-        zero:जीरो:జీరో one:वन्:వన్ two:टू:టూ three:थ्री:త్రీ four:फोर्:ఫోర్ five:फाइव्:ఫైవ్
-        six:सिक्स्:సిక్స్ seven:सेवन्:సెవెన్ eight:एट्:ఎయిట్ nine:नाइन्:నైన్
-        water:वाटर्:వాటర్ summer:समर्:సమ్మర్ doctor:डाक्टर्:డాక్టర్ market:मार्केट्:మార్కెట్
-        salad:सलाद्:సలాడ్ super:सुपर्:సూపర్ lion:लायन्:లయన్ hospital:हास्पिटल्:హాస్పిటల్
-        rocket:राकेट्:రాకెట్ tiger:टाइगर्:టైగర్ mango:मैंगो:మాంగో banana:बनाना:బనానా
-        hotel:होटल्:హోటల్ radio:रेडियो:రేడియో piano:पियानो:పియానో lemon:लेमन्:లెమన్
-        butter:बटर्:బటర్ camera:कैमरा:కెమెరా hello:हेलो:హలో ticket:टिकट्:టికెట్
-        bottle:बोतल्:బాటిల్ house:हाउस्:హౌస్ sugar:शुगर्:షుగర్ sister:सिस्टर्:సిస్టర్
-        evening:ईवनिंग्:ఈవెనింగ్ happy:हैपी:హ్యాపీ school:स्कूल्:స్కూల్
-        metal:मेटल्:మెటల్ cricket:क्रिकेट्:క్రికెట్ computer:कंप्यूटर्:కంప్యూటర్
-        mother:मदर्:మదర్ machine:मशीन्:మెషిన్ picture:पिक्चर्:పిక్చర్ holiday:हालिडे:హాలిడే
-        village:विलेज्:విలేజ్ letter:लेटर्:లెటర్ jacket:जैकेट्:జాకెట్ tomato:टोमैटो:టొమాటో
-        planet:प्लानेट्:ప్లానెట్ father:फादर्:ఫాదర్ milk:मिल्क्:మిల్క్
+        zero:जीरो:జీరో:зиро one:वन्:వన్:уан two:टू:టూ:ту three:थ्री:త్రీ:сри four:फोर्:ఫోర్:фор
+        five:फाइव्:ఫైవ్:файв six:सिक्स्:సిక్స్:сикс seven:सेवन्:సెవెన్:севен eight:एट्:ఎయిట్:эйт
+        nine:नाइन्:నైన్:найн water:वाटर्:వాటర్:уотер summer:समर्:సమ్మర్:саммер
+        doctor:डाक्टर्:డాక్టర్:доктор market:मार्केट्:మార్కెట్:маркет salad:सलाद्:సలాడ్:салад
+        super:सुपर्:సూపర్:супер lion:लायन्:లయన్:лайон hospital:हास्पिटल्:హాస్పిటల్:хоспитал
+        rocket:राकेट्:రాకెట్:рокет tiger:टाइगर्:టైగర్:тайгер mango:मैंगो:మాంగో:манго
+        banana:बनाना:బనానా:банана hotel:होटल्:హోటల్:хоутел radio:रेडियो:రేడియో:рейдио
+        piano:पियानो:పియానో:пиано lemon:लेमन्:లెమన్:лемон butter:बटर्:బటర్:баттер
+        camera:कैमरा:కెమెరా:кэмера hello:हेलो:హలో:хэллоу ticket:टिकट्:టికెట్:тикет
+        bottle:बोतल्:బాటిల్:ботл house:हाउस्:హౌస్:хаус sugar:शुगर्:షుగర్:шугар
+        sister:सिस्टर्:సిస్టర్:систер evening:ईवनिंग्:ఈవెనింగ్:ивнинг happy:हैपी:హ్యాపీ:хэппи
+        school:स्कूल्:స్కూల్:скул metal:मेटल्:మెటల్:метал cricket:क्रिकेट्:క్రికెట్:крикет
+        computer:कंप्यूटर्:కంప్యూటర్:компьютер mother:मदर्:మదర్:мазер machine:मशीन्:మెషిన్:машин
+        picture:पिक्चर्:పిక్చర్:пикчер holiday:हालिडे:హాలిడే:холидей village:विलेज्:విలేజ్:вилледж
+        letter:लेटर्:లెటర్:леттер jacket:जैकेट्:జాకెట్:джекет tomato:टोमैटो:టొమాటో:томейто
+        planet:प्लानेट्:ప్లానెట్:планет father:फादर्:ఫాదర్:фазер milk:मिल्क्:మిల్క్:милк
     )
     for e in "${script_words[@]}"; do
         [[ ${e%%:*} == "$2" ]] || continue
-        e=${e#*:}
-        if [[ $1 == hi ]]; then said=${e%%:*}; else said=${e#*:}; fi
+        (( column )) || break
+        IFS=: read -ra e <<<"$e"
+        said=${e[column]}
         return 0
     done
     echo "make_spoken_digits: no $1 script for '$2'" >&2

@@ -145,7 +145,7 @@ commands:
   make-data spoken-digits
                           make the spoken_digits example's recordings on this machine with
                           espeak-ng, flite, festival and sox (a few minutes): progress on
-                          stderr ("made N of 19169"), last stdout line {"status", "path",
+                          stderr ("made N of 19323"), last stdout line {"status", "path",
                           "recordings"}; run
                           again, it makes only what is missing
       --out DIR               where (default ~/.local/share/flowbench/spoken_digits, the
@@ -699,7 +699,7 @@ int cmdNodes(int argc, char **argv)
 }
 
 // `make-data spoken-digits [--out DIR] [--voices N]`. --voices (not in the usage: the example
-// needs all 546) makes only the first N voices, for tests and quick tries.
+// needs all 547) makes only the first N voices, for tests and quick tries.
 int cmdMakeData(int argc, char **argv)
 {
     auto fail = [](int code, const std::string &message) {

@@ -12,7 +12,7 @@ namespace fb::cli {
 // The script's voices, in the order FLOWBENCH_SPOKEN_DIGITS_VOICES counts them (espeak-ng's first
 // 144, flite's and festival's 16, espeak-ng's other 144, then the 240 made-up ones):
 // test_cli checks that the script refuses one more.
-inline constexpr int kSpokenDigitsVoices = 546;
+inline constexpr int kSpokenDigitsVoices = 547;
 inline constexpr int kSpokenDigitsEspeakVoices = 144;
 
 struct SpokenDigitsRequest {
@@ -41,7 +41,7 @@ std::string findSpokenDigitsScript(std::vector<std::string> *looked = nullptr);
 // ("espeak-ng", "sox"; flite and festival's text2wave past espeak-ng's voices).
 std::vector<std::string> missingSpokenDigitsTools(int voices = 0);
 
-// Runs the script: its progress ("spoken digits: made N of 19169") goes to stderr as it comes.
+// Runs the script: its progress ("spoken digits: made N of 19323") goes to stderr as it comes.
 // SIGINT, SIGTERM or SIGHUP stop it; the recordings made are kept and a later call makes only
 // the rest.
 SpokenDigitsOutcome makeSpokenDigits(const SpokenDigitsRequest &request);
