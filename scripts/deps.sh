@@ -28,8 +28,8 @@ BUILD_PKGS=(build-essential ccache cmake ninja-build pkg-config qt6-base-dev qt6
             libsox-dev libespeak-ng-dev
             ocl-icd-opencl-dev libonnx-dev libprotobuf-dev libssl-dev libopenmpi-dev openmpi-bin)
 # The spoken-digits data set's makers, as scripts/make_spoken_digits.sh lists them (--packages):
-# espeak-ng, flite, festival with three English voices and nine of other languages (real
-# people's voices saying English with their accents), and sox.
+# espeak-ng, flite, festival with three English voices and twelve of other languages (real
+# people's voices saying English with their accents; festvox-ru, 178 MB, is the largest), and sox.
 # pulseaudio and pulseaudio-utils: the virtual microphone test_spoken_digits listens through (a
 # server of the test's own with a null sink, fed by paplay).
 spoken_digits_pkgs=$(bash "$(dirname "${BASH_SOURCE[0]}")/make_spoken_digits.sh" --packages)
