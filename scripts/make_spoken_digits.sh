@@ -151,6 +151,7 @@ festival_voices=(kal:english/kal_diphone:festvox-kallpc16k ked:english/ked_dipho
 # - Russian (2026-12-06; one man's, unit selection, 178 MB): it reads Latin letters as Russian
 #   ones, so the words are written as a Russian speaker writes those English words ("сри" for
 #   "three"), which is how one says them. Cut the same way (its pauses are short: little is cut).
+# festival_script_word's table has a column for each, in this order.
 script_voices=(hi:hindi/hindi_NSK_diphone:festival-hi:hindi_scm
                te:telugu/telugu_NSK_diphone:festival-te:telugu_scm
                ru:russian/msu_ru_nsh_clunits:festvox-ru:)
@@ -1062,13 +1063,17 @@ festival_word() {
     said=$word
 }
 # Sets said to English WORD ($2) as Hindi (VOICE hi), Telugu (te) or Russian (ru) writes it: the
-# digits and script_others, ENGLISH:HINDI:TELUGU:RUSSIAN. Hindi's final consonants carry a virama
+# digits and script_others, ENGLISH then a column for each of script_voices, in their order
+# (ENGLISH:HINDI:TELUGU:RUSSIAN). Hindi's final consonants carry a virama
 # (festival adds a vowel to one without); no nukta (festival crashes on it): "zero" is said with
 # a j, as many Indian speakers say it. Russian writes "th" as с or з ("сри", "мазер"), as many
 # Russian speakers say it.
 festival_script_word() {
-    local e column
-    case $1 in hi) column=1 ;; te) column=2 ;; ru) column=3 ;; *) column=0 ;; esac
+    local e v column=0 i=1
+    for v in ${SCRIPT_VOICES:-${script_voices[*]}}; do
+        [[ ${v%%:*} == "$1" ]] && column=$i
+        i=$((i + 1))
+    done
     local script_words=(
         zero:जीरो:జీరో:зиро one:वन्:వన్:уан two:टू:టూ:ту three:थ्री:త్రీ:сри four:फोर्:ఫోర్:фор
         five:फाइव्:ఫైవ్:файв six:सिक्स्:సిక్స్:сикс seven:सेवन्:సెవెన్:севен eight:एट्:ఎయిట్:эйт

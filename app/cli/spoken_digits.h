@@ -10,7 +10,8 @@ namespace fb::cli {
 // `flowbench-cli make-data spoken-digits`.
 
 // The script's voices, in the order FLOWBENCH_SPOKEN_DIGITS_VOICES counts them (espeak-ng's first
-// 144, flite's and festival's 16, espeak-ng's other 144, then the 240 made-up ones):
+// 144, flite's and festival's 16, espeak-ng's other 144, the 240 made-up ones, then festival's 3
+// that read their own script: Hindi, Telugu, Russian):
 // test_cli checks that the script refuses one more.
 inline constexpr int kSpokenDigitsVoices = 547;
 inline constexpr int kSpokenDigitsEspeakVoices = 144;
