@@ -4,6 +4,7 @@
 // byte read back mono and resampled, labels and speakers from file names, a split that keeps
 // speakers apart, damaged recordings skipped and named, and the random stages' contracts.
 
+#include "core/base/rng.h"
 #include "core/data/audio_files.h"
 #include "core/data/audio_transforms.h"
 #include "core/data/file_split.h"
@@ -429,6 +430,114 @@ private slots:
         const uint64_t seed = 3;
         never.apply(x.data(), same.data(), 1, s, &seed);
         QCOMPARE(same, x);
+    }
+
+    // room_mic (RoomMicrophone): a room's tail after the sound, decaying at its reverberation
+    // time, the direct sound where it was, nothing before it, the level kept; a microphone's band
+    // cuts below and above its corners by the Butterworth magnitudes; seeded; p 0 changes nothing.
+    void roomAndMicrophoneReverberateAndBandLimit()
+    {
+        const int64_t len = 16000;
+        const Shape s{1, 1, len};
+        std::vector<float> burst(size_t(len), 0.0f); // 0.2 to 0.3 s of white noise
+        Rng noise(7);
+        for (int64_t k = 3200; k < 4800; ++k)
+            burst[size_t(k)] = 0.3f * noise.normal();
+        auto energy = [](const std::vector<float> &v, double from, double to) {
+            double e = 0;
+            for (auto k = int64_t(from * 16000); k < int64_t(to * 16000); ++k)
+                e += double(v[size_t(k)]) * double(v[size_t(k)]);
+            return e;
+        };
+        RoomMicrophone::Options o;
+        o.p = 1;
+        o.bandP = 0;
+        o.rt60Min = o.rt60Max = 0.5f;
+        o.drrMinDb = o.drrMaxDb = 0;
+        const RoomMicrophone room(o);
+        QVERIFY(room.random());
+        QCOMPARE(room.outputShape(s).value(), s);
+        QVERIFY(!room.outputShape(Shape{1, 28, 28}).ok());
+        RoomMicrophone::Options bad = o;
+        bad.rt60Min = 0.6f;
+        QVERIFY(!RoomMicrophone(bad).outputShape(s).ok());
+        bad = o;
+        bad.lowCutMax = 4000;
+        QVERIFY(!RoomMicrophone(bad).outputShape(s).ok());
+
+        std::vector<float> y(burst.size()), again(burst.size()), other(burst.size());
+        const uint64_t seed = 11, seed2 = 12;
+        room.apply(burst.data(), y.data(), 1, s, &seed);
+        room.apply(burst.data(), again.data(), 1, s, &seed);
+        room.apply(burst.data(), other.data(), 1, s, &seed2);
+        QCOMPARE(y, again);
+        QVERIFY(y != other);
+        const double total = energy(y, 0, 1);
+        QVERIFY2(std::abs(total / energy(burst, 0, 1) - 1) < 1e-3, qPrintable(QString::number(total)));
+        QVERIFY(energy(y, 0, 0.199) < 1e-9 * total); // nothing before the sound
+        // A tail after it, falling 60 dB in 0.5 s: 24 dB from 0.32-0.42 s to 0.52-0.62 s.
+        const double early = energy(y, 0.32, 0.42), late = energy(y, 0.52, 0.62);
+        QVERIFY2(early > 0.01 * total, qPrintable(QString::number(early / total)));
+        const double fall = 10 * std::log10(early / late);
+        QVERIFY2(fall > 19 && fall < 29, qPrintable(QString::number(fall)));
+        // The direct sound where it was: the output matches the input best unshifted.
+        auto correlation = [&](int lag) {
+            double c = 0;
+            for (int64_t k = 3200; k < 4800; ++k)
+                c += double(burst[size_t(k)]) * double(y[size_t(k + lag)]);
+            return c;
+        };
+        int best = 0;
+        for (int lag = -400; lag <= 400; ++lag)
+            if (correlation(lag) > correlation(best)) best = lag;
+        QCOMPARE(best, 0);
+        // Near the microphone (direct 20 dB over the room, not level with it): a hundredth of the
+        // sound is tail where it was half, so the tail is about 50 times (17 dB) weaker.
+        RoomMicrophone::Options near = o;
+        near.drrMinDb = near.drrMaxDb = 20;
+        std::vector<float> close(burst.size());
+        RoomMicrophone(near).apply(burst.data(), close.data(), 1, s, &seed);
+        const double weaker = 10 * std::log10(early / energy(close, 0.32, 0.42));
+        QVERIFY2(weaker > 14 && weaker < 20, qPrintable(QString::number(weaker)));
+
+        // A band of 300 to 3400 Hz (a telephone's): 100 Hz 19 dB down, 6 kHz 10 dB down.
+        RoomMicrophone::Options mic;
+        mic.p = 0;
+        mic.bandP = 1;
+        mic.lowCutMin = mic.lowCutMax = 300;
+        mic.highCutMin = mic.highCutMax = 3400;
+        const std::vector<float> low = tone(100, 16000, 1.0, 0.2f), mid = tone(1000, 16000, 1.0, 0.2f),
+                                 high = tone(6000, 16000, 1.0, 0.2f);
+        std::vector<float> chord(static_cast<size_t>(len)), heard(static_cast<size_t>(len));
+        for (size_t k = 0; k < chord.size(); ++k)
+            chord[k] = low[k] + mid[k] + high[k];
+        RoomMicrophone(mic).apply(chord.data(), heard.data(), 1, s, &seed);
+        auto amplitude = [&](double hz) { // over the middle half second, away from the edges
+            double c = 0, q = 0;
+            for (int64_t k = 4000; k < 12000; ++k) {
+                const double w = 2 * std::numbers::pi * hz * double(k) / 16000;
+                c += heard[size_t(k)] * std::cos(w);
+                q += heard[size_t(k)] * std::sin(w);
+            }
+            return std::hypot(c, q);
+        };
+        const double at1k = amplitude(1000);
+        const double wantLow = 1 / std::sqrt(1 + std::pow(3.0, 4)),
+                     wantHigh = 1 / std::sqrt(1 + std::pow(6000.0 / 3400, 4));
+        QVERIFY2(std::abs(amplitude(100) / at1k / wantLow - 1) < 0.1,
+                 qPrintable(QString::number(amplitude(100) / at1k)));
+        QVERIFY2(std::abs(amplitude(6000) / at1k / wantHigh - 1) < 0.1,
+                 qPrintable(QString::number(amplitude(6000) / at1k)));
+
+        // Neither room nor band: unchanged; silence stays silence.
+        RoomMicrophone::Options none = o;
+        none.p = 0;
+        std::vector<float> same(burst.size());
+        RoomMicrophone(none).apply(burst.data(), same.data(), 1, s, &seed);
+        QCOMPARE(same, burst);
+        std::vector<float> quiet(size_t(len), 0.0f), stillQuiet(size_t(len), 1.0f);
+        room.apply(quiet.data(), stillQuiet.data(), 1, s, &seed);
+        QCOMPARE(stillQuiet, quiet);
     }
 
     // vtlp's warp (FrequencyWarp): a tone's band moves by the factor drawn, within the range,
@@ -1102,6 +1211,39 @@ private slots:
             nonzero += d != 0;
         }
         QVERIFY(nonzero > 10);
+
+        // keep_sound: a word late in the window moves anywhere up to max_shift earlier, but later
+        // only as far as keeps it whole; a sound filling the window does not move.
+        const std::vector<float> word = tone(300, 16000, 0.2); // 10000 to 13200 of 16000
+        std::vector<float> late(16000, 0.0f), shifted(16000);
+        std::copy(word.begin(), word.end(), late.begin() + 10000);
+        const Shape ws{1, 1, 16000};
+        TimeShift keeping(0.3f, true);
+        int64_t earliest = 0, latest = 0;
+        double energy = 0;
+        for (float v : late)
+            energy += double(v) * v;
+        for (uint64_t seed = 1; seed <= 60; ++seed) {
+            keeping.apply(late.data(), shifted.data(), 1, ws, &seed);
+            double kept = 0;
+            int64_t start = -1;
+            for (int64_t k = 0; k < 16000; ++k) {
+                kept += double(shifted[size_t(k)]) * shifted[size_t(k)];
+                if (start < 0 && shifted[size_t(k)] != 0.0f) start = k;
+            }
+            QVERIFY2(std::abs(kept / energy - 1) < 1e-9, qPrintable(QString::number(seed)));
+            const int64_t d = start - 10001; // tone(...)[0] is 0: the first non-zero is sample 1
+            QVERIFY2(d >= -4800 && 13200 + d <= 16000, qPrintable(QString::number(d)));
+            earliest = std::min(earliest, d);
+            latest = std::max(latest, d);
+        }
+        QVERIFY2(earliest < -3600 && latest > 1800,
+                 qPrintable(QString("%1 to %2").arg(earliest).arg(latest)));
+        const std::vector<float> long_ = tone(300, 16000, 1.0);
+        std::vector<float> unmoved(16000);
+        const uint64_t one = 1;
+        keeping.apply(long_.data(), unmoved.data(), 1, ws, &one);
+        QCOMPARE(unmoved, long_);
 
         // SpecAugment sets whole bands and spans to the mean, no more than asked.
         SpecAugment masks(1, 4, 1, 6);

@@ -216,6 +216,7 @@ void TestGraph::builtinTypes()
                                             "time_shift",
                                             "noise_beside",
                                             "speed_perturb",
+                                            "room_mic",
                                             "vtlp",
                                             "pcen",
                                             "spec_augment",

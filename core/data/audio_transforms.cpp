@@ -165,8 +165,9 @@ void NoiseBeside::apply(const float *in, float *out, int64_t n, const Shape &inS
     }
 }
 
-TimeShift::TimeShift(float maxFraction)
+TimeShift::TimeShift(float maxFraction, bool keepSound)
     : m_max(maxFraction)
+    , m_keepSound(keepSound)
 {}
 
 void TimeShift::apply(const float *in, float *out, int64_t n, const Shape &inShape,
@@ -176,8 +177,16 @@ void TimeShift::apply(const float *in, float *out, int64_t n, const Shape &inSha
     const int64_t most = int64_t(std::floor(double(m_max) * double(len)));
     for (int64_t i = 0; i < n; ++i) {
         Rng rng(seeds[i]);
-        const int64_t shift = most > 0 ? int64_t(rng.below(uint64_t(2 * most + 1))) - most : 0;
         const float *x = in + i * len;
+        int64_t shift = 0;
+        if (!m_keepSound) {
+            shift = most > 0 ? int64_t(rng.below(uint64_t(2 * most + 1))) - most : 0;
+        } else {
+            const auto [first, last] = audibleRange(std::vector<float>(x, x + len), 30);
+            const int64_t lo = std::max(-most, -int64_t(first)),
+                          hi = std::min(most, len - int64_t(last));
+            if (hi > lo) shift = lo + int64_t(rng.below(uint64_t(hi - lo + 1)));
+        }
         float *y = out + i * len;
         std::fill_n(y, len, 0.0f);
         for (int64_t k = std::max<int64_t>(0, shift); k < std::min(len, len + shift); ++k)
@@ -214,6 +223,110 @@ void SpeedPerturb::apply(const float *in, float *out, int64_t n, const Shape &in
         }
         const std::vector<float> y = stretchedAroundMiddle({src, size_t(len)}, factor);
         std::copy_n(y.begin(), len, out + i * len);
+    }
+}
+
+RoomMicrophone::RoomMicrophone(Options o)
+    : m_o(o)
+{}
+
+Result<Shape> RoomMicrophone::outputShape(const Shape &in) const
+{
+    if (Status waves = checkWaveforms(in); !waves) return waves.error();
+    const Options &o = m_o;
+    if (!(o.rt60Min >= 0 && o.rt60Min <= o.rt60Max))
+        return makeError("rt60_min must be at least 0 and not above rt60_max");
+    if (!(o.drrMinDb <= o.drrMaxDb)) return makeError("drr_min must not be above drr_max");
+    if (!(o.lowCutMin > 0 && o.lowCutMin <= o.lowCutMax))
+        return makeError("low_cut_min must be above 0 and not above low_cut_max");
+    if (!(o.highCutMin <= o.highCutMax))
+        return makeError("high_cut_min must not be above high_cut_max");
+    if (!(o.lowCutMax < o.highCutMin))
+        return makeError("low_cut_max must be below high_cut_min, or the band holds nothing");
+    return in;
+}
+
+void RoomMicrophone::apply(const float *in, float *out, int64_t n, const Shape &inShape,
+                           const uint64_t *seeds) const
+{
+    const int64_t len = inShape.numel();
+    const double rate = double(m_o.sampleRate);
+    auto logUniform = [](Rng &rng, float lo, float hi) {
+        return std::exp(double(rng.uniform(std::log(lo), std::log(hi))));
+    };
+    for (int64_t i = 0; i < n; ++i) {
+        Rng rng(seeds[i]);
+        const float *x = in + i * len;
+        float *y = out + i * len;
+        // Every draw always, so that p and band_p do not change what else a sample gets.
+        const bool room = rng.uniform() < m_o.p;
+        const double rt60 = rng.uniform(m_o.rt60Min, m_o.rt60Max);
+        const double drrDb = rng.uniform(m_o.drrMinDb, m_o.drrMaxDb);
+        const double preDelay = rng.uniform(0.001f, 0.02f);
+        const bool band = rng.uniform() < m_o.bandP;
+        const double lowCut = logUniform(rng, m_o.lowCutMin, m_o.lowCutMax);
+        const double highCut = logUniform(rng, m_o.highCutMin, m_o.highCutMax);
+        const uint64_t tailSeed = rng.next();
+        const bool reverb = room && rt60 * rate >= 1.0;
+        double inPower = 0;
+        for (int64_t k = 0; k < len; ++k)
+            inPower += double(x[k]) * double(x[k]);
+        if ((!reverb && !band) || inPower <= 0 || len < 2) { // silence stays silence
+            std::copy_n(x, len, y);
+            continue;
+        }
+        // The impulse response: the direct sound (1 at 0), then the tail.
+        std::vector<float> h{1.0f};
+        if (reverb) {
+            const auto delay = std::max<int64_t>(1, std::llround(preDelay * rate));
+            const auto tail = std::min<int64_t>(len, int64_t(std::ceil(rt60 * rate)));
+            h.assign(size_t(delay + tail), 0.0f);
+            h[0] = 1.0f;
+            Rng noise(tailSeed);
+            const double decay = std::log(1000.0) / (rt60 * rate); // amplitude: -60 dB at rt60
+            double energy = 0;
+            std::vector<double> t(static_cast<size_t>(tail));
+            for (int64_t k = 0; k < tail; ++k) {
+                t[size_t(k)] = double(noise.normal()) * std::exp(-decay * double(k));
+                energy += t[size_t(k)] * t[size_t(k)];
+            }
+            const double scale = std::sqrt(std::pow(10.0, -drrDb / 10.0) / std::max(energy, 1e-30));
+            for (int64_t k = 0; k < tail; ++k)
+                h[size_t(delay + k)] = float(t[size_t(k)] * scale);
+        }
+        // Linear convolution by the DFT, with room past the end for the band's zero-phase
+        // ringing before the start (it wraps there and is never read).
+        const int64_t margin = band ? int64_t(0.05 * rate) : 0;
+        const int nFft = cv::getOptimalDFTSize(int(len + int64_t(h.size()) - 1 + margin));
+        cv::Mat a = cv::Mat::zeros(1, nFft, CV_32F), b = cv::Mat::zeros(1, nFft, CV_32F);
+        std::copy_n(x, len, a.ptr<float>());
+        std::copy(h.begin(), h.end(), b.ptr<float>());
+        // Real DFTs in OpenCV's packed layout (CCS: bin 0's real part, then each bin's real and
+        // imaginary parts, then the last bin's real part when nFft is even): half the work of
+        // complex ones.
+        cv::Mat fa, fb, product;
+        cv::dft(a, fa);
+        cv::dft(b, fb);
+        cv::mulSpectrums(fa, fb, product, 0);
+        if (band) {
+            float *packed = product.ptr<float>();
+            for (int j = 0; j < nFft; ++j) {
+                const double f = double((j + 1) / 2) * rate / double(nFft); // element j's bin
+                // Second-order Butterworth high-pass and low-pass magnitudes.
+                const double r = f / lowCut, q = f / highCut;
+                const double hp2 = r * r * r * r / (1.0 + r * r * r * r); // |H|^2, 0 at 0 Hz
+                packed[j] *= float(std::sqrt(hp2 / (1.0 + q * q * q * q)));
+            }
+        }
+        cv::Mat z;
+        cv::dft(product, z, cv::DFT_INVERSE | cv::DFT_REAL_OUTPUT | cv::DFT_SCALE);
+        const float *heard = z.ptr<float>();
+        double outPower = 0;
+        for (int64_t k = 0; k < len; ++k)
+            outPower += double(heard[k]) * double(heard[k]);
+        const float gain = outPower > 0 ? float(std::sqrt(inPower / outPower)) : 0.0f;
+        for (int64_t k = 0; k < len; ++k)
+            y[k] = heard[k] * gain;
     }
 }
 

@@ -57,10 +57,16 @@ private:
 };
 
 // Shifts each waveform by a whole number of samples drawn uniformly from
-// [-maxFraction * length, maxFraction * length], filling with silence.
+// [-maxFraction * length, maxFraction * length], filling with silence. With keepSound, only as far
+// as its sound (the part within 30 dB of its loudest frame, audibleRange) stays whole inside the
+// window: a short word goes anywhere within maxFraction, a word as long as the window nowhere.
+// A model that listens (docs/audio.md, "Listen") hears each word in several windows, at every
+// place from a third of a window early to a third late; one trained at the middle alone is sure
+// of a word there only, and one trained on words cut at the window's edge takes pieces of other
+// words for digits.
 class TimeShift : public Transform {
 public:
-    explicit TimeShift(float maxFraction);
+    explicit TimeShift(float maxFraction, bool keepSound = false);
     bool random() const override { return true; }
     bool inPlace() const override { return false; }
     void apply(const float *in, float *out, int64_t n, const Shape &inShape,
@@ -68,6 +74,7 @@ public:
 
 private:
     float m_max;
+    bool m_keepSound;
 };
 
 // Speed perturbation (Ko et al. 2015; Kaldi's recipes, torchaudio's SpeedPerturbation): each
@@ -87,6 +94,46 @@ public:
 
 private:
     float m_max, m_p;
+};
+
+// A room and a microphone, drawn for each waveform (multi-condition training, as keyword
+// spotters trained for rooms they never heard are: Ko et al. 2017's simulated reverberation,
+// Kaldi's and Google's room-simulated recipes). With probability p the waveform is heard in a
+// room: convolved with an impulse response made on the spot, the direct sound followed after a
+// pre-delay (1 to 20 ms) by a diffuse tail of Gaussian noise decaying 60 dB over a reverberation
+// time drawn uniformly from [rt60Min, rt60Max] s, as loud against the direct sound as a
+// direct-to-reverberant ratio drawn from [drrMinDb, drrMaxDb] says. With probability bandP, apart
+// from it, the result goes through a microphone's or a channel's band: a high-pass corner drawn
+// log-uniformly from [lowCutMin, lowCutMax] Hz and a low-pass corner from [highCutMin, highCutMax]
+// Hz (second-order Butterworth magnitudes, zero phase), so that a cheap microphone's thin bass or a
+// telephone's 300 to 3400 Hz is heard. The output keeps the input's length, its direct sound at
+// the same time (the tail past the end is cut), and its RMS (the level is feature_norm's and the
+// noise stages' business). The data set's recordings may each carry one room or channel baked in
+// (scripts/make_spoken_digits.sh); this gives every epoch another, and a data set recorded in one
+// room (the Record panel's) rooms it never had. Its own code: our libraries have a DFT (OpenCV's,
+// used here) but no room or impulse-response model; the exponentially decaying noise tail is the
+// textbook one (Schroeder's statistical model of a diffuse field). Waveforms [1, 1, samples].
+class RoomMicrophone : public Transform {
+public:
+    struct Options {
+        int64_t sampleRate = 16000;
+        float p = 0.5f;
+        float rt60Min = 0.1f, rt60Max = 0.7f; // seconds
+        float drrMinDb = 0.0f, drrMaxDb = 12.0f;
+        float bandP = 0.5f;
+        float lowCutMin = 50.0f, lowCutMax = 400.0f;     // Hz
+        float highCutMin = 3000.0f, highCutMax = 7500.0f; // Hz
+    };
+    explicit RoomMicrophone(Options o);
+    bool random() const override { return true; }
+    bool inPlace() const override { return false; }
+    Result<Shape> outputShape(const Shape &in) const override;
+    void apply(const float *in, float *out, int64_t n, const Shape &inShape,
+               const uint64_t *seeds) const override;
+    const Options &options() const { return m_o; }
+
+private:
+    Options m_o;
 };
 
 // Spectrograms with librosa's conventions (librosa 0.10: stft, feature.melspectrogram,

@@ -222,8 +222,15 @@ void addAudioAugmentation(NodeCatalog &c)
                      "Shifts waveforms earlier or later by a random amount, "
                      "filling with silence.",
                      {floatParam("max_shift", 0.1, closed(0, 0.5),
-                                 "Largest shift, as a fraction of the length.")}),
-        [](const NodeParams &p) { return std::make_shared<data::TimeShift>(p.f("max_shift")); }));
+                                 "Largest shift, as a fraction of the length."),
+                      boolParam("keep_sound", false,
+                                "Shift no further than keeps the sound (within 30 dB of its "
+                                "loudest part) whole inside the window: words are heard at "
+                                "every place, never cut at an edge. Put it before noise nodes, "
+                                "whose noise would count as sound.")}),
+        [](const NodeParams &p) {
+            return std::make_shared<data::TimeShift>(p.f("max_shift"), p.b("keep_sound"));
+        }));
     c.add(transformNode(
         augmentation("speed_perturb", "Speed perturbation",
                      "Plays waveforms at a random speed: shorter or longer, and every "
@@ -237,6 +244,51 @@ void addAudioAugmentation(NodeCatalog &c)
         [](const NodeParams &p) {
             return std::make_shared<data::SpeedPerturb>(p.f("max_change"), p.f("p"));
         }));
+    NodeType room;
+    room.spec = augmentation(
+        "room_mic", "Room and microphone",
+        "Hears each waveform in a room and through a microphone drawn for it: a reverberation "
+        "(an impulse response made on the spot: the direct sound, then a tail decaying over the "
+        "room's reverberation time) and a band (a cheap microphone's thin bass, a telephone's "
+        "300 to 3400 Hz); its length, timing and loudness kept. Before the noise nodes.",
+        {floatParam("p", 0.5, closed(0, 1), "Probability a sample is heard in a room."),
+         floatParam("rt60_min", 0.1, closed(0, 5),
+                    "Shortest reverberation time (seconds to fall 60 dB; a car 0.05, a living "
+                    "room 0.4, a hall 2)."),
+         floatParam("rt60_max", 0.7, closed(0, 5), "Longest reverberation time (seconds)."),
+         floatParam("drr_min", 0, closed(-30, 60),
+                    "Lowest direct-to-reverberant ratio (dB): the direct sound against the "
+                    "room's; lower is farther from the microphone."),
+         floatParam("drr_max", 12, closed(-30, 60), "Highest direct-to-reverberant ratio (dB)."),
+         floatParam("band_p", 0.5, closed(0, 1),
+                    "Probability a sample goes through a microphone's band (apart from the "
+                    "room)."),
+         floatParam("low_cut_min", 50, closed(1, 20000),
+                    "Lowest high-pass corner (Hz), drawn log-uniformly up to low_cut_max."),
+         floatParam("low_cut_max", 400, closed(1, 20000), "Highest high-pass corner (Hz)."),
+         floatParam("high_cut_min", 3000, closed(1, 100000),
+                    "Lowest low-pass corner (Hz; 3400: a telephone), drawn log-uniformly up to "
+                    "high_cut_max."),
+         floatParam("high_cut_max", 7500, closed(1, 100000),
+                    "Highest low-pass corner (Hz; at half the sample rate or above: hardly "
+                    "any cut).")});
+    room.spec.role = NodeRole::Transform;
+    room.makeTransform = [](const NodeParams &p, const DataSpec &chain) {
+        data::RoomMicrophone::Options o;
+        o.sampleRate = chain.audioFiles.sampleRate;
+        o.p = p.f("p");
+        o.rt60Min = p.f("rt60_min");
+        o.rt60Max = p.f("rt60_max");
+        o.drrMinDb = p.f("drr_min");
+        o.drrMaxDb = p.f("drr_max");
+        o.bandP = p.f("band_p");
+        o.lowCutMin = p.f("low_cut_min");
+        o.lowCutMax = p.f("low_cut_max");
+        o.highCutMin = p.f("high_cut_min");
+        o.highCutMax = p.f("high_cut_max");
+        return std::make_shared<data::RoomMicrophone>(o);
+    };
+    c.add(std::move(room));
     NodeType vtlp;
     vtlp.spec = augmentation(
         "vtlp", "Vocal tract length perturbation",
