@@ -60,10 +60,9 @@ private:
 // [-maxFraction * length, maxFraction * length], filling with silence. With keepSound, only as far
 // as its sound (the part within 30 dB of its loudest frame, audibleRange) stays whole inside the
 // window: a short word goes anywhere within maxFraction, a word as long as the window nowhere.
-// A model that listens (docs/audio.md, "Listen") hears each word in several windows, at every
-// place from a third of a window early to a third late; one trained at the middle alone is sure
-// of a word there only, and one trained on words cut at the window's edge takes pieces of other
-// words for digits.
+// Meant for listening, which hears each word at every place from a third of a window early to a
+// third late; on the spoken-digits example it made the model less sure everywhere, and it found
+// fewer digits (docs/audio-history.md, "Where the example errs, where in the window it is sure").
 class TimeShift : public Transform {
 public:
     explicit TimeShift(float maxFraction, bool keepSound = false);
