@@ -65,6 +65,15 @@ std::vector<double> colouredNoise(Rng &rng, size_t n, NoiseColour colour, double
     return v;
 }
 
+// The sum of the squares of n samples (their energy), in double.
+double sumOfSquares(const float *x, int64_t n)
+{
+    double e = 0;
+    for (int64_t k = 0; k < n; ++k)
+        e += double(x[k]) * double(x[k]);
+    return e;
+}
+
 // The colour a sample gets: Any draws white, pink or brown, PinkOrBrown one of those two, the
 // others are themselves.
 NoiseColour drawColour(Rng &rng, NoiseColour colour)
@@ -95,10 +104,7 @@ void AddNoise::apply(const float *in, float *out, int64_t n, const Shape &inShap
             std::copy_n(x, len, y);
             continue;
         }
-        double power = 0;
-        for (int64_t k = 0; k < len; ++k)
-            power += double(x[k]) * double(x[k]);
-        power /= double(std::max<int64_t>(len, 1));
+        const double power = sumOfSquares(x, len) / double(std::max<int64_t>(len, 1));
         const double snr = rng.uniform(m_min, m_max);
         // Silence gets the noise of a quiet signal rather than none.
         const float sigma = float(std::sqrt(std::max(power, 1e-6) / std::pow(10.0, snr / 10.0)));
@@ -268,9 +274,7 @@ void RoomMicrophone::apply(const float *in, float *out, int64_t n, const Shape &
         const double highCut = logUniform(rng, m_o.highCutMin, m_o.highCutMax);
         const uint64_t tailSeed = rng.next();
         const bool reverb = room && rt60 * rate >= 1.0;
-        double inPower = 0;
-        for (int64_t k = 0; k < len; ++k)
-            inPower += double(x[k]) * double(x[k]);
+        const double inPower = sumOfSquares(x, len);
         if ((!reverb && !band) || inPower <= 0 || len < 2) { // silence stays silence
             std::copy_n(x, len, y);
             continue;
@@ -284,15 +288,13 @@ void RoomMicrophone::apply(const float *in, float *out, int64_t n, const Shape &
             h[0] = 1.0f;
             Rng noise(tailSeed);
             const double decay = std::log(1000.0) / (rt60 * rate); // amplitude: -60 dB at rt60
-            double energy = 0;
-            std::vector<double> t(static_cast<size_t>(tail));
-            for (int64_t k = 0; k < tail; ++k) {
-                t[size_t(k)] = double(noise.normal()) * std::exp(-decay * double(k));
-                energy += t[size_t(k)] * t[size_t(k)];
-            }
-            const double scale = std::sqrt(std::pow(10.0, -drrDb / 10.0) / std::max(energy, 1e-30));
+            float *t = h.data() + delay;
             for (int64_t k = 0; k < tail; ++k)
-                h[size_t(delay + k)] = float(t[size_t(k)] * scale);
+                t[k] = float(double(noise.normal()) * std::exp(-decay * double(k)));
+            const double scale = std::sqrt(std::pow(10.0, -drrDb / 10.0) /
+                                           std::max(sumOfSquares(t, tail), 1e-30));
+            for (int64_t k = 0; k < tail; ++k)
+                t[k] = float(double(t[k]) * scale);
         }
         // Linear convolution by the DFT, with room past the end for the band's zero-phase
         // ringing before the start (it wraps there and is never read).
@@ -321,9 +323,7 @@ void RoomMicrophone::apply(const float *in, float *out, int64_t n, const Shape &
         cv::Mat z;
         cv::dft(product, z, cv::DFT_INVERSE | cv::DFT_REAL_OUTPUT | cv::DFT_SCALE);
         const float *heard = z.ptr<float>();
-        double outPower = 0;
-        for (int64_t k = 0; k < len; ++k)
-            outPower += double(heard[k]) * double(heard[k]);
+        const double outPower = sumOfSquares(heard, len);
         const float gain = outPower > 0 ? float(std::sqrt(inPower / outPower)) : 0.0f;
         for (int64_t k = 0; k < len; ++k)
             y[k] = heard[k] * gain;

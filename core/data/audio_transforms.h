@@ -129,7 +129,6 @@ public:
     Result<Shape> outputShape(const Shape &in) const override;
     void apply(const float *in, float *out, int64_t n, const Shape &inShape,
                const uint64_t *seeds) const override;
-    const Options &options() const { return m_o; }
 
 private:
     Options m_o;
