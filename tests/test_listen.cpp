@@ -5,10 +5,12 @@
 // in test_spoken_digits.
 
 #include "core/exec/listen.h"
+#include "core/exec/listen_score.h"
 
 #include <QtTest>
 
 #include <cmath>
+#include <fstream>
 
 using namespace fb;
 using namespace fb::exec;
@@ -335,6 +337,157 @@ private slots:
         // A warp of 0 is no hearing more: heard once.
         o.warps = {0.0};
         QCOMPARE(o.speeds(), std::vector<double>{1.0});
+    }
+
+    // listen --truth's label files: Audacity's export (tabs, its spectral-selection lines), the
+    // tests' five columns, comments and CRLF; a keyword is a class the listener detects.
+    void truthFilesAsAudacityWritesThem()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("labels.txt").toStdString();
+        {
+            std::ofstream f(path, std::ios::binary);
+            f << "# what was said\r\n"
+              << "6.000000\t6.500000\t1\r\n"
+              << "\\\t120.000000\t3400.000000\r\n" // Audacity: the frequencies of the one above
+              << "3.0\t3.6\t2\tfive columns\tas the tests write them\n"
+              << "\n"
+              << "8.0\t8.4\tcat\n"
+              << "9.0\t9.5\tUnknown\n"
+              << "10.0\t10.5\t_Background_\n"
+              << "11.0\t11.2\tmy word\n";
+        }
+        auto read = readTruth(path, kNames, ListenOptions{}.ignore);
+        QVERIFY2(read.ok(), read.ok() ? "" : read.error().str().c_str());
+        const std::vector<TruthWord> &w = read.value();
+        QCOMPARE(w.size(), size_t(6));
+        // In time order, whatever the file's.
+        QCOMPARE(w[0].label, std::string("2"));
+        QCOMPARE(w[0].index, 2);
+        QCOMPARE(w[0].line, 4);
+        QCOMPARE(w[1].label, std::string("1"));
+        QCOMPARE(w[1].index, 1);
+        QCOMPARE(w[1].start, 6.0);
+        QCOMPARE(w[1].end, 6.5);
+        QCOMPARE(w[2].index, -1); // "cat": not a class
+        QCOMPARE(w[3].index, -1); // "Unknown": a class, but one never detected
+        QCOMPARE(w[4].index, -1); // "_Background_" likewise
+        QCOMPARE(w[5].label, std::string("my word"));
+        QCOMPARE(w[5].index, -1);
+
+        // What cannot be read is named with its file and line.
+        auto refused = [&](const char *text, int line, const char *words) {
+            std::ofstream(path, std::ios::binary) << text;
+            auto r = readTruth(path, kNames, ListenOptions{}.ignore);
+            return !r.ok() && r.error().file == path && r.error().line == line &&
+                   r.error().message.find(words) != std::string::npos;
+        };
+        QVERIFY(refused("1.0\t2.0\t1\n1.0\tsoon\t2\n", 2, "START<tab>END<tab>LABEL"));
+        QVERIFY(refused("1.0 2.0 1\n", 1, "START<tab>END<tab>LABEL")); // not tabs
+        QVERIFY(refused("2.0\t1.0\t1\n", 1, "must not end before it starts"));
+        QVERIFY(refused("1.0\t2.0\t \n", 1, "without a name"));
+        auto missing = readTruth(dir.filePath("none.txt").toStdString(), kNames, {});
+        QVERIFY(!missing.ok() && missing.error().file.ends_with("none.txt"));
+    }
+
+    // Detections judged against the truth, as bench/listen_accuracy.py and test_spoken_digits
+    // count them: found at the keyword's time, another class there, or a false alarm away from
+    // every keyword; and the time away from them, which false alarms an hour are of.
+    void truthScoresWhatIsFound()
+    {
+        ListenOptions o;
+        o.hopMs = 100;
+        o.average = 3;
+        o.threshold = 0.7;
+        o.suppressMs = 0;
+        // Said: "2", "1", "0", "2"; labelled: "2" (found), "2" where "1" is said (another class
+        // there, and the "2" missed), "cat" where "0" is said (a false alarm), "2" (found), and
+        // a "1" nobody said (missed).
+        const Heard h =
+            listen(stream(15.0, {{3.0, 3.6, 2}, {6.0, 6.5, 1}, {9.0, 9.4, 0}, {12.0, 12.4, 2}}), o);
+        QCOMPARE(h.detections.size(), size_t(4));
+        TruthJudge judge({{3.0, 3.6, "2", 2, 1},
+                          {6.0, 6.5, "2", 2, 2},
+                          {9.0, 9.4, "cat", -1, 3},
+                          {12.0, 12.4, "2", 2, 4},
+                          {13.5, 14.0, "1", 1, 5}});
+        std::vector<std::string> outcomes;
+        std::vector<int64_t> near;
+        for (const Detection &d : h.detections) {
+            int64_t at = -2;
+            outcomes.push_back(outcomeName(judge.judge(d, at)));
+            near.push_back(at);
+        }
+        QCOMPARE(outcomes, (std::vector<std::string>{"right", "wrong", "false_alarm", "right"}));
+        QCOMPARE(near, (std::vector<int64_t>{0, 1, 2, 3}));
+        const ListenScore s = judge.score(15.0);
+        QCOMPARE(s.keywords, int64_t(4));
+        QCOMPARE(s.found, int64_t(2));
+        QCOMPARE(s.wrong, int64_t(1));
+        QCOMPARE(s.falseAlarms, int64_t(1));
+        QCOMPARE(s.missed, (std::vector<size_t>{1, 4}));
+        // Away from the keywords (each widened by half a second): 15 s less 1.6, 1.5, 1.4
+        // and 1.5 (12.0 to 14.5, the last two overlapping, is 2.9).
+        QVERIFY2(std::abs(s.otherSeconds - 9.0) < 1e-9, qPrintable(QString::number(s.otherSeconds)));
+        QVERIFY(std::abs(s.falseAlarmsPerHour() - 400.0) < 1e-6);
+    }
+
+    // The sweep replays the detector over windows heard once: every setting finds what a
+    // listener of that setting finds, and the best within a budget is the most found there.
+    void sweepIsWhatEachSettingFinds()
+    {
+        // A blip of 0.2 s that only a short average hears, three words and a word that is no
+        // keyword, in 20 s.
+        const std::vector<float> x = stream(
+            20.0, {{2.0, 2.2, 0}, {5.0, 5.6, 1}, {9.0, 9.5, 2}, {13.0, 13.4, 0}, {16.0, 16.7, 1}});
+        const std::vector<TruthWord> truth{{2.0, 2.2, "0", 0, 1},
+                                           {5.0, 5.6, "1", 1, 2},
+                                           {9.0, 9.5, "2", 2, 3},
+                                           {13.0, 13.4, "other", -1, 4},
+                                           {16.0, 16.7, "1", 1, 5}};
+        ListenOptions o;
+        o.suppressMs = 0;
+        const Heard once = listen(x, o);
+        auto made = Listener::make(scoreWindow, kNames, 100, 100, o);
+        QVERIFY(made.ok());
+        const std::vector<int> averages{1, 3, 5};
+        const std::vector<double> thresholds{0.5, 0.9};
+        const std::vector<SweepPoint> points = sweep(once.windows, o, kNames, 100,
+                                                     made.value().hopSamples(), truth, 20.0,
+                                                     averages, thresholds);
+        QCOMPARE(points.size(), size_t(6));
+        for (const SweepPoint &p : points) {
+            ListenOptions at = o;
+            at.average = p.average;
+            at.threshold = p.threshold;
+            TruthJudge judge(truth);
+            for (const Detection &d : listen(x, at).detections) {
+                int64_t near = -1;
+                judge.judge(d, near);
+            }
+            const ListenScore s = judge.score(20.0);
+            QCOMPARE(p.score.found, s.found);
+            QCOMPARE(p.score.falseAlarms, s.falseAlarms);
+            QCOMPARE(p.score.wrong, s.wrong);
+        }
+        // Averaging 5 at 0.9 misses the blip; one window hears it.
+        auto at = [&](int average, double threshold) {
+            return *std::find_if(points.begin(), points.end(), [&](const SweepPoint &p) {
+                return p.average == average && p.threshold == threshold;
+            });
+        };
+        QCOMPARE(at(1, 0.9).score.found, int64_t(4));
+        QCOMPARE(at(5, 0.9).score.found, int64_t(3));
+        QCOMPARE(at(5, 0.9).score.falseAlarms, int64_t(0)); // "other" is 0.4 s: 4 of 5 windows
+        QCOMPARE(at(1, 0.9).score.falseAlarms, int64_t(1));
+        // The best: the most found within the budget, then the fewest false alarms.
+        const SweepPoint *any = bestWithin(points, 1e9);
+        QVERIFY(any && any->score.found == 4);
+        const SweepPoint *none = bestWithin(points, 0);
+        QVERIFY(none && none->score.falseAlarms == 0);
+        for (const SweepPoint &p : points)
+            if (p.score.falseAlarms == 0) QVERIFY(p.score.found <= none->score.found);
+        QVERIFY(!bestWithin(points, -1));
     }
 
     void optionsOutOfRangeAreRefused()

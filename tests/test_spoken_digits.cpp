@@ -352,12 +352,20 @@ class TestSpokenDigits : public QObject {
         QVERIFY2(make.exitCode == 0, qPrintable(make.err));
         const QList<Word> truth = readTruth(truthFile);
         QCOMPARE(truth.size(), words);
-        const Run l = run(FLOWBENCH_CLI, {"listen", m_trained.filePath("run"), rec});
+        // listen --truth scores it as this test does (a person's own recording and labels).
+        const Run l = run(FLOWBENCH_CLI,
+                          {"listen", m_trained.filePath("run"), rec, "--truth", truthFile});
         QVERIFY2(l.exitCode == 0, qPrintable(l.err.right(2000)));
         const Heard h = score(l.out.trimmed().split('\n'), truth);
         qInfo("%s: %d of %d digits detected at their time (%.1f%%), %d with another digit's "
               "name, %d false alarms",
               what, h.right, h.digits, 100.0 * h.right / h.digits, h.wrongLabel, h.falseAlarms);
+        const QJsonObject scored = lastLine(l.out)["score"].toObject();
+        QCOMPARE(scored["keywords"].toInt(), h.digits);
+        QCOMPARE(scored["found"].toInt(), h.right);
+        QCOMPARE(scored["wrong"].toInt(), h.wrongLabel);
+        QCOMPARE(scored["false_alarms"].toInt(), h.falseAlarms);
+        QCOMPARE(scored["missed"].toArray().size(), h.digits - h.right);
         QVERIFY2(h.right >= floor * h.digits, qPrintable(QString::number(h.right)));
         QVERIFY2(h.falseAlarms <= kListenFalseAlarms, qPrintable(QString::number(h.falseAlarms)));
     }
@@ -561,6 +569,21 @@ private slots:
             QVERIFY2(last["error"].toObject()["message"].toString().contains(bad),
                      qPrintable(r.out));
         }
+        // So is a label file that cannot be read, by its line (exit 2, before any listening);
+        // a sweep needs one.
+        QFile labels(dir.filePath("labels.txt"));
+        QVERIFY(labels.open(QIODevice::WriteOnly));
+        labels.write("1.0\t1.5\t3\n2.0\tsoon\t4\n");
+        labels.close();
+        const Run badLabels = run(FLOWBENCH_CLI, {"listen", m_trained.filePath("run"), rec,
+                                                  "--truth", labels.fileName()});
+        QCOMPARE(badLabels.exitCode, 2);
+        QVERIFY2(lastLine(badLabels.out)["error"].toObject()["message"].toString().contains(
+                     labels.fileName() + ":2: expected START<tab>END<tab>LABEL"),
+                 qPrintable(badLabels.out));
+        const Run noLabels = run(FLOWBENCH_CLI, {"listen", m_trained.filePath("run"), rec, "--sweep"});
+        QCOMPARE(noLabels.exitCode, 2);
+        QVERIFY2(noLabels.err.contains("--sweep needs --truth"), qPrintable(noLabels.err));
     }
 
     // Voices it never heard in accents it did: tests/make_listen_recording.sh's unheard-variants,

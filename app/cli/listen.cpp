@@ -5,6 +5,7 @@
 #include "core/data/audio_files.h"
 #include "core/exec/inference.h"
 #include "core/exec/listen.h"
+#include "core/exec/listen_score.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include <cstring>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 namespace fb::cli {
 
@@ -66,6 +68,15 @@ Options:
   --threads N        CPU threads for the models (default 1: a window is too little work to
                      share out, and OpenMP's idle threads spin, taking the cores of whatever
                      else runs: beside another listener, windows took 450 ms instead of 10)
+  --truth LABELS     what was said when: START<tab>END<tab>LABEL lines in seconds (Audacity's
+                     exported labels). A label naming a class the model detects is a keyword
+                     to find; any other marks a stretch where a detection is a false alarm.
+                     Each detection says whether it was right, and the summary gains "score":
+                     keywords found at their time, missed, false alarms and an hour's worth
+  --sweep            with --truth: also replay the detector over the windows heard, at 1 to 8
+                     windows averaged and thresholds 0.5 to 0.95, and name the setting that
+                     finds the most keywords within --budget false alarms an hour
+  --budget F         false alarms an hour the sweep's "best" may raise (default 2)
 
 Output (stdout, JSON lines):
   {"kind": "detection", "time", "start", "end", "class", "index", "probability", "window"}
@@ -75,6 +86,11 @@ Output (stdout, JSON lines):
    "models", "threads", "detector": {"average", "threshold", "hop_ms", "centre_ms",
    "floor_db", "suppress_ms", "warp" (the largest W), "warps" (every W)},
    "latency_ms": {"p50", "p99", "max"}}           (last line; "status": "error" on failure)
+  with --truth, detections gain "truth" (right, wrong or false_alarm) and "said" (the label
+  there, or null), and the summary "score": {"keywords", "found", "missed": [{"label", "start",
+  "end"}], "wrong", "false_alarms", "other_seconds", "false_alarms_per_hour"}; with --sweep,
+  "sweep": [{"average", "threshold", "found", "false_alarms", "false_alarms_per_hour"}] and
+  "best": {"budget", "average", "threshold", "found", "keywords", "false_alarms_per_hour"}
 Exit codes: 0 ok, 1 the recording or microphone could not be read, 2 bad usage or model.
 )";
 
@@ -223,7 +239,9 @@ int fromMicrophone(int64_t rate, double seconds,
 
 int listen(int argc, char **argv)
 {
-    std::string input, device = "cpu";
+    std::string input, device = "cpu", truthFile;
+    bool sweeping = false;
+    double budget = 2;
     std::vector<std::string> models(1); // MODEL, then every --with
     bool mic = false, windows = false, fromStdin = false;
     double windowMs = 0, seconds = 0, rate = 0;
@@ -250,10 +268,13 @@ int listen(int argc, char **argv)
             fromStdin = true;
         } else if (a == "--windows") {
             windows = true;
+        } else if (a == "--sweep") {
+            sweeping = true;
         } else if (a == "--window-ms" || a == "--hop-ms" || a == "--average" ||
                    a == "--threshold" || a == "--suppress-ms" || a == "--centre-ms" ||
                    a == "--floor-db" || a == "--seconds" || a == "--device" || a == "--ignore" ||
-                   a == "--rate" || a == "--with" || a == "--warp" || a == "--threads") {
+                   a == "--rate" || a == "--with" || a == "--warp" || a == "--threads" ||
+                   a == "--truth" || a == "--budget") {
             if (i + 1 >= argc) return usage(a + " needs a value");
             const std::string v = argv[++i];
             if (a == "--with") {
@@ -262,6 +283,10 @@ int listen(int argc, char **argv)
             }
             if (a == "--device") {
                 device = v;
+                continue;
+            }
+            if (a == "--truth") {
+                truthFile = v;
                 continue;
             }
             if (a == "--warp") {
@@ -290,6 +315,7 @@ int listen(int argc, char **argv)
             if (a == "--floor-db") o.floorDb = x;
             if (a == "--seconds") seconds = x;
             if (a == "--rate") rate = x;
+            if (a == "--budget") budget = x;
             if (a == "--threads") {
                 if (x != std::floor(x) || x < 1 || x > 1024)
                     return usage("--threads needs a whole number from 1 to 1024");
@@ -318,6 +344,11 @@ int listen(int argc, char **argv)
         return usage(fromStdin ? "--rate must be a whole number of Hz from 1000 to 384000"
                                : "--rate goes with --stdin");
     if (seconds < 0) return usage("--seconds must not be negative");
+    if (sweeping && truthFile.empty())
+        return usage("--sweep needs --truth: what was said when, to count what it finds");
+    if (!(budget >= 0)) return usage("--budget must be a number of false alarms an hour, 0 or more");
+    if (!truthFile.empty() && mic)
+        return usage("--truth goes with a recording or --stdin, whose times it labels");
 
     std::vector<std::unique_ptr<exec::Predictor>> opened;
     std::vector<exec::Predictor *> predictors;
@@ -351,13 +382,30 @@ int listen(int argc, char **argv)
     std::vector<double> latencies;
     int64_t detections = 0;
     const auto names = p.classNames();
+    std::optional<exec::TruthJudge> judge;
+    if (!truthFile.empty()) {
+        auto truth = exec::readTruth(truthFile, names, o.ignore);
+        if (!truth.ok()) return fail(kExitBadInput, truth.error().str(), input);
+        judge.emplace(std::move(truth).value());
+    }
+    std::vector<exec::ListenWindow> kept; // for --sweep
     auto onWindow = [&](const exec::ListenWindow &w) {
         latencies.push_back(w.milliseconds);
         if (windows) std::cout << jsonLine(windowJson(w, names)) << "\n";
+        if (sweeping) {
+            kept.push_back(w);
+            kept.back().averaged.clear(); // the replay averages again
+        }
     };
     auto onDetection = [&](const exec::Detection &d) {
         ++detections;
-        std::cout << jsonLine(detectionJson(d)) << std::endl;
+        json line = detectionJson(d);
+        if (judge) {
+            int64_t near = -1;
+            line["truth"] = exec::outcomeName(judge->judge(d, near));
+            line["said"] = near >= 0 ? json(judge->truth()[size_t(near)].label) : json();
+        }
+        std::cout << jsonLine(line) << std::endl;
         std::fprintf(stderr, "%8.2f s  %s (%.0f%%)\n", d.time, safeText(d.label).c_str(),
                      100.0 * d.probability);
     };
@@ -456,6 +504,83 @@ int listen(int argc, char **argv)
                   {{"p50", rounded(percentile(latencies, 0.5), 1000)},
                    {"p99", rounded(percentile(latencies, 0.99), 1000)},
                    {"max", rounded(percentile(latencies, 1.0), 1000)}}}};
+    double otherSeconds = 0;
+    if (judge) {
+        const exec::ListenScore s = judge->score(heard);
+        otherSeconds = s.otherSeconds;
+        json missed = json::array();
+        for (size_t i : s.missed) {
+            const exec::TruthWord &w = judge->truth()[i];
+            missed.push_back({{"label", w.label}, {"start", w.start}, {"end", w.end}});
+        }
+        summary["score"] = {{"keywords", s.keywords},
+                            {"found", s.found},
+                            {"missed", missed},
+                            {"wrong", s.wrong},
+                            {"false_alarms", s.falseAlarms},
+                            {"other_seconds", rounded(s.otherSeconds, 1000)},
+                            {"false_alarms_per_hour", rounded(s.falseAlarmsPerHour(), 100)}};
+        std::fprintf(stderr,
+                     "found %lld of %lld keywords at their time; %lld false alarms in %.0f s "
+                     "away from them (%.1f an hour); %lld wrong\n",
+                     static_cast<long long>(s.found), static_cast<long long>(s.keywords),
+                     static_cast<long long>(s.falseAlarms), s.otherSeconds,
+                     s.falseAlarmsPerHour(), static_cast<long long>(s.wrong));
+    }
+    if (sweeping) {
+        const std::vector<int> averages{1, 2, 3, 4, 5, 6, 7, 8};
+        const std::vector<double> thresholds{0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95};
+        const auto points =
+            exec::sweep(kept, listener.options(), names, listener.sampleRate(),
+                        listener.hopSamples(), judge->truth(), heard, averages, thresholds);
+        json all = json::array();
+        for (const exec::SweepPoint &q : points)
+            all.push_back({{"average", q.average},
+                           {"threshold", q.threshold},
+                           {"found", q.score.found},
+                           {"false_alarms", q.score.falseAlarms},
+                           {"false_alarms_per_hour", rounded(q.score.falseAlarmsPerHour(), 100)}});
+        summary["sweep"] = all;
+        // What a person reads: the most found within each budget of false alarms an hour.
+        std::vector<double> limits{0.0, budget, 5.0, 10.0, 20.0};
+        std::sort(limits.begin(), limits.end());
+        limits.erase(std::unique(limits.begin(), limits.end()), limits.end());
+        std::fprintf(stderr, "false alarms an hour at most | keywords found | setting\n");
+        for (double limit : limits) {
+            const exec::SweepPoint *b = exec::bestWithin(points, limit);
+            if (b)
+                std::fprintf(stderr, "%6g | %lld of %lld (%.1f%%) at %.1f an hour | --average %d "
+                                     "--threshold %g\n",
+                             limit, static_cast<long long>(b->score.found),
+                             static_cast<long long>(b->score.keywords),
+                             b->score.keywords ? 100.0 * double(b->score.found) /
+                                                     double(b->score.keywords)
+                                               : 0.0,
+                             b->score.falseAlarmsPerHour(), b->average, b->threshold);
+            else
+                std::fprintf(stderr, "%6g | none of the settings keeps to it\n", limit);
+        }
+        // One false alarm in a short recording is many an hour: say how finely it measures.
+        const double oneAlarm = otherSeconds > 0 ? 3600.0 / otherSeconds : 0.0;
+        if (otherSeconds > 0 && oneAlarm > budget)
+            std::fprintf(stderr,
+                         "note: %.0f s of the recording lie away from the keywords, so one false "
+                         "alarm there is %.1f an hour: it cannot tell %g an hour from none. "
+                         "Record at least %.0f minutes of other words and noise for that.\n",
+                         otherSeconds, oneAlarm, budget,
+                         budget > 0 ? std::ceil(60.0 / budget) : 60.0);
+        const exec::SweepPoint *b = exec::bestWithin(points, budget);
+        summary["best"] =
+            b ? json{{"budget", budget},
+                     {"average", b->average},
+                     {"threshold", b->threshold},
+                     {"found", b->score.found},
+                     {"keywords", b->score.keywords},
+                     {"false_alarms_per_hour", rounded(b->score.falseAlarmsPerHour(), 100)},
+                     {"one_false_alarm_per_hour",
+                      otherSeconds > 0 ? rounded(3600.0 / otherSeconds, 100) : 0.0}}
+              : json{{"budget", budget}};
+    }
     std::cout << jsonLine(summary) << std::endl;
     std::fprintf(stderr,
                  "%lld detections in %.1f s (%zu windows, %.2f ms each at p50, %.2f at p99)\n",

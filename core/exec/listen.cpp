@@ -9,10 +9,7 @@
 
 namespace fb::exec {
 
-namespace {
-
-// "_Background_Noise_" -> "background_noise".
-std::string plainName(const std::string &name)
+std::string plainClassName(const std::string &name)
 {
     std::string s;
     for (char c : name)
@@ -20,8 +17,6 @@ std::string plainName(const std::string &name)
     const size_t a = s.find_first_not_of('_'), b = s.find_last_not_of('_');
     return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
 }
-
-} // namespace
 
 Result<Listener> Listener::make(Predictor &p, const ListenOptions &o)
 {
@@ -153,24 +148,74 @@ Result<Listener> Listener::make(Scorer scorer, std::vector<std::string> names, i
 Listener::Listener(Scorer scorer, std::vector<std::string> names, const ListenOptions &o,
                    int64_t rate, int64_t window, int64_t hop)
     : m_score(std::move(scorer))
-    , m_names(std::move(names))
+    , m_names(names)
     , m_o(o)
     , m_rate(rate)
     , m_window(window)
     , m_hop(hop)
+    , m_detect(o, std::move(names), rate, hop)
+{}
+
+Detector::Detector(const ListenOptions &o, std::vector<std::string> names, int64_t rate,
+                   int64_t hop)
+    : m_o(o)
+    , m_names(std::move(names))
+    , m_rate(rate)
+    , m_hop(hop)
 {
     for (const std::string &name : m_names) {
-        const std::string plain = plainName(name);
+        const std::string plain = plainClassName(name);
         bool skip = false;
         for (const std::string &i : o.ignore)
-            skip = skip || plain == plainName(i);
+            skip = skip || plain == plainClassName(i);
         m_ignored.push_back(skip);
     }
 }
 
-bool Listener::ignored(int32_t index) const
+bool Detector::ignored(int32_t index) const
 {
     return index >= 0 && size_t(index) < m_ignored.size() && m_ignored[size_t(index)];
+}
+
+bool Detector::step(ListenWindow &w, Detection &d)
+{
+    std::vector<float> counted = w.probabilities;
+    if (!w.centred) {
+        std::fill(counted.begin(), counted.end(), 0.0f);
+        const auto quiet = std::find(m_ignored.begin(), m_ignored.end(), true);
+        if (quiet != m_ignored.end() && size_t(quiet - m_ignored.begin()) < counted.size())
+            counted[size_t(quiet - m_ignored.begin())] = 1.0f;
+    }
+    m_recent.push_back(std::move(counted));
+    while (m_recent.size() > size_t(m_o.average))
+        m_recent.pop_front();
+    w.averaged.assign(w.probabilities.size(), 0.0f);
+    for (const auto &r : m_recent)
+        for (size_t c = 0; c < r.size() && c < w.averaged.size(); ++c)
+            w.averaged[c] += r[c] / float(m_recent.size());
+    if (w.averaged.empty()) return false;
+    w.top = int32_t(std::max_element(w.averaged.begin(), w.averaged.end()) - w.averaged.begin());
+
+    // (A NaN from a damaged model is never heard.)
+    const bool heard = !ignored(w.top) && w.averaged[size_t(w.top)] >= float(m_o.threshold);
+    if (!heard || w.top != m_lastClass)
+        m_armed = true; // the word is over (or another began): it may be detected again
+    if (!heard || !m_armed) return false;
+    const int64_t start = std::llround(w.start * double(m_rate));
+    d = Detection{};
+    d.start = double(start - int64_t(m_recent.size() - 1) * m_hop) / double(m_rate);
+    d.end = w.end;
+    d.time = (d.start + d.end) / 2;
+    m_lastClass = w.top;
+    m_armed = false;
+    if (d.time - m_lastDetection < m_o.suppressMs / 1000.0)
+        return false; // suppressed: this word is spent, rather than detected late
+    m_lastDetection = d.time;
+    d.index = w.top;
+    d.label = size_t(w.top) < m_names.size() ? m_names[size_t(w.top)] : std::to_string(w.top);
+    d.probability = w.averaged[size_t(w.top)];
+    d.window = w.index;
+    return true;
 }
 
 void Listener::push(const float *samples, size_t n,
@@ -219,50 +264,15 @@ void Listener::runWindow(const std::function<void(const ListenWindow &)> &onWind
     w.milliseconds =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
-    std::vector<float> counted = w.probabilities;
     if (m_o.centreMs > 0) {
         const auto [first, last] = data::audibleRange(samples, m_o.trimDb, m_o.floorDb);
         w.soundOffset = (double(first + last) / 2.0 - double(m_window) / 2.0) / double(m_rate);
         w.centred = std::abs(w.soundOffset) * 1000.0 <= m_o.centreMs;
-        if (!w.centred) {
-            std::fill(counted.begin(), counted.end(), 0.0f);
-            const auto quiet = std::find(m_ignored.begin(), m_ignored.end(), true);
-            if (quiet != m_ignored.end()) counted[size_t(quiet - m_ignored.begin())] = 1.0f;
-        }
     }
-    m_recent.push_back(std::move(counted));
-    while (m_recent.size() > size_t(m_o.average))
-        m_recent.pop_front();
-    w.averaged.assign(scores.size(), 0.0f);
-    for (const auto &r : m_recent)
-        for (size_t c = 0; c < r.size(); ++c)
-            w.averaged[c] += r[c] / float(m_recent.size());
-    w.top = int32_t(std::max_element(w.averaged.begin(), w.averaged.end()) - w.averaged.begin());
-    if (onWindow) onWindow(w);
-
-    // (A NaN from a damaged model is never heard.)
-    const bool heard = !ignored(w.top) && w.averaged[size_t(w.top)] >= float(m_o.threshold);
-    if (!heard || w.top != m_lastClass)
-        m_armed = true; // the word is over (or another began): it may be detected again
-    if (!heard || !m_armed) return;
     Detection d;
-    d.start = double(start - int64_t(m_recent.size() - 1) * m_hop) / double(m_rate);
-    d.end = w.end;
-    d.time = (d.start + d.end) / 2;
-    if (d.time - m_lastDetection < m_o.suppressMs / 1000.0) {
-        // Suppressed: this word is spent, rather than detected late when the time is up.
-        m_lastClass = w.top;
-        m_armed = false;
-        return;
-    }
-    m_lastDetection = d.time;
-    m_lastClass = w.top;
-    m_armed = false;
-    d.index = w.top;
-    d.label = size_t(w.top) < m_names.size() ? m_names[size_t(w.top)] : std::to_string(w.top);
-    d.probability = w.averaged[size_t(w.top)];
-    d.window = w.index;
-    if (onDetection) onDetection(d);
+    const bool detected = m_detect.step(w, d);
+    if (onWindow) onWindow(w);
+    if (detected && onDetection) onDetection(d);
 }
 
 } // namespace fb::exec

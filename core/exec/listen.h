@@ -69,6 +69,10 @@ struct ListenOptions {
                                        "noise"};
 };
 
+// A class name as --ignore and label files match it: lower case, without surrounding
+// underscores ("_Background_Noise_" is "background_noise").
+std::string plainClassName(const std::string &name);
+
 struct ListenWindow {
     int64_t index = 0;                // 0, 1, 2, ... in the stream
     double start = 0, end = 0;        // seconds from the stream's start
@@ -87,6 +91,32 @@ struct Detection {
     std::string label;
     float probability = 0; // averaged
     int64_t window = 0;    // the window that made it
+};
+
+// The detector alone, what a listener does with each window's probabilities: the average over
+// the last `average` counted windows (an off-centre window counts as the first ignored class,
+// certain), the threshold, suppression, and one detection per word. A listener runs one; the
+// sweep of listen --truth replays kept windows through others of other settings
+// (listen_score.h).
+class Detector {
+public:
+    // Windows `hop` samples apart at `rate`; names are the model's classes.
+    Detector(const ListenOptions &o, std::vector<std::string> names, int64_t rate, int64_t hop);
+    // Whether a class is one the options ignore.
+    bool ignored(int32_t index) const;
+    // w with its index, start, end, probabilities and centred set: fills in averaged and top,
+    // and returns whether the window makes a detection, then in d.
+    bool step(ListenWindow &w, Detection &d);
+
+private:
+    ListenOptions m_o;
+    std::vector<std::string> m_names;
+    int64_t m_rate, m_hop;
+    std::vector<bool> m_ignored;
+    std::deque<std::vector<float>> m_recent; // the last `average` windows' probabilities
+    double m_lastDetection = -1e300;         // seconds
+    int32_t m_lastClass = -1;                // the last detection's class
+    bool m_armed = true; // false from a detection until its class's average drops or changes
 };
 
 class Listener {
@@ -119,7 +149,9 @@ public:
     int64_t windowSamples() const { return m_window; }
     int64_t hopSamples() const { return m_hop; }
     // Whether a class is one the options ignore.
-    bool ignored(int32_t index) const;
+    bool ignored(int32_t index) const { return m_detect.ignored(index); }
+    const std::vector<std::string> &classNames() const { return m_names; }
+    const ListenOptions &options() const { return m_o; }
 
     // Appends mono samples at sampleRate() and runs every window they complete, in order,
     // calling onWindow for each and onDetection for each detection (either may be empty).
@@ -143,14 +175,10 @@ private:
     std::vector<std::string> m_names;
     ListenOptions m_o;
     int64_t m_rate, m_window, m_hop;
-    std::vector<bool> m_ignored;
-    std::deque<float> m_buffer;              // samples from m_bufferStart on
-    int64_t m_bufferStart = 0;               // the stream position of m_buffer.front()
-    int64_t m_next = 0;                      // the next window's index
-    std::deque<std::vector<float>> m_recent; // the last `average` windows' probabilities
-    double m_lastDetection = -1e300;         // seconds
-    int32_t m_lastClass = -1;                // the last detection's class
-    bool m_armed = true; // false from a detection until its class's average drops or changes
+    Detector m_detect;
+    std::deque<float> m_buffer; // samples from m_bufferStart on
+    int64_t m_bufferStart = 0;  // the stream position of m_buffer.front()
+    int64_t m_next = 0;         // the next window's index
 };
 
 } // namespace fb::exec
