@@ -481,13 +481,22 @@ private slots:
         QCOMPARE(at(5, 0.9).score.falseAlarms, int64_t(0)); // "other" is 0.4 s: 4 of 5 windows
         QCOMPARE(at(1, 0.9).score.falseAlarms, int64_t(1));
         // The best: the most found within the budget, then the fewest false alarms.
-        const SweepPoint *any = bestWithin(points, 1e9);
+        const SweepPoint *any = bestWithin(points, 1e9, 4);
         QVERIFY(any && any->score.found == 4);
-        const SweepPoint *none = bestWithin(points, 0);
+        const SweepPoint *none = bestWithin(points, 0, 4);
         QVERIFY(none && none->score.falseAlarms == 0);
         for (const SweepPoint &p : points)
             if (p.score.falseAlarms == 0) QVERIFY(p.score.found <= none->score.found);
-        QVERIFY(!bestWithin(points, -1));
+        QVERIFY(!bestWithin(points, -1, 4));
+        // Between settings that do as well, the higher threshold, then the listener's own
+        // number of windows.
+        std::vector<SweepPoint> tied(3);
+        tied[0] = {1, 0.9, {}};
+        tied[1] = {5, 0.9, {}};
+        tied[2] = {3, 0.8, {}};
+        QCOMPARE(bestWithin(tied, 2, 4)->average, 5);
+        QCOMPARE(bestWithin(tied, 2, 1)->average, 1);
+        QCOMPARE(bestWithin(tied, 2, 3)->average, 5); // 1 and 5 are as near: the more windows
     }
 
     void optionsOutOfRangeAreRefused()

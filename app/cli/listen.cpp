@@ -547,7 +547,7 @@ int listen(int argc, char **argv)
         limits.erase(std::unique(limits.begin(), limits.end()), limits.end());
         std::fprintf(stderr, "false alarms an hour at most | keywords found | setting\n");
         for (double limit : limits) {
-            const exec::SweepPoint *b = exec::bestWithin(points, limit);
+            const exec::SweepPoint *b = exec::bestWithin(points, limit, o.average);
             if (b)
                 std::fprintf(stderr, "%6g | %lld of %lld (%.1f%%) at %.1f an hour | --average %d "
                                      "--threshold %g\n",
@@ -569,7 +569,7 @@ int listen(int argc, char **argv)
                          "Record at least %.0f minutes of other words and noise for that.\n",
                          otherSeconds, oneAlarm, budget,
                          budget > 0 ? std::ceil(60.0 / budget) : 60.0);
-        const exec::SweepPoint *b = exec::bestWithin(points, budget);
+        const exec::SweepPoint *b = exec::bestWithin(points, budget, o.average);
         summary["best"] =
             b ? json{{"budget", budget},
                      {"average", b->average},

@@ -167,13 +167,14 @@ std::vector<SweepPoint> sweep(const std::vector<ListenWindow> &windows, const Li
     return out;
 }
 
-const SweepPoint *bestWithin(const std::vector<SweepPoint> &points, double budget)
+const SweepPoint *bestWithin(const std::vector<SweepPoint> &points, double budget, int average)
 {
     const SweepPoint *best = nullptr;
     for (const SweepPoint &p : points) {
         if (p.score.falseAlarmsPerHour() > budget + 1e-9) continue;
-        auto key = [](const SweepPoint &q) {
-            return std::make_tuple(q.score.found, -q.score.falseAlarms, q.threshold, -q.average);
+        auto key = [average](const SweepPoint &q) {
+            return std::make_tuple(q.score.found, -q.score.falseAlarms, q.threshold,
+                                   -std::abs(q.average - average), q.average);
         };
         if (!best || key(p) > key(*best)) best = &p;
     }

@@ -89,9 +89,10 @@ std::vector<SweepPoint> sweep(const std::vector<ListenWindow> &windows, const Li
                               const std::vector<int> &averages,
                               const std::vector<double> &thresholds);
 
-// The point that finds the most keywords at no more than `budget` false alarms an hour (then
-// the fewest false alarms, then the highest threshold, then the fewest windows); nullptr if
-// none keeps to it.
-const SweepPoint *bestWithin(const std::vector<SweepPoint> &points, double budget);
+// The point that finds the most keywords at no more than `budget` false alarms an hour, then
+// the one with the fewest false alarms, the highest threshold, and the number of windows nearest
+// `average` (the listener's own: a setting is not changed for nothing; of two as near, the more
+// windows); nullptr if none keeps to the budget.
+const SweepPoint *bestWithin(const std::vector<SweepPoint> &points, double budget, int average);
 
 } // namespace fb::exec
