@@ -660,6 +660,59 @@ private slots:
         QCOMPARE(bad.exitCode(), 2);
         QVERIFY(bad.readAllStandardError().contains("--warp needs numbers separated by commas"));
         panel.setModel(dir.filePath("run"));
+
+        // Tune: the same file with its labels (as Audacity exports them), heard at every
+        // setting: both words found, and a best setting that Listen mode takes.
+        const QString labels = dir.filePath("words.txt");
+        {
+            QFile f(labels);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("0.800000\t1.150000\thigh\n\\\t300.000000\t3000.000000\n"
+                    "2.800000\t3.150000\tlow\n");
+        }
+        QSignalSpy tuned(&panel, &fb::widgets::InferencePanel::tuned);
+        QVERIFY2(panel.tuneOn(words, labels, &why), qPrintable(why));
+        QVERIFY(panel.tuningNow());
+        QVERIFY(!panel.startListening(&why)); // one child at a time
+        QVERIFY(tuned.wait(120000));
+        const auto &t = panel.tuning();
+        qInfo("tuned: %s", qPrintable(t.text));
+        QVERIFY2(t.ok, qPrintable(t.text));
+        QCOMPARE(t.keywords, 2);
+        QCOMPARE(t.found, 2);
+        QCOMPARE(t.falseAlarms, 0);
+        // 4.5 s, 1.8 of them away from the words, cannot tell 2 false alarms an hour from none:
+        // the score, and no setting offered.
+        QVERIFY2(t.text.contains("2 of 2 words found at their time") &&
+                     t.text.contains("too little to choose a setting for 2 an hour"),
+                 qPrintable(t.text));
+        QVERIFY(!t.hasBest && !panel.useTunedSetting());
+        // With a budget that one false alarm in 1.8 s keeps to, a setting.
+        QVERIFY2(panel.tuneOn(words, labels, &why, 5000), qPrintable(why));
+        QVERIFY(tuned.wait(120000));
+        QVERIFY2(t.ok && t.hasBest, qPrintable(t.text));
+        QVERIFY(t.text.contains("Best within 5000 false alarms an hour"));
+        QVERIFY(t.bestFound == 2 && t.bestAverage >= 1 && t.bestAverage <= 8 &&
+                t.bestThreshold >= 0.5 && t.bestThreshold <= 0.95);
+        QVERIFY(panel.useTunedSetting());
+        QCOMPARE(panel.listenAverage(), t.bestAverage);
+        QCOMPARE(panel.listenThreshold(), t.bestThreshold);
+        panel.setListenThreshold(0.85);
+        panel.setListenAverage(4);
+        // Labels that cannot be read: the panel says which file and line.
+        {
+            QFile f(labels);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("0.8\t1.15\thigh\n2.8 3.15 low\n");
+        }
+        QVERIFY(panel.tuneOn(words, labels, &why));
+        QVERIFY(tuned.wait(120000));
+        QVERIFY(!panel.tuning().ok);
+        QVERIFY2(panel.status().contains("Tuning failed") &&
+                     panel.status().contains(labels + ":2"),
+                 qPrintable(panel.status()));
+        QVERIFY(!panel.useTunedSetting());
+
         QVERIFY2(panel.startListening(&why), qPrintable(why));
         QVERIFY(panel.listening());
         // The engine has loaded the model and hears the microphone (its silence) before the

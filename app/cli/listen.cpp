@@ -13,6 +13,7 @@
 #include <pulse/simple.h>
 
 #include <algorithm>
+#include <chrono>
 #include <atomic>
 #include <cmath>
 #include <csignal>
@@ -77,11 +78,13 @@ Options:
                      windows averaged and thresholds 0.5 to 0.95, and name the setting that
                      finds the most keywords within --budget false alarms an hour
   --budget F         false alarms an hour the sweep's "best" may raise (default 2)
+  --progress         with a recording: a "progress" line every 2 s of hearing it
 
 Output (stdout, JSON lines):
   {"kind": "detection", "time", "start", "end", "class", "index", "probability", "window"}
   {"kind": "window", "window", "start", "end", "top": [{"class", "probability"}, ...],
    "probabilities": {class: this window's probability, ...}, "sound_offset", "centred", "ms"}
+  {"kind": "progress", "seconds" (heard so far), "of" (the recording's)}   (with --progress)
   {"kind": "summary", "status": "ok", "input", "seconds", "windows", "detections",
    "models", "threads", "detector": {"average", "threshold", "hop_ms", "centre_ms",
    "floor_db", "suppress_ms", "warp" (the largest W), "warps" (every W)},
@@ -240,7 +243,7 @@ int fromMicrophone(int64_t rate, double seconds,
 int listen(int argc, char **argv)
 {
     std::string input, device = "cpu", truthFile;
-    bool sweeping = false;
+    bool sweeping = false, progress = false;
     double budget = 2;
     std::vector<std::string> models(1); // MODEL, then every --with
     bool mic = false, windows = false, fromStdin = false;
@@ -270,6 +273,8 @@ int listen(int argc, char **argv)
             windows = true;
         } else if (a == "--sweep") {
             sweeping = true;
+        } else if (a == "--progress") {
+            progress = true;
         } else if (a == "--window-ms" || a == "--hop-ms" || a == "--average" ||
                    a == "--threshold" || a == "--suppress-ms" || a == "--centre-ms" ||
                    a == "--floor-db" || a == "--seconds" || a == "--device" || a == "--ignore" ||
@@ -389,8 +394,18 @@ int listen(int argc, char **argv)
         judge.emplace(std::move(truth).value());
     }
     std::vector<exec::ListenWindow> kept; // for --sweep
+    double total = 0;                     // a recording's seconds, for --progress
+    auto lastProgress = std::chrono::steady_clock::now();
     auto onWindow = [&](const exec::ListenWindow &w) {
         latencies.push_back(w.milliseconds);
+        if (progress && total > 0 &&
+            std::chrono::steady_clock::now() - lastProgress > std::chrono::seconds(2)) {
+            lastProgress = std::chrono::steady_clock::now();
+            std::cout << jsonLine(json{{"kind", "progress"},
+                                       {"seconds", rounded(std::min(w.start, total), 10)},
+                                       {"of", rounded(total, 10)}})
+                      << std::endl;
+        }
         if (windows) std::cout << jsonLine(windowJson(w, names)) << "\n";
         if (sweeping) {
             kept.push_back(w);
@@ -479,6 +494,7 @@ int listen(int argc, char **argv)
         if (!recording.ok()) return fail(kExitFailed, recording.error().str(), input);
         const std::vector<float> &x = recording.value();
         heard = double(x.size()) / double(listener.sampleRate());
+        total = heard;
         listener.push(x.data(), x.size(), onWindow, onDetection);
     }
     listener.finish(onWindow, onDetection);

@@ -24,6 +24,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QListWidget>
 #include <QMimeData>
 #include <QPainter>
@@ -154,6 +155,7 @@ InferencePanel::InferencePanel(QWidget *parent)
     , m_with(new QLineEdit)
     , m_addWith(new QPushButton(tr("Add…")))
     , m_warp(new QCheckBox(tr("±8% speed too")))
+    , m_tune(new QPushButton(tr("Tune…")))
     , m_stripTimer(new QTimer(this))
     , m_strip(new QLabel)
     , m_status(new QLabel)
@@ -259,6 +261,30 @@ InferencePanel::InferencePanel(QWidget *parent)
         tr("Hear every window also played 8% faster and 8% slower (a higher and a lower voice) "
            "and average the three: found more words at fewer false alarms on voices the model "
            "never heard, for about ten times the work a window (still milliseconds)"));
+    m_tune->setObjectName("inferenceListenTune");
+    m_tune->setToolTip(
+        tr("Hear a recording of your own with its labels (Audacity: File > Export > Export "
+           "Labels) and see how many of its words the model finds, how many false alarms an "
+           "hour it raises, and which threshold and windows suit it best"));
+    connect(m_tune, &QPushButton::clicked, this, [this] {
+        const QString recording = QFileDialog::getOpenFileName(
+            this, tr("Choose a recording to tune on"), QString(),
+            tr("Recordings (*.wav *.flac *.ogg *.mp3);;All files (*)"));
+        if (recording.isEmpty()) return;
+        const QFileInfo info(recording);
+        const QString beside = info.dir().filePath(info.completeBaseName() + ".txt");
+        const QString labels = QFileDialog::getOpenFileName(
+            this, tr("Choose its labels (Audacity's exported labels)"),
+            QFileInfo::exists(beside) ? beside : info.absolutePath(),
+            tr("Labels (*.txt *.tsv);;All files (*)"));
+        if (labels.isEmpty()) return;
+        QString why;
+        m_tuneAsks = true;
+        if (!tuneOn(recording, labels, &why)) {
+            m_tuneAsks = false;
+            m_status->setText(why);
+        }
+    });
     m_strip->setObjectName("inferenceListenStrip");
     m_strip->setMinimumSize(400, 120);
     // The picture follows the label's width; the label must not hold the panel at the
@@ -302,6 +328,7 @@ InferencePanel::InferencePanel(QWidget *parent)
     detector->addWidget(m_with, 1);
     detector->addWidget(m_addWith);
     detector->addWidget(m_warp);
+    detector->addWidget(m_tune);
     auto *right = new QVBoxLayout;
     auto *heading = new QHBoxLayout;
     heading->addWidget(m_title, 1);
@@ -416,11 +443,27 @@ InferencePanel::~InferencePanel()
         m_listen->kill();
         m_listen->waitForFinished(3000);
     }
+    if (m_tuneProcess) {
+        m_tuneProcess->disconnect(this);
+        m_tuneProcess->kill();
+        m_tuneProcess->waitForFinished(3000);
+    }
     delete m_recordings;
 }
 
 namespace {
 constexpr double kStripSeconds = 5.0;
+
+// A listen child's environment. One thread: a window is a small forward pass every hop, and a
+// team of threads woken for each costs more than it gives (p50 10 ms a window with the default
+// team on 2 cores, beside the window's own work, against 2 ms with one thread;
+// test_record_panel).
+QProcessEnvironment oneThread()
+{
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    if (!env.contains("OMP_NUM_THREADS")) env.insert("OMP_NUM_THREADS", "1");
+    return env;
+}
 } // namespace
 
 bool InferencePanel::listening() const
@@ -442,6 +485,7 @@ bool InferencePanel::startListening(QString *why)
         return refuse(tr("Choose a trained model first (a run folder of a model trained on "
                          "recordings)."));
     if (m_source) return refuse(tr("Recording a clip; listen when it is done."));
+    if (tuningNow()) return refuse(tr("Tuning; listen when it is done."));
     // The child: it loads the model once, then hears every window of what arrives on stdin.
     if (m_listen) m_listen->deleteLater(); // this may run in a slot of its signals
     m_listen = new QProcess(this);
@@ -460,12 +504,7 @@ bool InferencePanel::startListening(QString *why)
     connect(m_listen, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
         if (e == QProcess::FailedToStart) listenEnded(-1);
     });
-    // One thread: a window is a small forward pass every hop, and a team of threads woken for
-    // each costs more than it gives (p50 10 ms a window with the default team on 2 cores,
-    // beside the window's own work, against 2 ms with one thread; test_record_panel).
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    if (!env.contains("OMP_NUM_THREADS")) env.insert("OMP_NUM_THREADS", "1");
-    m_listen->setProcessEnvironment(env);
+    m_listen->setProcessEnvironment(oneThread());
     QStringList args{"listen",
                      model(),
                      "--stdin",
@@ -558,9 +597,170 @@ void InferencePanel::stopListening()
 
 void InferencePanel::setListenSettingsEnabled(bool on)
 {
-    for (QWidget *w :
-         std::initializer_list<QWidget *>{m_threshold, m_average, m_with, m_addWith, m_warp})
+    for (QWidget *w : std::initializer_list<QWidget *>{m_threshold, m_average, m_with, m_addWith,
+                                                       m_warp, m_tune})
         w->setEnabled(on);
+}
+
+bool InferencePanel::tuningNow() const
+{
+    return m_tuneProcess && m_tuneProcess->state() != QProcess::NotRunning;
+}
+
+bool InferencePanel::tuneOn(const QString &recording, const QString &labels, QString *why,
+                            double budget)
+{
+    auto refuse = [why](const QString &reason) {
+        if (why) *why = reason;
+        return false;
+    };
+    if (model().isEmpty()) return refuse(tr("Choose a trained run first."));
+    if (listening()) return refuse(tr("Stop listening first."));
+    if (tuningNow()) return refuse(tr("Already tuning."));
+    if (m_tuneProcess) m_tuneProcess->deleteLater(); // this may run in a slot of its signals
+    m_tuneProcess = new QProcess(this);
+    m_tuning = Tuning{};
+    connect(m_tuneProcess, &QProcess::finished, this,
+            [this](int code, QProcess::ExitStatus) { tuneEnded(code); });
+    connect(m_tuneProcess, &QProcess::errorOccurred, this, [this](QProcess::ProcessError e) {
+        if (e == QProcess::FailedToStart) tuneEnded(-1);
+    });
+    m_tuneProcess->setProcessEnvironment(oneThread());
+    // How far it has heard: the child's progress lines (a long recording takes minutes).
+    connect(m_tuneProcess, &QProcess::readyReadStandardOutput, this, [this, name = QFileInfo(recording).fileName()] {
+        while (m_tuneProcess->canReadLine()) {
+            const QByteArray line = m_tuneProcess->readLine();
+            m_tuneOut += line;
+            const nlohmann::json o = nlohmann::json::parse(line.toStdString(), nullptr, false);
+            if (o.is_object() && o.value("kind", "") == "progress" && o.value("of", 0.0) > 0)
+                m_status->setText(tr("Tuning on %1: %2% heard (%3 of %4 s)…")
+                                      .arg(name)
+                                      .arg(int(100 * o.value("seconds", 0.0) / o.value("of", 1.0)))
+                                      .arg(o.value("seconds", 0.0), 0, 'f', 0)
+                                      .arg(o.value("of", 0.0), 0, 'f', 0));
+        }
+    });
+    m_tuneOut.clear();
+    QStringList args{"listen",    model(),    recording,  "--progress",
+                     "--truth",   labels,     "--sweep",
+                     "--threshold", QString::number(listenThreshold()),
+                     "--average", QString::number(listenAverage()),
+                     "--budget",  QString::number(budget)};
+    for (const QString &other : listenWith())
+        args << "--with" << other;
+    if (!listenWarp()) args << "--warp" << "0";
+    m_tuneProcess->start(m_cli, args);
+    setListenSettingsEnabled(false);
+    m_listenButton->setEnabled(false);
+    m_status->setText(tr("Tuning on %1 with %2…")
+                          .arg(QFileInfo(recording).fileName(), QFileInfo(labels).fileName()));
+    return true;
+}
+
+void InferencePanel::tuneEnded(int exitCode)
+{
+    setListenSettingsEnabled(true);
+    m_listenButton->setEnabled(canRecord());
+    const bool asks = m_tuneAsks;
+    m_tuneAsks = false;
+    Tuning t;
+    const QByteArray out =
+        m_tuneOut + (m_tuneProcess ? m_tuneProcess->readAllStandardOutput() : QByteArray());
+    m_tuneOut.clear();
+    const QString err =
+        m_tuneProcess ? QString::fromUtf8(m_tuneProcess->readAllStandardError()) : QString();
+    const QByteArray lastLine = out.trimmed().split('\n').last();
+    const nlohmann::json summary = nlohmann::json::parse(lastLine.toStdString(), nullptr, false);
+    if (exitCode != 0 || !summary.is_object() || summary.value("status", "") != "ok" ||
+        !summary.contains("score")) {
+        QString reason;
+        if (summary.is_object() && summary.contains("error"))
+            reason = QString::fromStdString(
+                summary["error"].value("message", std::string("the engine failed")));
+        if (reason.isEmpty()) reason = err.trimmed().section('\n', 0, 0);
+        if (reason.isEmpty())
+            reason = exitCode < 0 ? tr("could not start %1").arg(m_cli)
+                                  : tr("the engine failed (exit %1)").arg(exitCode);
+        t.text = tr("Tuning failed: %1").arg(reason);
+    } else {
+        const nlohmann::json &s = summary["score"];
+        t.ok = true;
+        t.keywords = s.value("keywords", 0);
+        t.found = s.value("found", 0);
+        t.falseAlarms = s.value("false_alarms", 0);
+        t.perHour = s.value("false_alarms_per_hour", 0.0);
+        const double away = s.value("other_seconds", 0.0);
+        auto span = [this](double seconds) {
+            return seconds < 120 ? tr("%1 s").arg(seconds, 0, 'f', 0)
+                                 : tr("%1 min").arg(seconds / 60.0, 0, 'f', 1);
+        };
+        t.text = tr("At threshold %1 over %2 windows: %3 of %4 words found at their time, %5 "
+                    "false alarm(s) in %6 away from them (%7 an hour).")
+                     .arg(listenThreshold())
+                     .arg(listenAverage())
+                     .arg(t.found)
+                     .arg(t.keywords)
+                     .arg(t.falseAlarms)
+                     .arg(span(away))
+                     .arg(t.perHour, 0, 'f', 1);
+        const nlohmann::json best = summary.value("best", nlohmann::json::object());
+        const double budget = best.value("budget", 2.0);
+        const double one = best.value("one_false_alarm_per_hour", 0.0);
+        if (best.contains("threshold") && one > budget) {
+            // One false alarm more or less is more than the budget: no setting is shown to
+            // keep to it, however many the sweep found (0.5 finds every word of a short file).
+            t.text += QLatin1Char(' ') +
+                      tr("Only %1 of the recording lie away from the words, so one false alarm "
+                         "there is %2 an hour: too little to choose a setting for %3 an hour. "
+                         "Record at least %4 minutes of other words, noise and silence beside "
+                         "your words, label the words, and tune again.")
+                          .arg(span(away))
+                          .arg(one, 0, 'f', 1)
+                          .arg(budget)
+                          .arg(budget > 0 ? std::ceil(60.0 / budget) : 60.0);
+        } else if (best.contains("threshold")) {
+            t.hasBest = true;
+            t.bestAverage = best.value("average", 0);
+            t.bestThreshold = best.value("threshold", 0.0);
+            t.bestFound = best.value("found", 0);
+            t.text += QLatin1Char(' ') +
+                      tr("Best within %1 false alarms an hour: threshold %2 over %3 windows, %4 "
+                         "of %5 found (%6 an hour).")
+                          .arg(budget)
+                          .arg(t.bestThreshold)
+                          .arg(t.bestAverage)
+                          .arg(t.bestFound)
+                          .arg(t.keywords)
+                          .arg(best.value("false_alarms_per_hour", 0.0), 0, 'f', 1);
+        } else {
+            t.text += QLatin1Char(' ') +
+                      tr("No setting keeps to %1 false alarms an hour.").arg(budget);
+        }
+    }
+    m_tuning = t;
+    m_status->setText(t.text);
+    emit tuned();
+    if (asks && t.ok && t.hasBest &&
+        (t.bestAverage != listenAverage() || std::abs(t.bestThreshold - listenThreshold()) > 1e-9)) {
+        QMessageBox box(QMessageBox::Information, tr("Tuned"), t.text, QMessageBox::NoButton, this);
+        QPushButton *use = box.addButton(tr("Use threshold %1 over %2 windows")
+                                             .arg(t.bestThreshold)
+                                             .arg(t.bestAverage),
+                                         QMessageBox::AcceptRole);
+        box.addButton(tr("Keep mine"), QMessageBox::RejectRole);
+        box.exec();
+        if (box.clickedButton() == use) useTunedSetting();
+    } else if (asks) {
+        QMessageBox::information(this, tr("Tuned"), t.text);
+    }
+}
+
+bool InferencePanel::useTunedSetting()
+{
+    if (!m_tuning.ok || !m_tuning.hasBest) return false;
+    setListenThreshold(m_tuning.bestThreshold);
+    setListenAverage(m_tuning.bestAverage);
+    return true;
 }
 
 void InferencePanel::setListenThreshold(double probability)

@@ -83,6 +83,30 @@ public:
     // The scrolling spectrogram as shown (empty before listening).
     QImage listenStrip() const { return m_stripImage; }
 
+    // Tune: a recording of your own and its labels (Audacity's exported labels: what was said
+    // when) heard by one `flowbench-cli listen FILE --truth LABELS --sweep` child with Listen
+    // mode's settings and models: how many of the words the model finds at their time, its
+    // false alarms an hour, and the setting that finds the most within 2 an hour
+    // (docs/audio.md, "How well your model listens"). tuned() follows, then tuning(). A
+    // recording too short to tell `budget` false alarms an hour from none (one false alarm in
+    // it is more) gets its score and no setting.
+    bool tuneOn(const QString &recording, const QString &labels, QString *why = nullptr,
+                double budget = 2.0);
+    bool tuningNow() const;
+    struct Tuning {
+        bool ok = false;
+        QString text; // what the panel says of it (or why it failed)
+        int keywords = 0, found = 0, falseAlarms = 0;
+        double perHour = 0;
+        bool hasBest = false; // a setting kept to the budget, on a recording that can tell
+        int bestAverage = 0;
+        double bestThreshold = 0;
+        int bestFound = 0;
+    };
+    const Tuning &tuning() const { return m_tuning; }
+    // Listen mode's threshold and windows set to the tuning's best; false without one.
+    bool useTunedSetting();
+
     // What the panel shows, per input, newest last.
     struct Result {
         QString input, error;
@@ -104,6 +128,8 @@ signals:
     void detected(const QString &label, double time);
     // Listen mode ended (stopped, or the child failed: status() says why).
     void listeningStopped();
+    // A tuning ended (tuning() has its result or why it failed).
+    void tuned();
 
 public:
     QString status() const;
@@ -140,6 +166,7 @@ private:
     QLineEdit *m_with; // other runs, separated by ';'
     QPushButton *m_addWith;
     QCheckBox *m_warp;
+    QPushButton *m_tune; // Tune…: a labelled recording heard at every setting
     QProcess *m_listen = nullptr;
     QAudioSource *m_listenSource = nullptr;
     QIODevice *m_listenIo = nullptr;
@@ -160,6 +187,11 @@ private:
     void takeListenAudio();
     void drawStrip();
     void listenEnded(int exitCode);
+    QProcess *m_tuneProcess = nullptr;
+    QByteArray m_tuneOut; // its stdout read so far (progress lines are shown as they come)
+    Tuning m_tuning;
+    bool m_tuneAsks = false; // started from the button: offer its best setting when done
+    void tuneEnded(int exitCode);
     QLabel *m_status, *m_title, *m_preview, *m_latency;
     QListWidget *m_history;
     QCustomPlot *m_bars, *m_wave;
