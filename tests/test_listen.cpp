@@ -347,7 +347,7 @@ private slots:
         const std::string path = dir.filePath("labels.txt").toStdString();
         {
             std::ofstream f(path, std::ios::binary);
-            f << "# what was said\r\n"
+            f << "\xEF\xBB\xBF# what was said\r\n" // as Windows' Notepad saves it
               << "6.000000\t6.500000\t1\r\n"
               << "\\\t120.000000\t3400.000000\r\n" // Audacity: the frequencies of the one above
               << "3.0\t3.6\t2\tfive columns\tas the tests write them\n"
@@ -384,6 +384,8 @@ private slots:
         };
         QVERIFY(refused("1.0\t2.0\t1\n1.0\tsoon\t2\n", 2, "START<tab>END<tab>LABEL"));
         QVERIFY(refused("1.0 2.0 1\n", 1, "START<tab>END<tab>LABEL")); // not tabs
+        std::ofstream(path, std::ios::binary) << "\xEF\xBB\xBF" << "1.0\t2.0\t1\n";
+        QCOMPARE(readTruth(path, kNames, {}).value().front().index, 1); // a BOM, then a label
         QVERIFY(refused("2.0\t1.0\t1\n", 1, "must not end before it starts"));
         QVERIFY(refused("1.0\t2.0\t \n", 1, "without a name"));
         auto missing = readTruth(dir.filePath("none.txt").toStdString(), kNames, {});

@@ -36,6 +36,7 @@ Result<std::vector<TruthWord>> readTruth(const std::string &path,
     int number = 0;
     while (std::getline(in, line)) {
         ++number;
+        if (number == 1 && line.starts_with("\xEF\xBB\xBF")) line.erase(0, 3); // a UTF-8 BOM
         const std::string t = trimmed(line);
         if (t.empty() || t[0] == '#' || t[0] == '\\') continue;
         std::vector<std::string> fields;
