@@ -674,6 +674,7 @@ private slots:
         QVERIFY2(panel.tuneOn(words, labels, &why), qPrintable(why));
         QVERIFY(panel.tuningNow());
         QVERIFY(!panel.startListening(&why)); // one child at a time
+        QVERIFY2(why.contains("Tuning"), qPrintable(why));
         QVERIFY(tuned.wait(120000));
         const auto &t = panel.tuning();
         qInfo("tuned: %s", qPrintable(t.text));
@@ -712,6 +713,30 @@ private slots:
                      panel.status().contains(labels + ":2"),
                  qPrintable(panel.status()));
         QVERIFY(!panel.useTunedSetting());
+        // Labels of none of the model's classes: nothing to find, and said so.
+        {
+            QFile f(labels);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("# the words\n0.8\t1.15\tcat\n2.8\t3.15\tdog\n");
+        }
+        QVERIFY(panel.tuneOn(words, labels, &why));
+        QVERIFY(tuned.wait(120000));
+        QVERIFY(!panel.tuning().ok);
+        QVERIFY2(panel.status().contains("no label names a class the model detects (high, low)"),
+                 qPrintable(panel.status()));
+        // Without the engine: refused, and the row stays as it was.
+        const QString cli = FLOWBENCH_CLI;
+        panel.setCliPath(QString());
+        QVERIFY(!panel.tuneOn(words, labels, &why));
+        QVERIFY2(why.contains("flowbench-cli was not found"), qPrintable(why));
+        panel.setCliPath(dir.filePath("no-such-cli"));
+        QVERIFY(panel.tuneOn(words, labels, &why));
+        QVERIFY(tuned.wait(30000));
+        QVERIFY2(!panel.tuning().ok && panel.status().contains("Tuning failed"),
+                 qPrintable(panel.status()));
+        QVERIFY(!panel.tuningNow());
+        QVERIFY(panel.findChild<QWidget *>("inferenceListenTune")->isEnabled());
+        panel.setCliPath(cli);
 
         QVERIFY2(panel.startListening(&why), qPrintable(why));
         QVERIFY(panel.listening());

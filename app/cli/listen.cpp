@@ -391,6 +391,18 @@ int listen(int argc, char **argv)
     if (!truthFile.empty()) {
         auto truth = exec::readTruth(truthFile, names, o.ignore);
         if (!truth.ok()) return fail(kExitBadInput, truth.error().str(), input);
+        // Labels of none of the model's classes would score nothing and crown any setting.
+        if (std::ranges::none_of(truth.value(),
+                                 [](const exec::TruthWord &w) { return w.index >= 0; })) {
+            std::string detected;
+            for (size_t c = 0; c < names.size(); ++c)
+                if (!listener.ignored(int32_t(c)))
+                    detected += (detected.empty() ? "" : ", ") + names[c];
+            return fail(kExitBadInput,
+                        truthFile + ": no label names a class the model detects (" + detected +
+                            "): nothing to find",
+                        input);
+        }
         judge.emplace(std::move(truth).value());
     }
     std::vector<exec::ListenWindow> kept; // for --sweep

@@ -158,7 +158,13 @@ std::vector<SweepPoint> sweep(const std::vector<ListenWindow> &windows, const Li
             at.threshold = threshold;
             Detector detect(at, classNames, rate, hop);
             TruthJudge judge(truth);
-            for (ListenWindow w : windows) {
+            ListenWindow w; // one, refilled: an hour is 36,000 windows a setting
+            for (const ListenWindow &kept : windows) {
+                w.index = kept.index;
+                w.start = kept.start;
+                w.end = kept.end;
+                w.centred = kept.centred;
+                w.probabilities.assign(kept.probabilities.begin(), kept.probabilities.end());
                 Detection d;
                 int64_t near = -1;
                 if (detect.step(w, d)) judge.judge(d, near);

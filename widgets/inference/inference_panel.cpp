@@ -615,6 +615,7 @@ bool InferencePanel::tuneOn(const QString &recording, const QString &labels, QSt
         return false;
     };
     if (model().isEmpty()) return refuse(tr("Choose a trained run first."));
+    if (m_cli.isEmpty()) return refuse(tr("flowbench-cli was not found: tuning needs it."));
     if (listening()) return refuse(tr("Stop listening first."));
     if (tuningNow()) return refuse(tr("Already tuning."));
     if (m_tuneProcess) m_tuneProcess->deleteLater(); // this may run in a slot of its signals
@@ -649,11 +650,13 @@ bool InferencePanel::tuneOn(const QString &recording, const QString &labels, QSt
     for (const QString &other : listenWith())
         args << "--with" << other;
     if (!listenWarp()) args << "--warp" << "0";
-    m_tuneProcess->start(m_cli, args);
+    // The row waits before the child starts: a start that fails at once ends the tuning
+    // (tuneEnded) inside start(), and must find the row to give back.
     setListenSettingsEnabled(false);
     m_listenButton->setEnabled(false);
     m_status->setText(tr("Tuning on %1 with %2…")
                           .arg(QFileInfo(recording).fileName(), QFileInfo(labels).fileName()));
+    m_tuneProcess->start(m_cli, args);
     return true;
 }
 
@@ -740,19 +743,28 @@ void InferencePanel::tuneEnded(int exitCode)
     m_tuning = t;
     m_status->setText(t.text);
     emit tuned();
-    if (asks && t.ok && t.hasBest &&
-        (t.bestAverage != listenAverage() || std::abs(t.bestThreshold - listenThreshold()) > 1e-9)) {
-        QMessageBox box(QMessageBox::Information, tr("Tuned"), t.text, QMessageBox::NoButton, this);
-        QPushButton *use = box.addButton(tr("Use threshold %1 over %2 windows")
-                                             .arg(t.bestThreshold)
-                                             .arg(t.bestAverage),
-                                         QMessageBox::AcceptRole);
-        box.addButton(tr("Keep mine"), QMessageBox::RejectRole);
-        box.exec();
-        if (box.clickedButton() == use) useTunedSetting();
-    } else if (asks) {
-        QMessageBox::information(this, tr("Tuned"), t.text);
-    }
+    if (!asks) return;
+    // The message waits for the event loop: not inside the child's finished().
+    QTimer::singleShot(0, this, [this, t] {
+        auto *box = new QMessageBox(QMessageBox::Information, tr("Tuned"), t.text,
+                                    QMessageBox::NoButton, this);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        if (t.ok && t.hasBest &&
+            (t.bestAverage != listenAverage() ||
+             std::abs(t.bestThreshold - listenThreshold()) > 1e-9)) {
+            QPushButton *use = box->addButton(
+                tr("Use threshold %1 over %2 windows").arg(t.bestThreshold).arg(t.bestAverage),
+                QMessageBox::AcceptRole);
+            box->addButton(tr("Keep mine"), QMessageBox::RejectRole);
+            connect(use, &QPushButton::clicked, this, [this, t] {
+                setListenThreshold(t.bestThreshold);
+                setListenAverage(t.bestAverage);
+            });
+        } else {
+            box->addButton(QMessageBox::Ok);
+        }
+        box->open();
+    });
 }
 
 bool InferencePanel::useTunedSetting()
