@@ -31,6 +31,7 @@
 #include <QTemporaryDir>
 
 #include <cmath>
+#include <cstring>
 #include <csignal>
 #include <memory>
 
@@ -664,12 +665,12 @@ private slots:
         // Tune: the same file with its labels (as Audacity exports them), heard at every
         // setting: both words found, and a best setting that Listen mode takes.
         const QString labels = dir.filePath("words.txt");
-        {
+        auto writeLabels = [&labels](const char *text) {
             QFile f(labels);
-            QVERIFY(f.open(QIODevice::WriteOnly));
-            f.write("0.800000\t1.150000\thigh\n\\\t300.000000\t3000.000000\n"
-                    "2.800000\t3.150000\tlow\n");
-        }
+            return f.open(QIODevice::WriteOnly) && f.write(text) == qint64(std::strlen(text));
+        };
+        QVERIFY(writeLabels("0.800000\t1.150000\thigh\n\\\t300.000000\t3000.000000\n"
+                            "2.800000\t3.150000\tlow\n"));
         QSignalSpy tuned(&panel, &fb::widgets::InferencePanel::tuned);
         QVERIFY2(panel.tuneOn(words, labels, &why), qPrintable(why));
         QVERIFY(panel.tuningNow());
@@ -701,11 +702,7 @@ private slots:
         panel.setListenThreshold(0.85);
         panel.setListenAverage(4);
         // Labels that cannot be read: the panel says which file and line.
-        {
-            QFile f(labels);
-            QVERIFY(f.open(QIODevice::WriteOnly));
-            f.write("0.8\t1.15\thigh\n2.8 3.15 low\n");
-        }
+        QVERIFY(writeLabels("0.8\t1.15\thigh\n2.8 3.15 low\n"));
         QVERIFY(panel.tuneOn(words, labels, &why));
         QVERIFY(tuned.wait(120000));
         QVERIFY(!panel.tuning().ok);
@@ -714,11 +711,7 @@ private slots:
                  qPrintable(panel.status()));
         QVERIFY(!panel.useTunedSetting());
         // Labels of none of the model's classes: nothing to find, and said so.
-        {
-            QFile f(labels);
-            QVERIFY(f.open(QIODevice::WriteOnly));
-            f.write("# the words\n0.8\t1.15\tcat\n2.8\t3.15\tdog\n");
-        }
+        QVERIFY(writeLabels("# the words\n0.8\t1.15\tcat\n2.8\t3.15\tdog\n"));
         QVERIFY(panel.tuneOn(words, labels, &why));
         QVERIFY(tuned.wait(120000));
         QVERIFY(!panel.tuning().ok);

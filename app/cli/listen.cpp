@@ -532,10 +532,9 @@ int listen(int argc, char **argv)
                   {{"p50", rounded(percentile(latencies, 0.5), 1000)},
                    {"p99", rounded(percentile(latencies, 0.99), 1000)},
                    {"max", rounded(percentile(latencies, 1.0), 1000)}}}};
-    double otherSeconds = 0;
+    exec::ListenScore s;
     if (judge) {
-        const exec::ListenScore s = judge->score(heard);
-        otherSeconds = s.otherSeconds;
+        s = judge->score(heard);
         json missed = json::array();
         for (size_t i : s.missed) {
             const exec::TruthWord &w = judge->truth()[i];
@@ -589,13 +588,13 @@ int listen(int argc, char **argv)
                 std::fprintf(stderr, "%6g | none of the settings keeps to it\n", limit);
         }
         // One false alarm in a short recording is many an hour: say how finely it measures.
-        const double oneAlarm = otherSeconds > 0 ? 3600.0 / otherSeconds : 0.0;
-        if (otherSeconds > 0 && oneAlarm > budget)
+        const double oneAlarm = s.oneFalseAlarmPerHour();
+        if (oneAlarm > budget)
             std::fprintf(stderr,
                          "note: %.0f s of the recording lie away from the keywords, so one false "
                          "alarm there is %.1f an hour: it cannot tell %g an hour from none. "
                          "Record at least %.0f minutes of other words and noise for that.\n",
-                         otherSeconds, oneAlarm, budget,
+                         s.otherSeconds, oneAlarm, budget,
                          budget > 0 ? std::ceil(60.0 / budget) : 60.0);
         const exec::SweepPoint *b = exec::bestWithin(points, budget, o.average);
         summary["best"] =
@@ -605,8 +604,7 @@ int listen(int argc, char **argv)
                      {"found", b->score.found},
                      {"keywords", b->score.keywords},
                      {"false_alarms_per_hour", rounded(b->score.falseAlarmsPerHour(), 100)},
-                     {"one_false_alarm_per_hour",
-                      otherSeconds > 0 ? rounded(3600.0 / otherSeconds, 100) : 0.0}}
+                     {"one_false_alarm_per_hour", rounded(oneAlarm, 100)}}
               : json{{"budget", budget}};
     }
     std::cout << jsonLine(summary) << std::endl;

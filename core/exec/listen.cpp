@@ -9,6 +9,13 @@
 
 namespace fb::exec {
 
+bool namedAmong(const std::string &name, const std::vector<std::string> &names)
+{
+    const std::string plain = plainClassName(name);
+    return std::ranges::any_of(names,
+                               [&](const std::string &n) { return plainClassName(n) == plain; });
+}
+
 std::string plainClassName(const std::string &name)
 {
     std::string s;
@@ -148,7 +155,6 @@ Result<Listener> Listener::make(Scorer scorer, std::vector<std::string> names, i
 Listener::Listener(Scorer scorer, std::vector<std::string> names, const ListenOptions &o,
                    int64_t rate, int64_t window, int64_t hop)
     : m_score(std::move(scorer))
-    , m_names(names)
     , m_o(o)
     , m_rate(rate)
     , m_window(window)
@@ -163,13 +169,8 @@ Detector::Detector(const ListenOptions &o, std::vector<std::string> names, int64
     , m_rate(rate)
     , m_hop(hop)
 {
-    for (const std::string &name : m_names) {
-        const std::string plain = plainClassName(name);
-        bool skip = false;
-        for (const std::string &i : o.ignore)
-            skip = skip || plain == plainClassName(i);
-        m_ignored.push_back(skip);
-    }
+    for (const std::string &name : m_names)
+        m_ignored.push_back(namedAmong(name, o.ignore));
 }
 
 bool Detector::ignored(int32_t index) const

@@ -72,6 +72,8 @@ struct ListenOptions {
 // A class name as --ignore and label files match it: lower case, without surrounding
 // underscores ("_Background_Noise_" is "background_noise").
 std::string plainClassName(const std::string &name);
+// Whether `name` is one of `names`, matched as plainClassName (--ignore, label files).
+bool namedAmong(const std::string &name, const std::vector<std::string> &names);
 
 struct ListenWindow {
     int64_t index = 0;                // 0, 1, 2, ... in the stream
@@ -150,7 +152,6 @@ public:
     int64_t hopSamples() const { return m_hop; }
     // Whether a class is one the options ignore.
     bool ignored(int32_t index) const { return m_detect.ignored(index); }
-    const std::vector<std::string> &classNames() const { return m_names; }
     const ListenOptions &options() const { return m_o; }
 
     // Appends mono samples at sampleRate() and runs every window they complete, in order,
@@ -172,7 +173,6 @@ private:
                    const std::function<void(const Detection &)> &onDetection);
 
     Scorer m_score;
-    std::vector<std::string> m_names;
     ListenOptions m_o;
     int64_t m_rate, m_window, m_hop;
     Detector m_detect;

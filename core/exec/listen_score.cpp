@@ -56,12 +56,8 @@ Result<std::vector<TruthWord>> readTruth(const std::string &path,
                              number);
         w.label = trimmed(fields[2]);
         if (w.label.empty()) return fileError(path, "a label without a name", number);
-        const std::string plain = plainClassName(w.label);
-        bool ignored = false;
-        for (const std::string &i : ignore)
-            ignored = ignored || plain == plainClassName(i);
-        for (size_t c = 0; c < classNames.size() && !ignored; ++c)
-            if (plainClassName(classNames[c]) == plain) w.index = int32_t(c);
+        for (size_t c = 0; c < classNames.size() && !namedAmong(w.label, ignore); ++c)
+            if (namedAmong(w.label, {classNames[c]})) w.index = int32_t(c);
         out.push_back(std::move(w));
     }
     if (in.bad()) return fileError(path, "the label file could not be read to its end");

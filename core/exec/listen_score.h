@@ -52,6 +52,8 @@ struct ListenScore {
     {
         return otherSeconds > 0 ? double(falseAlarms) * 3600.0 / otherSeconds : 0.0;
     }
+    // What one false alarm there is an hour: how finely the recording measures (0: no time).
+    double oneFalseAlarmPerHour() const { return otherSeconds > 0 ? 3600.0 / otherSeconds : 0.0; }
 };
 
 // Judges detections, in the order they come (a listener's stream), against the truth.

@@ -756,10 +756,7 @@ void InferencePanel::tuneEnded(int exitCode)
                 tr("Use threshold %1 over %2 windows").arg(t.bestThreshold).arg(t.bestAverage),
                 QMessageBox::AcceptRole);
             box->addButton(tr("Keep mine"), QMessageBox::RejectRole);
-            connect(use, &QPushButton::clicked, this, [this, t] {
-                setListenThreshold(t.bestThreshold);
-                setListenAverage(t.bestAverage);
-            });
+            connect(use, &QPushButton::clicked, this, &InferencePanel::useTunedSetting);
         } else {
             box->addButton(QMessageBox::Ok);
         }
