@@ -6,10 +6,14 @@
 
 #include "core/exec/listen.h"
 #include "core/exec/listen_score.h"
+#include "core/io/tuned_setting.h"
 
 #include <QtTest>
 
+#include <QTemporaryDir>
+
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 
 using namespace fb;
@@ -533,6 +537,116 @@ private slots:
         QVERIFY(refused(o, "--warp"));
         o.warps = {0.02, 0.04, 0.06, 0.08, 0.1};
         QVERIFY(refused(o, "at most 4"));
+    }
+    // A tuned setting kept beside its model (listen.json): read back as written, applied only
+    // to the hearing it was tuned for, and a damaged or newer file named, never taken.
+    void tunedSettingsAreKeptBesideTheirModel()
+    {
+        QTemporaryDir dir;
+        const std::string model = dir.filePath("model.safetensors").toStdString();
+        const std::string other = dir.filePath("other.safetensors").toStdString();
+        std::ofstream(model) << "weights of one model";
+        std::ofstream(other) << "weights of another";
+        QCOMPARE(io::tunedSettingPath(model), dir.filePath("listen.json").toStdString());
+        QVERIFY(io::readTunedSetting(model).ok() && !io::readTunedSetting(model).value());
+
+        auto hear = [](const std::vector<std::string> &files, const ListenOptions &opts) {
+            return describeHearing(files, opts).value();
+        };
+        ListenOptions o;
+        auto alone = describeHearing({model}, o);
+        QVERIFY(alone.ok());
+        QVERIFY(alone->defaultDetector && alone->withSha256.empty());
+        QCOMPARE(alone->modelSha256.size(), size_t(64));
+        io::TunedSetting t = *alone;
+        t.threshold = 0.8;
+        t.average = 3;
+        t.recording = "/somewhere/talk.wav";
+        t.keywords = 205;
+        t.found = 184;
+        t.falseAlarmsPerHour = 1.8;
+        t.budget = 2;
+        QVERIFY(io::writeTunedSetting(model, t).ok());
+        auto back = io::readTunedSetting(model);
+        QVERIFY2(back.ok() && *back, back.ok() ? "none" : back.error().str().c_str());
+        const io::TunedSetting &r = **back;
+        QCOMPARE(r.threshold, 0.8);
+        QCOMPARE(r.average, 3);
+        QCOMPARE(r.modelSha256, alone->modelSha256);
+        QCOMPARE(r.found, 184);
+        QVERIFY(!r.tuned.empty()); // when, filled in
+        QCOMPARE(io::describeTuned(r), std::string("threshold 0.80 over 3 windows, tuned on "
+                                                   "talk.wav: 184 of 205 words found at 1.8 "
+                                                   "false alarms an hour"));
+        QCOMPARE(io::hearingDiffers(r, *alone), std::string());
+
+        // Another hearing: each difference named.
+        auto differs = [&](const std::vector<std::string> &files, const ListenOptions &opts,
+                           const char *words) {
+            auto h = describeHearing(files, opts);
+            const std::string why = h.ok() ? io::hearingDiffers(r, *h) : h.error().str();
+            if (why.find(words) == std::string::npos) qWarning("%s", why.c_str());
+            return why.find(words) != std::string::npos;
+        };
+        QVERIFY(differs({other}, o, "another model file"));
+        QVERIFY(differs({model, other}, o, "with others (--with)"));
+        ListenOptions w;
+        w.warps = {0};
+        QVERIFY(differs({model}, w, "(--warp)"));
+        w.warps = {0.08, 0}; // a 0 is no hearing: the same as {0.08}
+        QVERIFY(differs({model}, w, ""));
+        QCOMPARE(io::hearingDiffers(r, hear({model}, w)), std::string());
+        ListenOptions hop;
+        hop.hopMs = 50;
+        QVERIFY(differs({model}, hop, "detector's defaults"));
+        ListenOptions spelt; // the same classes ignored, spelt otherwise: the defaults still
+        spelt.ignore = {"_Background_Noise_", "UNKNOWN", "silence", "noise", "background"};
+        QCOMPARE(io::hearingDiffers(r, hear({model}, spelt)), std::string());
+        // Tuned with other options, compared one by one.
+        io::TunedSetting fifty = hear({model}, hop);
+        fifty.threshold = 0.9;
+        fifty.average = 2;
+        QVERIFY(!fifty.defaultDetector);
+        QCOMPARE(io::hearingDiffers(fifty, hear({model}, hop)), std::string());
+        hop.suppressMs = 800;
+        QVERIFY(io::hearingDiffers(fifty, hear({model}, hop)).find("--suppress-ms") !=
+                std::string::npos);
+        // Together with another model: the order of --with does not matter.
+        const std::string third = dir.filePath("third.safetensors").toStdString();
+        std::ofstream(third) << "a third";
+        io::TunedSetting together = hear({model, other, third}, o);
+        together.threshold = 0.7;
+        together.average = 4;
+        QCOMPARE(io::hearingDiffers(together, hear({model, third, other}, o)), std::string());
+        QVERIFY(differs({model}, o, "") &&
+                io::hearingDiffers(together, *alone).find("other models") != std::string::npos);
+        // The model trained again: its digest is another.
+        std::ofstream(model) << "weights of the model trained again";
+        QVERIFY(differs({model}, o, "another model file"));
+
+        // Damaged, made by hand wrong, or newer: named, never taken.
+        auto refused = [&](const char *text, const char *words) {
+            std::ofstream(dir.filePath("listen.json").toStdString()) << text;
+            auto got = io::readTunedSetting(model);
+            return !got.ok() && got.error().file == dir.filePath("listen.json").toStdString() &&
+                   got.error().message.find(words) != std::string::npos;
+        };
+        QVERIFY(refused("{\"format\": \"flowbench.listen\", \"version\": 1, \"thre", ""));
+        QVERIFY(refused("{\"format\": \"flowbench.run\"}", "not a tuned listening setting"));
+        QVERIFY(refused("{\"format\": \"flowbench.listen\", \"version\": 1, \"threshold\": "
+                        "1.5, \"average\": 4, \"for\": {\"model_sha256\": \"ab\"}}",
+                        "\"threshold\""));
+        QVERIFY(refused("{\"format\": \"flowbench.listen\", \"version\": 1, \"threshold\": "
+                        "0.8, \"average\": 2.5, \"for\": {\"model_sha256\": \"ab\"}}",
+                        "\"average\""));
+        QVERIFY(refused("{\"format\": \"flowbench.listen\", \"version\": 1, \"threshold\": "
+                        "0.8, \"average\": 2}",
+                        "which model"));
+        QVERIFY(refused("{\"format\": \"flowbench.listen\", \"version\": 2, \"threshold\": "
+                        "0.8, \"average\": 2, \"for\": {\"model_sha256\": \"ab\"}}",
+                        "version 2"));
+        // Nothing written without what makes a setting.
+        QVERIFY(!io::writeTunedSetting(model, io::TunedSetting{}).ok());
     }
 };
 

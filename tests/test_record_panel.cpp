@@ -699,6 +699,72 @@ private slots:
         QVERIFY(panel.useTunedSetting());
         QCOMPARE(panel.listenAverage(), t.bestAverage);
         QCOMPARE(panel.listenThreshold(), t.bestThreshold);
+        // Kept beside the model (listen.json): the engine listens at it without being told...
+        const QString run = dir.filePath("run"), kept = dir.filePath("run/listen.json");
+        QCOMPARE(panel.keptSetting(), kept);
+        QVERIFY(QFileInfo::exists(kept));
+        QVERIFY2(panel.status().contains("kept with the model"), qPrintable(panel.status()));
+        auto listenTo = [&](const QStringList &extra, QJsonObject *summary, QString *err) {
+            QProcess p;
+            p.start(FLOWBENCH_CLI, QStringList{"listen", run, words} + extra);
+            if (!p.waitForFinished(120000)) return -1;
+            *err = QString::fromUtf8(p.readAllStandardError());
+            *summary =
+                QJsonDocument::fromJson(p.readAllStandardOutput().trimmed().split('\n').last())
+                    .object();
+            return p.exitCode();
+        };
+        QJsonObject said;
+        QString err;
+        QCOMPARE(listenTo({}, &said, &err), 0);
+        QJsonObject used = said["detector"].toObject();
+        QVERIFY2(err.contains("the model's tuned setting") && used["tuned"].toString() == kept,
+                 qPrintable(err));
+        QCOMPARE(used["threshold"].toDouble(), t.bestThreshold);
+        QCOMPARE(used["average"].toInt(), t.bestAverage);
+        // ... and the panel takes it again when the model is chosen, from a setting it can never
+        // be (the sweep's thresholds are 0.5, 0.6, ..., its windows 1 to 8).
+        panel.setListenThreshold(0.66);
+        panel.setListenAverage(9);
+        panel.setModel(run);
+        QCOMPARE(panel.listenThreshold(), t.bestThreshold);
+        QCOMPARE(panel.listenAverage(), t.bestAverage);
+        QVERIFY2(panel.status().contains("this model's tuned setting"), qPrintable(panel.status()));
+        // Heard once, without the ±8% hearings it was tuned with: not taken, and said why.
+        panel.setListenWarp(false);
+        panel.setListenThreshold(0.66);
+        panel.setListenAverage(9);
+        QVERIFY(!panel.takeTunedSetting());
+        QCOMPARE(panel.listenThreshold(), 0.66);
+        QVERIFY2(panel.status().contains("is not used") &&
+                     panel.status().contains("the ±8% speed box"),
+                 qPrintable(panel.status()));
+        QCOMPARE(listenTo({"--warp", "0"}, &said, &err), 0);
+        QVERIFY2(said["detector"].toObject()["tuned"].isNull() && err.contains("is not used"),
+                 qPrintable(err));
+        panel.setListenWarp(true);
+        // From the command line: --keep keeps the sweep's best, only where the recording can
+        // tell the budget, and only with --sweep.
+        QCOMPARE(listenTo({"--truth", labels, "--keep"}, &said, &err), 2);
+        QVERIFY2(err.contains("--keep goes with --truth and --sweep"), qPrintable(err));
+        QVERIFY(QFile::remove(kept));
+        QCOMPARE(listenTo({"--truth", labels, "--sweep", "--keep"}, &said, &err), 0);
+        QVERIFY2(err.contains("not kept") && !said["best"].toObject()["kept"].toBool() &&
+                     !QFileInfo::exists(kept),
+                 qPrintable(err));
+        QCOMPARE(
+            listenTo({"--truth", labels, "--sweep", "--keep", "--budget", "5000"}, &said, &err), 0);
+        const QJsonObject best = said["best"].toObject();
+        QVERIFY2(best["kept"].toBool() && best["file"].toString() == kept &&
+                     QFileInfo::exists(kept),
+                 qPrintable(err));
+        QFile keptFile(kept);
+        QVERIFY(keptFile.open(QIODevice::ReadOnly));
+        const QJsonObject k = QJsonDocument::fromJson(keptFile.readAll()).object();
+        QCOMPARE(k["threshold"].toDouble(), best["threshold"].toDouble());
+        QCOMPARE(k["found_on"].toObject()["recording"].toString(), words);
+        QCOMPARE(k["found_on"].toObject()["found"].toInt(), 2);
+        QVERIFY(QFile::remove(kept));
         panel.setListenThreshold(0.85);
         panel.setListenAverage(4);
         // Labels that cannot be read: the panel says which file and line.

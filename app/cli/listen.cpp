@@ -6,6 +6,7 @@
 #include "core/exec/inference.h"
 #include "core/exec/listen.h"
 #include "core/exec/listen_score.h"
+#include "core/io/tuned_setting.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -48,9 +49,9 @@ Ctrl-C (or SIGTERM) stops it; either way what came is heard and the summary foll
 Options:
   --window-ms MS     the window (default and only value: the length the model was trained on)
   --hop-ms MS        from one window to the next (default 100)
-  --average K        windows averaged (default 4)
-  --threshold P      averaged probability of a detection (default 0.85: lower finds more
-                     words and raises more false alarms)
+  --average K        windows averaged (default 4, or the model's tuned setting)
+  --threshold P      averaged probability of a detection (default 0.85, or the model's tuned
+                     setting: lower finds more words and raises more false alarms)
   --suppress-ms S    no detection this soon after another (default 500)
   --centre-ms C      a window counts only when its sound's middle is within C ms of its own,
                      as the model learnt words (default 300; 0: every window)
@@ -78,7 +79,17 @@ Options:
                      windows averaged and thresholds 0.5 to 0.95, and name the setting that
                      finds the most keywords within --budget false alarms an hour
   --budget F         false alarms an hour the sweep's "best" may raise (default 2)
+  --keep             with --sweep: keep the best setting beside the model file (listen.json),
+                     where the model then listens at it without --threshold and --average.
+                     Only where the recording can tell the budget: one false alarm in its
+                     time away from the keywords must be at most --budget an hour
   --progress         with a recording: a "progress" line every 2 s of hearing it
+
+The model's tuned setting: listen.json beside the model file (written by --keep, or by Try the
+Model's Tune... in the window) gives the threshold and windows averaged that you do not give,
+where it was tuned for this model file, these --with models and this detector (--warp,
+--hop-ms, --centre-ms, --floor-db, --suppress-ms, --ignore); stderr says when it is used, or
+why not. Give --threshold and --average to listen at another.
 
 Output (stdout, JSON lines):
   {"kind": "detection", "time", "start", "end", "class", "index", "probability", "window"}
@@ -87,13 +98,16 @@ Output (stdout, JSON lines):
   {"kind": "progress", "seconds" (heard so far), "of" (the recording's)}   (with --progress)
   {"kind": "summary", "status": "ok", "input", "seconds", "windows", "detections",
    "models", "threads", "detector": {"average", "threshold", "hop_ms", "centre_ms",
-   "floor_db", "suppress_ms", "warp" (the largest W), "warps" (every W)},
+   "floor_db", "suppress_ms", "warp" (the largest W), "warps" (every W), "tuned" (the
+   listen.json used, or null)},
    "latency_ms": {"p50", "p99", "max"}}           (last line; "status": "error" on failure)
   with --truth, detections gain "truth" (right, wrong or false_alarm) and "said" (the label
   there, or null), and the summary "score": {"keywords", "found", "missed": [{"label", "start",
   "end"}], "wrong", "false_alarms", "other_seconds", "false_alarms_per_hour"}; with --sweep,
   "sweep": [{"average", "threshold", "found", "false_alarms", "false_alarms_per_hour"}] and
-  "best": {"budget", "average", "threshold", "found", "keywords", "false_alarms_per_hour"}
+  "best": {"budget", "average", "threshold", "found", "keywords", "false_alarms_per_hour",
+  "one_false_alarm_per_hour", "setting" (listen.json's content for it), "file" (where it is
+  kept), "model_file" (the model it is for), "kept" (whether --keep wrote it)}
 Exit codes: 0 ok, 1 the recording or microphone could not be read, 2 bad usage or model.
 )";
 
@@ -243,7 +257,8 @@ int fromMicrophone(int64_t rate, double seconds,
 int listen(int argc, char **argv)
 {
     std::string input, device = "cpu", truthFile;
-    bool sweeping = false, progress = false;
+    bool sweeping = false, progress = false, keep = false;
+    bool thresholdGiven = false, averageGiven = false;
     double budget = 2;
     std::vector<std::string> models(1); // MODEL, then every --with
     bool mic = false, windows = false, fromStdin = false;
@@ -275,6 +290,8 @@ int listen(int argc, char **argv)
             sweeping = true;
         } else if (a == "--progress") {
             progress = true;
+        } else if (a == "--keep") {
+            keep = true;
         } else if (a == "--window-ms" || a == "--hop-ms" || a == "--average" ||
                    a == "--threshold" || a == "--suppress-ms" || a == "--centre-ms" ||
                    a == "--floor-db" || a == "--seconds" || a == "--device" || a == "--ignore" ||
@@ -314,7 +331,7 @@ int listen(int argc, char **argv)
             if (!number(v, x)) return usage(a + " needs a number, not '" + v + "'");
             if (a == "--window-ms") windowMs = x;
             if (a == "--hop-ms") o.hopMs = x;
-            if (a == "--threshold") o.threshold = x;
+            if (a == "--threshold") o.threshold = x, thresholdGiven = true;
             if (a == "--suppress-ms") o.suppressMs = x;
             if (a == "--centre-ms") o.centreMs = x;
             if (a == "--floor-db") o.floorDb = x;
@@ -329,6 +346,7 @@ int listen(int argc, char **argv)
             if (a == "--average") {
                 if (x != std::floor(x)) return usage("--average needs a whole number");
                 o.average = int(std::clamp(x, -1.0, 1000.0));
+                averageGiven = true;
             }
         } else if (a.starts_with("--")) {
             return usage("unknown option " + a);
@@ -352,6 +370,8 @@ int listen(int argc, char **argv)
     if (sweeping && truthFile.empty())
         return usage("--sweep needs --truth: what was said when, to count what it finds");
     if (!(budget >= 0)) return usage("--budget must be a number of false alarms an hour, 0 or more");
+    if (keep && !sweeping)
+        return usage("--keep goes with --truth and --sweep: it keeps the sweep's best setting");
     if (!truthFile.empty() && mic)
         return usage("--truth goes with a recording or --stdin, whose times it labels");
 
@@ -365,6 +385,50 @@ int listen(int argc, char **argv)
     }
     exec::Predictor &p = *predictors.front();
     p.setThreads(threads); // the process's, so every model's
+    // The model's tuned setting fills in what was not given, where it was tuned for this
+    // hearing; the digests are read only where one is kept or the sweep needs them.
+    std::vector<std::string> modelFiles;
+    for (const exec::Predictor *q : predictors)
+        modelFiles.push_back(q->modelFile());
+    std::optional<io::TunedSetting> hearing;
+    auto describe = [&]() -> const io::TunedSetting * {
+        if (!hearing) {
+            auto h = exec::describeHearing(modelFiles, o);
+            if (!h.ok()) {
+                std::fprintf(stderr, "note: %s\n", h.error().str().c_str());
+                return nullptr;
+            }
+            hearing = std::move(h).value();
+        }
+        return &*hearing;
+    };
+    std::string tunedFile;
+    if (!thresholdGiven || !averageGiven) {
+        const std::string path = io::tunedSettingPath(p.modelFile());
+        auto tuned = io::readTunedSetting(p.modelFile());
+        if (!tuned.ok()) {
+            std::fprintf(stderr, "note: %s; listening at the defaults\n",
+                         tuned.error().str().c_str());
+        } else if (tuned.value()) {
+            const io::TunedSetting &t = *tuned.value();
+            const io::TunedSetting *h = describe();
+            const std::string differs = h ? io::hearingDiffers(t, *h) : "its model cannot be read";
+            if (!differs.empty()) {
+                std::fprintf(stderr, "note: %s is not used: %s\n", safeText(path).c_str(),
+                             differs.c_str());
+            } else {
+                if (!thresholdGiven) o.threshold = t.threshold;
+                if (!averageGiven) o.average = t.average;
+                tunedFile = path;
+                const std::string gives = thresholdGiven ? "the windows averaged ("
+                                          : averageGiven ? "the threshold ("
+                                                         : "the threshold and windows averaged (";
+                std::fprintf(stderr, "the model's tuned setting (%s) gives %s%s)\n",
+                             safeText(path).c_str(), gives.c_str(),
+                             safeText(io::describeTuned(t)).c_str());
+            }
+        }
+    }
     auto made = exec::Listener::make(predictors, o);
     if (!made.ok()) {
         const Error &e = made.error();
@@ -527,7 +591,8 @@ int listen(int argc, char **argv)
                    {"floor_db", o.floorDb},
                    {"suppress_ms", o.suppressMs},
                    {"warp", o.warps.empty() ? 0.0 : *std::ranges::max_element(o.warps)},
-                   {"warps", o.warps}}},
+                   {"warps", o.warps},
+                   {"tuned", tunedFile.empty() ? json() : json(tunedFile)}}},
                  {"latency_ms",
                   {{"p50", rounded(percentile(latencies, 0.5), 1000)},
                    {"p99", rounded(percentile(latencies, 0.99), 1000)},
@@ -606,6 +671,39 @@ int listen(int argc, char **argv)
                      {"false_alarms_per_hour", rounded(b->score.falseAlarmsPerHour(), 100)},
                      {"one_false_alarm_per_hour", rounded(oneAlarm, 100)}}
               : json{{"budget", budget}};
+        // The best as the model's tuned setting: what --keep (or the window) keeps.
+        const io::TunedSetting *h = b ? describe() : nullptr;
+        bool kept = false;
+        if (h) {
+            io::TunedSetting t = *h;
+            t.threshold = b->threshold;
+            t.average = b->average;
+            t.recording = input;
+            t.labels = truthFile;
+            t.keywords = int(b->score.keywords);
+            t.found = int(b->score.found);
+            t.falseAlarmsPerHour = rounded(b->score.falseAlarmsPerHour(), 100);
+            t.budget = budget;
+            const std::string file = io::tunedSettingPath(p.modelFile());
+            summary["best"]["setting"] = io::tunedSettingJson(t);
+            summary["best"]["file"] = file;
+            summary["best"]["model_file"] = p.modelFile();
+            if (keep && oneAlarm > budget) {
+                std::fprintf(stderr,
+                             "not kept: the recording is too short to tell %g false "
+                             "alarms an hour from none\n",
+                             budget);
+            } else if (keep) {
+                const Status written = io::writeTunedSetting(p.modelFile(), t);
+                if (!written.ok()) return fail(kExitFailed, written.error().str(), input);
+                kept = true;
+                std::fprintf(stderr, "kept in %s: %s\n", safeText(file).c_str(),
+                             safeText(io::describeTuned(t)).c_str());
+            }
+        } else if (keep) {
+            std::fprintf(stderr, "not kept: no setting keeps to %g false alarms an hour\n", budget);
+        }
+        summary["best"]["kept"] = kept;
     }
     std::cout << jsonLine(summary) << std::endl;
     std::fprintf(stderr,

@@ -11,6 +11,7 @@
 #include "core/graph/node_types.h"
 #include "core/graph/pipeline_file.h"
 #include "core/graph/validate.h"
+#include "core/io/run_folder.h"
 #include "core/io/safetensors.h"
 
 #include <algorithm>
@@ -35,27 +36,6 @@ constexpr size_t kChunk = 256;
 double msSince(Clock::time_point t)
 {
     return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
-
-// The .safetensors file a path names: a run folder's model (else its newest checkpoint), a
-// checkpoint folder's file, or the file itself.
-Result<std::string> modelFileOf(const std::string &path)
-{
-    std::error_code ec;
-    if (fs::is_regular_file(path, ec)) return path;
-    if (!fs::is_directory(path, ec)) return fileError(path, "no such file or folder");
-    for (const char *name : {"model.safetensors", "checkpoint.safetensors"})
-        if (fs::is_regular_file(fs::path(path) / name, ec)) return (fs::path(path) / name).string();
-    // Checkpoint folders are step-NNNNNNNN: the greatest name is the newest.
-    std::string newest;
-    for (const auto &e : fs::directory_iterator(fs::path(path) / "checkpoints", ec)) {
-        const std::string name = e.path().filename().string();
-        if (name.starts_with("step-") && fs::exists(e.path() / "checkpoint.safetensors"))
-            newest = std::max(newest, name);
-    }
-    if (!newest.empty())
-        return (fs::path(path) / "checkpoints" / newest / "checkpoint.safetensors").string();
-    return fileError(path, "holds no model.safetensors and no checkpoint");
 }
 
 data::ImageFilesOptions decodeOptions(const json &pre)
@@ -263,7 +243,7 @@ bool Predictor::audio() const
 Result<std::unique_ptr<Predictor>> Predictor::open(const std::string &path,
                                                    const std::string &deviceName)
 {
-    auto fileResult = modelFileOf(path);
+    auto fileResult = io::modelFileOf(path);
     if (!fileResult.ok()) return fileResult.error();
     auto s = std::make_unique<State>();
     s->file = fileResult.value();

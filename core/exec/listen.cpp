@@ -1,6 +1,7 @@
 #include "core/exec/listen.h"
 
 #include "core/data/audio_files.h"
+#include "core/io/sha256.h"
 
 #include <algorithm>
 #include <chrono>
@@ -23,6 +24,36 @@ std::string plainClassName(const std::string &name)
         s += char(std::tolower(static_cast<unsigned char>(c)));
     const size_t a = s.find_first_not_of('_'), b = s.find_last_not_of('_');
     return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+}
+
+Result<io::TunedSetting> describeHearing(const std::vector<std::string> &modelFiles,
+                                         const ListenOptions &o)
+{
+    io::TunedSetting h;
+    for (size_t i = 0; i < modelFiles.size(); ++i) {
+        auto digest = io::sha256File(modelFiles[i]);
+        if (!digest) return digest.error();
+        (i == 0 ? h.modelSha256 : h.withSha256.emplace_back()) = digest->sha256;
+    }
+    std::ranges::sort(h.withSha256);
+    h.warps = o.warps;
+    h.hopMs = o.hopMs;
+    h.centreMs = o.centreMs;
+    h.floorDb = o.floorDb;
+    h.suppressMs = o.suppressMs;
+    for (const std::string &name : o.ignore)
+        h.ignore.push_back(plainClassName(name));
+    std::ranges::sort(h.ignore);
+    h.ignore.erase(std::unique(h.ignore.begin(), h.ignore.end()), h.ignore.end());
+    // The window listens with these at their defaults: a setting tuned so applies there.
+    const ListenOptions d;
+    std::vector<std::string> defaultIgnore;
+    for (const std::string &name : d.ignore)
+        defaultIgnore.push_back(plainClassName(name));
+    std::ranges::sort(defaultIgnore);
+    h.defaultDetector = o.hopMs == d.hopMs && o.centreMs == d.centreMs && o.floorDb == d.floorDb &&
+                        o.suppressMs == d.suppressMs && h.ignore == defaultIgnore;
+    return h;
 }
 
 Result<Listener> Listener::make(Predictor &p, const ListenOptions &o)

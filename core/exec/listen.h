@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/exec/inference.h"
+#include "core/io/tuned_setting.h"
 
 #include <cstdint>
 #include <deque>
@@ -74,6 +75,12 @@ struct ListenOptions {
 std::string plainClassName(const std::string &name);
 // Whether `name` is one of `names`, matched as plainClassName (--ignore, label files).
 bool namedAmong(const std::string &name, const std::vector<std::string> &names);
+
+// What a listening is, as a tuned setting records it (core/io/tuned_setting.h): the models'
+// digests (the first file is the model's, the rest --with's) and the detector's options other
+// than the threshold and the windows averaged. The error names a model file that cannot be read.
+Result<io::TunedSetting> describeHearing(const std::vector<std::string> &modelFiles,
+                                         const ListenOptions &options);
 
 struct ListenWindow {
     int64_t index = 0;                // 0, 1, 2, ... in the stream

@@ -289,4 +289,23 @@ Status setRunNameAndTags(const std::string &dir, const std::string &name,
     return writeRunFile(dir, j);
 }
 
+Result<std::string> modelFileOf(const std::string &path)
+{
+    std::error_code ec;
+    if (fs::is_regular_file(path, ec)) return path;
+    if (!fs::is_directory(path, ec)) return fileError(path, "no such file or folder");
+    for (const char *name : {"model.safetensors", "checkpoint.safetensors"})
+        if (fs::is_regular_file(fs::path(path) / name, ec)) return (fs::path(path) / name).string();
+    // Checkpoint folders are step-NNNNNNNN: the greatest name is the newest.
+    std::string newest;
+    for (const auto &e : fs::directory_iterator(fs::path(path) / "checkpoints", ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.starts_with("step-") && fs::exists(e.path() / "checkpoint.safetensors"))
+            newest = std::max(newest, name);
+    }
+    if (!newest.empty())
+        return (fs::path(path) / "checkpoints" / newest / "checkpoint.safetensors").string();
+    return fileError(path, "holds no model.safetensors and no checkpoint");
+}
+
 } // namespace fb::io

@@ -76,6 +76,10 @@ Status writeRunFile(const std::string &dir, const nlohmann::json &run);
 Status setRunNameAndTags(const std::string &dir, const std::string &name,
                          const std::vector<std::string> &tags);
 
+// The .safetensors file a model path names: a run folder's model.safetensors (else its newest
+// checkpoint), a checkpoint folder's file, or the file itself; the error names the path.
+Result<std::string> modelFileOf(const std::string &path);
+
 // This machine's name (for run.json's "host": a "running" run on this host whose process is
 // gone was killed).
 std::string hostName();

@@ -6,6 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/json_nesting.h"
+#include "core/io/run_folder.h"
+#include "core/io/sha256.h"
+#include "core/io/tuned_setting.h"
 #include "widgets/run/event_fields.h"
 #include <qcustomplot.h>
 
@@ -349,6 +352,11 @@ InferencePanel::InferencePanel(QWidget *parent)
     layout->addWidget(m_status);
     layout->addLayout(body, 1);
 
+    // A model typed in takes its tuned setting as a chosen one does.
+    connect(m_model, &QLineEdit::editingFinished, this, [this] {
+        if (m_model->isModified()) takeTunedSetting();
+        m_model->setModified(false);
+    });
     connect(m_choose, &QPushButton::clicked, this, [this] {
         const QString dir =
             QFileDialog::getExistingDirectory(this, tr("Choose a trained run"), model());
@@ -726,6 +734,9 @@ void InferencePanel::tuneEnded(int exitCode)
             t.bestAverage = best.value("average", 0);
             t.bestThreshold = best.value("threshold", 0.0);
             t.bestFound = best.value("found", 0);
+            if (best.contains("setting") && best["setting"].is_object())
+                t.setting = QByteArray::fromStdString(best["setting"].dump());
+            t.modelFile = QString::fromStdString(best.value("model_file", std::string()));
             t.text += QLatin1Char(' ') +
                       tr("Best within %1 false alarms an hour: threshold %2 over %3 windows, %4 "
                          "of %5 found (%6 an hour).")
@@ -749,12 +760,18 @@ void InferencePanel::tuneEnded(int exitCode)
         auto *box = new QMessageBox(QMessageBox::Information, tr("Tuned"), t.text,
                                     QMessageBox::NoButton, this);
         box->setAttribute(Qt::WA_DeleteOnClose);
-        if (t.ok && t.hasBest &&
-            (t.bestAverage != listenAverage() ||
-             std::abs(t.bestThreshold - listenThreshold()) > 1e-9)) {
-            QPushButton *use = box->addButton(
-                tr("Use threshold %1 over %2 windows").arg(t.bestThreshold).arg(t.bestAverage),
-                QMessageBox::AcceptRole);
+        if (t.ok && t.hasBest) {
+            // Used, it is kept with the model (useTunedSetting); the row's own setting, when it
+            // is the best, can be kept so too.
+            const bool same = t.bestAverage == listenAverage() &&
+                              std::abs(t.bestThreshold - listenThreshold()) <= 1e-9;
+            QPushButton *use = box->addButton(same ? tr("Keep it with the model")
+                                                   : tr("Use threshold %1 over %2 windows")
+                                                         .arg(t.bestThreshold)
+                                                         .arg(t.bestAverage),
+                                              QMessageBox::AcceptRole);
+            use->setToolTip(tr("Kept beside the model file (listen.json): this model then listens "
+                               "at it here and in flowbench-cli listen"));
             box->addButton(tr("Keep mine"), QMessageBox::RejectRole);
             connect(use, &QPushButton::clicked, this, &InferencePanel::useTunedSetting);
         } else {
@@ -769,6 +786,82 @@ bool InferencePanel::useTunedSetting()
     if (!m_tuning.ok || !m_tuning.hasBest) return false;
     setListenThreshold(m_tuning.bestThreshold);
     setListenAverage(m_tuning.bestAverage);
+    // Kept beside the model, so that it listens at it again, here and from the command line.
+    m_kept.clear();
+    QString why;
+    const nlohmann::json j = nlohmann::json::parse(m_tuning.setting.toStdString(), nullptr, false);
+    auto setting = fb::io::tunedSettingFromJson(j, "the engine's tuned setting");
+    if (m_tuning.modelFile.isEmpty() || !setting.ok()) {
+        why = setting.ok() ? tr("the engine did not say which model file it tuned")
+                           : QString::fromStdString(setting.error().str());
+    } else {
+        const auto written = fb::io::writeTunedSetting(m_tuning.modelFile.toStdString(), *setting);
+        if (written.ok())
+            m_kept =
+                QString::fromStdString(fb::io::tunedSettingPath(m_tuning.modelFile.toStdString()));
+        else
+            why = QString::fromStdString(written.error().str());
+    }
+    m_status->setText(
+        m_kept.isEmpty()
+            ? tr("Listening at threshold %1 over %2 windows; the setting could not be kept "
+                 "with the model: %3")
+                  .arg(m_tuning.bestThreshold)
+                  .arg(m_tuning.bestAverage)
+                  .arg(why)
+            : tr("Listening at threshold %1 over %2 windows, kept with the model (%3): Listen "
+                 "here and flowbench-cli listen use it for this model.")
+                  .arg(m_tuning.bestThreshold)
+                  .arg(m_tuning.bestAverage)
+                  .arg(m_kept));
+    return true;
+}
+
+bool InferencePanel::takeTunedSetting()
+{
+    if (model().isEmpty()) return false;
+    auto file = fb::io::modelFileOf(model().toStdString());
+    if (!file.ok()) return false; // said when it is tried or listened to
+    auto tuned = fb::io::readTunedSetting(*file);
+    const QString path = QString::fromStdString(fb::io::tunedSettingPath(*file));
+    if (!tuned.ok()) {
+        m_status->setText(tr("This model's tuned setting is not used: %1")
+                              .arg(QString::fromStdString(tuned.error().str())));
+        return false;
+    }
+    if (!*tuned) return false;
+    // The hearing as Listen mode has it: these models, the engine's ±8% hearings or none, the
+    // detector's other options at their defaults.
+    fb::io::TunedSetting hearing;
+    QStringList files{QString::fromStdString(*file)};
+    for (const QString &other : listenWith()) {
+        auto f = fb::io::modelFileOf(other.toStdString());
+        files << (f.ok() ? QString::fromStdString(*f) : other);
+    }
+    QString differs;
+    for (int i = 0; i < files.size() && differs.isEmpty(); ++i) {
+        auto digest = fb::io::sha256File(files[i].toStdString());
+        if (!digest.ok())
+            differs = QString::fromStdString(digest.error().str());
+        else
+            (i == 0 ? hearing.modelSha256 : hearing.withSha256.emplace_back()) = digest->sha256;
+    }
+    std::sort(hearing.withSha256.begin(), hearing.withSha256.end());
+    hearing.warps = listenWarp() ? std::vector<double>{0.08} : std::vector<double>{};
+    hearing.defaultDetector = true;
+    if (differs.isEmpty())
+        differs = QString::fromStdString(fb::io::hearingDiffers(**tuned, hearing))
+                      // the row's names for what the engine calls by its options
+                      .replace("(--warp)", tr("(the ±8% speed box)"))
+                      .replace("(--with)", tr("(the runs listening together)"));
+    if (!differs.isEmpty()) {
+        m_status->setText(tr("This model's tuned setting (%1) is not used: %2").arg(path, differs));
+        return false;
+    }
+    setListenThreshold((*tuned)->threshold);
+    setListenAverage((*tuned)->average);
+    m_status->setText(tr("Listening at this model's tuned setting: %1 (%2)")
+                          .arg(QString::fromStdString(fb::io::describeTuned(**tuned)), path));
     return true;
 }
 
@@ -988,6 +1081,7 @@ void InferencePanel::drawStrip()
 void InferencePanel::setModel(const QString &path)
 {
     m_model->setText(path);
+    takeTunedSetting();
 }
 
 QString InferencePanel::model() const

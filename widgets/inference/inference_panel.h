@@ -102,10 +102,22 @@ public:
         int bestAverage = 0;
         double bestThreshold = 0;
         int bestFound = 0;
+        // The best as the model's tuned setting (listen.json's content) and the model file it
+        // goes beside: what useTunedSetting keeps.
+        QByteArray setting;
+        QString modelFile;
     };
     const Tuning &tuning() const { return m_tuning; }
-    // Listen mode's threshold and windows set to the tuning's best; false without one.
+    // Listen mode's threshold and windows set to the tuning's best, which is also kept beside
+    // the model file (listen.json), where flowbench-cli listen and this panel find it again
+    // when the model is chosen; false without one. keptSetting() says where it was kept.
     bool useTunedSetting();
+    QString keptSetting() const { return m_kept; }
+    // The model's tuned setting (listen.json beside its file), where it was tuned for the
+    // models listening now and the ±8% hearings as set: the row takes its threshold and
+    // windows, and the status says so (or why it is not used). setModel does this; true when
+    // the row took one.
+    bool takeTunedSetting();
 
     // What the panel shows, per input, newest last.
     struct Result {
@@ -190,6 +202,7 @@ private:
     QProcess *m_tuneProcess = nullptr;
     QByteArray m_tuneOut; // its stdout read so far (progress lines are shown as they come)
     Tuning m_tuning;
+    QString m_kept;          // where useTunedSetting last kept a setting
     bool m_tuneAsks = false; // started from the button: offer its best setting when done
     void tuneEnded(int exitCode);
     QLabel *m_status, *m_title, *m_preview, *m_latency;

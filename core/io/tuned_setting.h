@@ -1,0 +1,70 @@
+#pragma once
+
+#include "core/base/result.h"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fb::io {
+
+// A listening setting tuned for one model on a labelled recording of its user's own (listen
+// --truth --sweep --keep, or Try the Model's Tune… and its Use button): the threshold and the
+// windows averaged that found the most words within a budget of false alarms an hour. It is kept
+// beside the model file, as listen.json, so that it goes with the run folder and the model
+// listens at it from the command line and in the window without being told (docs/audio.md, "A
+// tuned setting stays with its model"). A setting is only as good as the hearing it was found
+// for: it applies only where the model file, the models listening with it and the rest of the
+// detector are those it was tuned with (hearingDiffers). Here, not in the engine, because the
+// window reads and writes it too, and the window does not link the engine.
+inline constexpr const char *kTunedSettingFile = "listen.json";
+inline constexpr int kTunedSettingVersion = 1;
+
+struct TunedSetting {
+    double threshold = 0;
+    int average = 0;
+    // The hearing it was tuned for (exec::describeHearing makes one for a listener).
+    std::string modelSha256;             // the model file's
+    std::vector<std::string> withSha256; // the models listening with it (--with), sorted
+    std::vector<double> warps;           // each window also heard 1 -+ w times as fast
+    // Whether the detector's other options (--hop-ms, --centre-ms, --floor-db, --suppress-ms,
+    // --ignore) were listen's defaults, as the window always has them; where not, they are
+    // compared one by one.
+    bool defaultDetector = true;
+    double hopMs = 0, centreMs = 0, floorDb = 0, suppressMs = 0;
+    std::vector<std::string> ignore; // plain class names, sorted
+    // How it was found, for people.
+    std::string recording, labels; // the files, as given
+    std::string tuned;             // when (ISO 8601)
+    int keywords = 0, found = 0;
+    double falseAlarmsPerHour = 0, budget = 0;
+};
+
+// listen.json in the folder that holds `modelFile` (a run's model.safetensors, or a checkpoint's
+// folder).
+std::string tunedSettingPath(const std::string &modelFile);
+
+// The setting kept beside `modelFile`: nullopt where there is none; an error naming the file
+// where it cannot be read, is not a tuned setting, or is of a newer version.
+Result<std::optional<TunedSetting>> readTunedSetting(const std::string &modelFile);
+
+// Writes it beside `modelFile`, atomically (a reader sees the previous setting or this one).
+Status writeTunedSetting(const std::string &modelFile, const TunedSetting &setting);
+
+// listen.json's content, and back (`where` names the file or stream in errors): listen --sweep
+// puts it in its summary ("best"."setting"), which the window writes when its user takes it.
+nlohmann::json tunedSettingJson(const TunedSetting &setting);
+Result<TunedSetting> tunedSettingFromJson(const nlohmann::json &j, const std::string &where);
+
+// "" where `tuned` was found for `hearing`; otherwise what differs, for people ("it was tuned
+// for another model file", "... with other models listening too", "... with other hearings
+// (--warp)", ...).
+std::string hearingDiffers(const TunedSetting &tuned, const TunedSetting &hearing);
+
+// One line for people: "threshold 0.80 over 4 windows, tuned on talk.wav: 184 of 205 words found
+// at 1.8 false alarms an hour".
+std::string describeTuned(const TunedSetting &tuned);
+
+} // namespace fb::io
