@@ -594,11 +594,17 @@ private slots:
         w.warps = {0};
         QVERIFY(differs({model}, w, "(--warp)"));
         w.warps = {0.08, 0}; // a 0 is no hearing: the same as {0.08}
-        QVERIFY(differs({model}, w, ""));
         QCOMPARE(io::hearingDiffers(r, hear({model}, w)), std::string());
         ListenOptions hop;
         hop.hopMs = 50;
-        QVERIFY(differs({model}, hop, "detector's defaults"));
+        QVERIFY(differs({model}, hop, "(--hop-ms)"));
+        // The window's hearing knows only that its detector is the engine's defaults: a setting
+        // tuned with them applies there, one tuned with others does not.
+        io::TunedSetting window;
+        window.modelSha256 = alone->modelSha256;
+        window.warps = {0.08};
+        window.detectorKnown = false;
+        QCOMPARE(io::hearingDiffers(r, window), std::string());
         ListenOptions spelt; // the same classes ignored, spelt otherwise: the defaults still
         spelt.ignore = {"_Background_Noise_", "UNKNOWN", "silence", "noise", "background"};
         QCOMPARE(io::hearingDiffers(r, hear({model}, spelt)), std::string());
@@ -608,6 +614,18 @@ private slots:
         fifty.average = 2;
         QVERIFY(!fifty.defaultDetector);
         QCOMPARE(io::hearingDiffers(fifty, hear({model}, hop)), std::string());
+        QVERIFY(io::hearingDiffers(fifty, window).find("other detector options") !=
+                std::string::npos);
+        // Tuned under other defaults (a hop the defaults no longer have): not taken by the
+        // engine, whose hearing says what its options are.
+        io::TunedSetting older = r;
+        older.hopMs = 125;
+        QVERIFY(io::hearingDiffers(older, *alone).find("(--hop-ms)") != std::string::npos);
+        // Several hearings in another order are the same hearings.
+        ListenOptions two, owt;
+        two.warps = {0.04, 0.08};
+        owt.warps = {0.08, 0.04};
+        QCOMPARE(io::hearingDiffers(hear({model}, two), hear({model}, owt)), std::string());
         hop.suppressMs = 800;
         QVERIFY(io::hearingDiffers(fifty, hear({model}, hop)).find("--suppress-ms") !=
                 std::string::npos);
@@ -618,8 +636,7 @@ private slots:
         together.threshold = 0.7;
         together.average = 4;
         QCOMPARE(io::hearingDiffers(together, hear({model, third, other}, o)), std::string());
-        QVERIFY(differs({model}, o, "") &&
-                io::hearingDiffers(together, *alone).find("other models") != std::string::npos);
+        QVERIFY(io::hearingDiffers(together, *alone).find("other models") != std::string::npos);
         // The model trained again: its digest is another.
         std::ofstream(model) << "weights of the model trained again";
         QVERIFY(differs({model}, o, "another model file"));
@@ -644,7 +661,23 @@ private slots:
                         "which model"));
         QVERIFY(refused("{\"format\": \"flowbench.listen\", \"version\": 2, \"threshold\": "
                         "0.8, \"average\": 2, \"for\": {\"model_sha256\": \"ab\"}}",
-                        "version 2"));
+                        "version 2;"));
+        QVERIFY(refused("{\"format\": \"flowbench.listen\", \"version\": 1.5}", "version 1.5;"));
+        QVERIFY(
+            refused("{\"format\": \"flowbench.listen\", \"version\": 1e300}", "version 1e+300"));
+        // Counts for people beyond an int: kept within one.
+        std::ofstream(dir.filePath("listen.json").toStdString())
+            << "{\"format\": \"flowbench.listen\", \"version\": 1, \"threshold\": 0.8, "
+               "\"average\": 2, \"for\": {\"model_sha256\": \"ab\"}, \"found_on\": "
+               "{\"keywords\": 1e300, \"found\": -5}}";
+        auto huge = io::readTunedSetting(model);
+        QVERIFY(huge.ok() && huge.value() && huge.value()->keywords == 1000000000 &&
+                huge.value()->found == 0);
+        // Two model files in one folder keep a setting each; a run's model and a checkpoint's
+        // file keep listen.json beside them.
+        QCOMPARE(io::tunedSettingPath(other), dir.filePath("other.listen.json").toStdString());
+        QCOMPARE(io::tunedSettingPath("/r/checkpoints/step-5/checkpoint.safetensors"),
+                 std::string("/r/checkpoints/step-5/listen.json"));
         // Nothing written without what makes a setting.
         QVERIFY(!io::writeTunedSetting(model, io::TunedSetting{}).ok());
     }

@@ -730,6 +730,16 @@ private slots:
         QCOMPARE(panel.listenThreshold(), t.bestThreshold);
         QCOMPARE(panel.listenAverage(), t.bestAverage);
         QVERIFY2(panel.status().contains("this model's tuned setting"), qPrintable(panel.status()));
+        // What the window keeps between sessions is the user's own setting, not the run's.
+        QCOMPARE(panel.ownListenThreshold(), 0.66);
+        QCOMPARE(panel.ownListenAverage(), 9);
+        // Another model, without a tuned setting: the row is the user's again.
+        panel.setModel(dir.filePath("no-such-run"));
+        QCOMPARE(panel.listenThreshold(), 0.66);
+        QCOMPARE(panel.listenAverage(), 9);
+        QVERIFY2(panel.status().contains("back at yours"), qPrintable(panel.status()));
+        panel.setModel(run);
+        QCOMPARE(panel.listenThreshold(), t.bestThreshold);
         // Heard once, without the ±8% hearings it was tuned with: not taken, and said why.
         panel.setListenWarp(false);
         panel.setListenThreshold(0.66);

@@ -407,8 +407,7 @@ int listen(int argc, char **argv)
         const std::string path = io::tunedSettingPath(p.modelFile());
         auto tuned = io::readTunedSetting(p.modelFile());
         if (!tuned.ok()) {
-            std::fprintf(stderr, "note: %s; listening at the defaults\n",
-                         tuned.error().str().c_str());
+            std::fprintf(stderr, "note: %s; it is not used\n", tuned.error().str().c_str());
         } else if (tuned.value()) {
             const io::TunedSetting &t = *tuned.value();
             const io::TunedSetting *h = describe();
@@ -671,9 +670,16 @@ int listen(int argc, char **argv)
                      {"false_alarms_per_hour", rounded(b->score.falseAlarmsPerHour(), 100)},
                      {"one_false_alarm_per_hour", rounded(oneAlarm, 100)}}
               : json{{"budget", budget}};
-        // The best as the model's tuned setting: what --keep (or the window) keeps.
+        // The best as the model's tuned setting: what --keep (or the window) keeps. Not kept
+        // is said on stderr and in the summary; the sweep's result stands either way.
         const io::TunedSetting *h = b ? describe() : nullptr;
         bool kept = false;
+        std::string notKept;
+        char budgetText[32];
+        std::snprintf(budgetText, sizeof budgetText, "%g", budget);
+        if (!b)
+            notKept = std::string("no setting keeps to ") + budgetText + " false alarms an hour";
+        if (b && !h) notKept = "its model file cannot be read to say which model it is for";
         if (h) {
             io::TunedSetting t = *h;
             t.threshold = b->threshold;
@@ -688,21 +694,24 @@ int listen(int argc, char **argv)
             summary["best"]["setting"] = io::tunedSettingJson(t);
             summary["best"]["file"] = file;
             summary["best"]["model_file"] = p.modelFile();
-            if (keep && oneAlarm > budget) {
-                std::fprintf(stderr,
-                             "not kept: the recording is too short to tell %g false "
-                             "alarms an hour from none\n",
-                             budget);
+            if (budget <= 0) {
+                notKept = "a budget of 0 false alarms an hour cannot be told from a recording "
+                          "(one false alarm in any is more): keep with --budget above 0";
+            } else if (oneAlarm > budget) {
+                notKept = std::string("the recording is too short to tell ") + budgetText +
+                          " false alarms an hour from none";
             } else if (keep) {
                 const Status written = io::writeTunedSetting(p.modelFile(), t);
-                if (!written.ok()) return fail(kExitFailed, written.error().str(), input);
-                kept = true;
-                std::fprintf(stderr, "kept in %s: %s\n", safeText(file).c_str(),
-                             safeText(io::describeTuned(t)).c_str());
+                if (written.ok()) {
+                    kept = true;
+                    std::fprintf(stderr, "kept in %s: %s\n", safeText(file).c_str(),
+                                 safeText(io::describeTuned(t)).c_str());
+                } else {
+                    notKept = written.error().str();
+                }
             }
-        } else if (keep) {
-            std::fprintf(stderr, "not kept: no setting keeps to %g false alarms an hour\n", budget);
         }
+        if (keep && !kept) std::fprintf(stderr, "not kept: %s\n", safeText(notKept).c_str());
         summary["best"]["kept"] = kept;
     }
     std::cout << jsonLine(summary) << std::endl;

@@ -885,9 +885,10 @@ void MainWindow::saveSettings()
     s.setValue("window/geometry", saveGeometry());
     s.setValue("window/state", saveState());
     s.setValue("run/device", m_device->currentData());
-    s.setValue("listen/detect_threshold", m_inference->listenThreshold());
+    // The user's own setting, not a run's tuned one that the row holds now.
+    s.setValue("listen/detect_threshold", m_inference->ownListenThreshold());
     s.remove("listen/threshold");
-    s.setValue("listen/average", m_inference->listenAverage());
+    s.setValue("listen/average", m_inference->ownListenAverage());
     s.setValue("listen/warp", m_inference->listenWarp());
 }
 

@@ -49,7 +49,11 @@ std::vector<std::string> sortedNames(std::vector<std::string> names)
 
 std::string tunedSettingPath(const std::string &modelFile)
 {
-    return (fs::path(modelFile).parent_path() / kTunedSettingFile).string();
+    const fs::path file(modelFile);
+    const std::string name = file.filename().string();
+    if (name == kModelFile || name == "checkpoint.safetensors")
+        return (file.parent_path() / kTunedSettingFile).string();
+    return (file.parent_path() / (file.stem().string() + "." + kTunedSettingFile)).string();
 }
 
 Result<TunedSetting> tunedSettingFromJson(const json &j, const std::string &path)
@@ -58,10 +62,13 @@ Result<TunedSetting> tunedSettingFromJson(const json &j, const std::string &path
         return fileError(path, "is not a tuned listening setting (no \"format\": "
                                "\"flowbench.listen\")");
     const double version = jsonNumber(j, "version", 0);
-    if (version > kTunedSettingVersion)
-        return fileError(path, "is version " + std::to_string(int(version)) +
+    if (!(version <= kTunedSettingVersion)) {
+        char said[32];
+        std::snprintf(said, sizeof said, "%g", version);
+        return fileError(path, std::string("is version ") + said +
                                    "; this Flowbench reads version " +
                                    std::to_string(kTunedSettingVersion) + " and older");
+    }
     TunedSetting s;
     s.threshold = jsonNumber(j, "threshold", -1);
     const double average = jsonNumber(j, "average", -1);
@@ -99,8 +106,12 @@ Result<TunedSetting> tunedSettingFromJson(const json &j, const std::string &path
     s.recording = jsonString(how, "recording");
     s.labels = jsonString(how, "labels");
     s.tuned = jsonString(how, "when");
-    s.keywords = int(jsonNumber(how, "keywords", 0));
-    s.found = int(jsonNumber(how, "found", 0));
+    // Counts for people, kept within what an int holds whatever the file says.
+    auto count = [&](const char *key) {
+        return int(std::clamp(jsonNumber(how, key, 0), 0.0, 1e9));
+    };
+    s.keywords = count("keywords");
+    s.found = count("found");
     s.falseAlarmsPerHour = jsonNumber(how, "false_alarms_per_hour", 0);
     s.budget = jsonNumber(how, "budget", 0);
     return s;
@@ -163,19 +174,18 @@ std::string hearingDiffers(const TunedSetting &t, const TunedSetting &h)
     if (t.withSha256 != h.withSha256)
         return t.withSha256.empty() ? "it was tuned for the model alone, not with others (--with)"
                                     : "it was tuned with other models listening too (--with)";
-    // 0 warps mean none: {0.08} and {0.08, 0} hear alike.
+    // 0 warps mean none: {0.08} and {0.08, 0} hear alike, and so do 0.04,0.08 and 0.08,0.04.
     auto heard = [](std::vector<double> w) {
         std::erase_if(w, [](double x) { return !(x > 0); });
+        std::ranges::sort(w);
         return w;
     };
     if (!sameList(heard(t.warps), heard(h.warps)))
         return "it was tuned with other hearings of each window (--warp)";
-    if (t.defaultDetector && h.defaultDetector) return "";
-    if (t.defaultDetector != h.defaultDetector)
-        return t.defaultDetector ? "it was tuned with the detector's defaults (--hop-ms, "
-                                   "--centre-ms, --floor-db, --suppress-ms, --ignore)"
-                                 : "it was tuned with other detector options (--hop-ms, "
-                                   "--centre-ms, --floor-db, --suppress-ms, --ignore)";
+    if (!h.detectorKnown) // the window's: the defaults, whatever they are
+        return t.defaultDetector ? ""
+                                 : "it was tuned with other detector options than the defaults "
+                                   "(--hop-ms, --centre-ms, --floor-db, --suppress-ms, --ignore)";
     if (!same(t.hopMs, h.hopMs))
         return "it was tuned with windows another distance apart (--hop-ms)";
     if (!same(t.centreMs, h.centreMs) || !same(t.floorDb, h.floorDb))

@@ -29,10 +29,13 @@ struct TunedSetting {
     std::string modelSha256;             // the model file's
     std::vector<std::string> withSha256; // the models listening with it (--with), sorted
     std::vector<double> warps;           // each window also heard 1 -+ w times as fast
-    // Whether the detector's other options (--hop-ms, --centre-ms, --floor-db, --suppress-ms,
-    // --ignore) were listen's defaults, as the window always has them; where not, they are
-    // compared one by one.
+    // The detector's other options (--hop-ms, --centre-ms, --floor-db, --suppress-ms, --ignore)
+    // and whether they were listen's defaults. A hearing described by the window, which does
+    // not link the engine, knows only that they are the defaults (detectorKnown false): a
+    // setting tuned with the defaults applies there. The engine compares them one by one, so
+    // that a setting tuned under older defaults is not taken under newer ones.
     bool defaultDetector = true;
+    bool detectorKnown = true;
     double hopMs = 0, centreMs = 0, floorDb = 0, suppressMs = 0;
     std::vector<std::string> ignore; // plain class names, sorted
     // How it was found, for people.
@@ -42,8 +45,9 @@ struct TunedSetting {
     double falseAlarmsPerHour = 0, budget = 0;
 };
 
-// listen.json in the folder that holds `modelFile` (a run's model.safetensors, or a checkpoint's
-// folder).
+// Where the setting of `modelFile` is kept: listen.json beside a run's model.safetensors (or a
+// checkpoint folder's checkpoint.safetensors, in that folder); NAME.listen.json beside any other
+// NAME.safetensors, so that two model files in one folder keep a setting each.
 std::string tunedSettingPath(const std::string &modelFile);
 
 // The setting kept beside `modelFile`: nullopt where there is none; an error naming the file

@@ -352,6 +352,18 @@ InferencePanel::InferencePanel(QWidget *parent)
     layout->addWidget(m_status);
     layout->addLayout(body, 1);
 
+    // The user's hand on the row makes it their own setting; the hearing changed, the model's
+    // tuned setting applies or not.
+    auto ownRow = [this] {
+        if (!m_settingRow) m_rowTuned = false;
+    };
+    connect(m_threshold, &QDoubleSpinBox::valueChanged, this, ownRow);
+    connect(m_average, &QSpinBox::valueChanged, this, ownRow);
+    connect(m_warp, &QCheckBox::toggled, this, [this] { takeTunedSetting(); });
+    connect(m_with, &QLineEdit::editingFinished, this, [this] {
+        if (m_with->isModified()) takeTunedSetting();
+        m_with->setModified(false);
+    });
     // A model typed in takes its tuned setting as a chosen one does.
     connect(m_model, &QLineEdit::editingFinished, this, [this] {
         if (m_model->isModified()) takeTunedSetting();
@@ -781,11 +793,33 @@ void InferencePanel::tuneEnded(int exitCode)
     });
 }
 
+void InferencePanel::setRowTuned(double threshold, int average)
+{
+    if (!m_rowTuned) {
+        m_ownThreshold = listenThreshold();
+        m_ownAverage = listenAverage();
+    }
+    m_settingRow = true;
+    setListenThreshold(threshold);
+    setListenAverage(average);
+    m_settingRow = false;
+    m_rowTuned = true;
+}
+
+void InferencePanel::setRowOwn()
+{
+    if (!m_rowTuned) return;
+    m_settingRow = true;
+    setListenThreshold(m_ownThreshold);
+    setListenAverage(m_ownAverage);
+    m_settingRow = false;
+    m_rowTuned = false;
+}
+
 bool InferencePanel::useTunedSetting()
 {
     if (!m_tuning.ok || !m_tuning.hasBest) return false;
-    setListenThreshold(m_tuning.bestThreshold);
-    setListenAverage(m_tuning.bestAverage);
+    setRowTuned(m_tuning.bestThreshold, m_tuning.bestAverage);
     // Kept beside the model, so that it listens at it again, here and from the command line.
     m_kept.clear();
     QString why;
@@ -819,19 +853,32 @@ bool InferencePanel::useTunedSetting()
 
 bool InferencePanel::takeTunedSetting()
 {
-    if (model().isEmpty()) return false;
+    if (listening() || tuningNow()) return false; // the row is in use; it stays as it is
+    // Whatever the reason the row takes none, a tuned setting of another model leaves it.
+    auto none = [this](const QString &why) {
+        const bool hadTuned = m_rowTuned;
+        setRowOwn();
+        if (!why.isEmpty())
+            m_status->setText(why);
+        else if (hadTuned)
+            m_status->setText(tr("This model has no tuned setting: the row is back at yours, "
+                                 "threshold %1 over %2 windows.")
+                                  .arg(listenThreshold())
+                                  .arg(listenAverage()));
+        return false;
+    };
+    if (model().isEmpty()) return none({});
     auto file = fb::io::modelFileOf(model().toStdString());
-    if (!file.ok()) return false; // said when it is tried or listened to
+    if (!file.ok()) return none({}); // said when it is tried or listened to
     auto tuned = fb::io::readTunedSetting(*file);
     const QString path = QString::fromStdString(fb::io::tunedSettingPath(*file));
-    if (!tuned.ok()) {
-        m_status->setText(tr("This model's tuned setting is not used: %1")
-                              .arg(QString::fromStdString(tuned.error().str())));
-        return false;
-    }
-    if (!*tuned) return false;
+    if (!tuned.ok())
+        return none(tr("This model's tuned setting is not used: %1")
+                        .arg(QString::fromStdString(tuned.error().str())));
+    if (!*tuned) return none({});
+    const fb::io::TunedSetting &t = **tuned;
     // The hearing as Listen mode has it: these models, the engine's ±8% hearings or none, the
-    // detector's other options at their defaults.
+    // detector's other options at the engine's defaults (which the window does not know).
     fb::io::TunedSetting hearing;
     QStringList files{QString::fromStdString(*file)};
     for (const QString &other : listenWith()) {
@@ -849,19 +896,27 @@ bool InferencePanel::takeTunedSetting()
     std::sort(hearing.withSha256.begin(), hearing.withSha256.end());
     hearing.warps = listenWarp() ? std::vector<double>{0.08} : std::vector<double>{};
     hearing.defaultDetector = true;
+    hearing.detectorKnown = false;
     if (differs.isEmpty())
-        differs = QString::fromStdString(fb::io::hearingDiffers(**tuned, hearing))
+        differs = QString::fromStdString(fb::io::hearingDiffers(t, hearing))
                       // the row's names for what the engine calls by its options
                       .replace("(--warp)", tr("(the ±8% speed box)"))
                       .replace("(--with)", tr("(the runs listening together)"));
-    if (!differs.isEmpty()) {
-        m_status->setText(tr("This model's tuned setting (%1) is not used: %2").arg(path, differs));
-        return false;
-    }
-    setListenThreshold((*tuned)->threshold);
-    setListenAverage((*tuned)->average);
+    // The row holds thresholds of 0.05 to 0.99 in hundredths and 1 to 20 windows; a setting
+    // made by hand outside them would be listened to at another.
+    if (differs.isEmpty() &&
+        (t.threshold < m_threshold->minimum() || t.threshold > m_threshold->maximum() ||
+         std::abs(std::round(t.threshold * 100) / 100 - t.threshold) > 1e-9 ||
+         t.average < m_average->minimum() || t.average > m_average->maximum()))
+        differs = tr("its threshold %1 over %2 windows is not one the row holds (0.05 to 0.99, "
+                     "1 to 20 windows)")
+                      .arg(t.threshold)
+                      .arg(t.average);
+    if (!differs.isEmpty())
+        return none(tr("This model's tuned setting (%1) is not used: %2").arg(path, differs));
+    setRowTuned(t.threshold, t.average);
     m_status->setText(tr("Listening at this model's tuned setting: %1 (%2)")
-                          .arg(QString::fromStdString(fb::io::describeTuned(**tuned)), path));
+                          .arg(QString::fromStdString(fb::io::describeTuned(t)), path));
     return true;
 }
 

@@ -115,9 +115,15 @@ public:
     QString keptSetting() const { return m_kept; }
     // The model's tuned setting (listen.json beside its file), where it was tuned for the
     // models listening now and the ±8% hearings as set: the row takes its threshold and
-    // windows, and the status says so (or why it is not used). setModel does this; true when
-    // the row took one.
+    // windows, and the status says so (or why it is not used). A row that holds a tuned
+    // setting goes back to the user's own where the next model has none that applies. Choosing
+    // a model (setModel, the Model field), the ±8% box and the runs listening together do this;
+    // nothing changes while listening or tuning. True when the row took one.
     bool takeTunedSetting();
+    // The row's threshold and windows as the user set them, a tuned setting in the row aside:
+    // what the main window keeps between sessions.
+    double ownListenThreshold() const { return m_rowTuned ? m_ownThreshold : listenThreshold(); }
+    int ownListenAverage() const { return m_rowTuned ? m_ownAverage : listenAverage(); }
 
     // What the panel shows, per input, newest last.
     struct Result {
@@ -202,7 +208,14 @@ private:
     QProcess *m_tuneProcess = nullptr;
     QByteArray m_tuneOut; // its stdout read so far (progress lines are shown as they come)
     Tuning m_tuning;
-    QString m_kept;          // where useTunedSetting last kept a setting
+    QString m_kept; // where useTunedSetting last kept a setting
+    // The row holds a tuned setting (takeTunedSetting, useTunedSetting) rather than the user's
+    // own, kept here; a change the user makes to the row makes it theirs.
+    bool m_rowTuned = false, m_settingRow = false;
+    double m_ownThreshold = 0.85;
+    int m_ownAverage = 4;
+    void setRowTuned(double threshold, int average);
+    void setRowOwn();
     bool m_tuneAsks = false; // started from the button: offer its best setting when done
     void tuneEnded(int exitCode);
     QLabel *m_status, *m_title, *m_preview, *m_latency;
