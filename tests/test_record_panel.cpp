@@ -740,6 +740,26 @@ private slots:
         QVERIFY2(panel.status().contains("back at yours"), qPrintable(panel.status()));
         panel.setModel(run);
         QCOMPARE(panel.listenThreshold(), t.bestThreshold);
+        // The user's hand on one box makes that one theirs: another model leaves it as they
+        // set it, and gives the other back.
+        panel.setListenAverage(7);
+        QCOMPARE(panel.ownListenAverage(), 7);
+        QCOMPARE(panel.ownListenThreshold(), 0.66);
+        panel.setModel(dir.filePath("no-such-run"));
+        QCOMPARE(panel.listenThreshold(), 0.66);
+        QCOMPARE(panel.listenAverage(), 7);
+        panel.setListenAverage(9);
+        // Runs listening together that it was not tuned with: not used, and used again without
+        // them.
+        panel.setModel(run);
+        QCOMPARE(panel.listenThreshold(), t.bestThreshold);
+        panel.setListenWith({run});
+        QCOMPARE(panel.listenThreshold(), 0.66);
+        QVERIFY2(panel.status().contains("the runs listening together"),
+                 qPrintable(panel.status()));
+        panel.setListenWith({});
+        QCOMPARE(panel.listenThreshold(), t.bestThreshold);
+        QCOMPARE(panel.listenAverage(), t.bestAverage);
         // Heard once, without the ±8% hearings it was tuned with: not taken, and said why.
         panel.setListenWarp(false);
         panel.setListenThreshold(0.66);
@@ -774,6 +794,19 @@ private slots:
         QCOMPARE(k["threshold"].toDouble(), best["threshold"].toDouble());
         QCOMPARE(k["found_on"].toObject()["recording"].toString(), words);
         QCOMPARE(k["found_on"].toObject()["found"].toInt(), 2);
+        // A model chosen while tuning: the row stays until the tuning ends, then follows it.
+        panel.setModel(dir.filePath("no-such-run"));
+        panel.setListenThreshold(0.66);
+        panel.setListenAverage(9);
+        panel.setModel(run);
+        QCOMPARE(panel.listenThreshold(), k["threshold"].toDouble());
+        QVERIFY(panel.tuneOn(words, labels, &why));
+        panel.setModel(dir.filePath("no-such-run"));
+        QCOMPARE(panel.listenThreshold(), k["threshold"].toDouble());
+        QVERIFY(tuned.wait(120000));
+        QCOMPARE(panel.listenThreshold(), 0.66);
+        QCOMPARE(panel.listenAverage(), 9);
+        panel.setModel(run);
         QVERIFY(QFile::remove(kept));
         panel.setListenThreshold(0.85);
         panel.setListenAverage(4);

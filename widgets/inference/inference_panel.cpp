@@ -354,11 +354,12 @@ InferencePanel::InferencePanel(QWidget *parent)
 
     // The user's hand on the row makes it their own setting; the hearing changed, the model's
     // tuned setting applies or not.
-    auto ownRow = [this] {
-        if (!m_settingRow) m_rowTuned = false;
-    };
-    connect(m_threshold, &QDoubleSpinBox::valueChanged, this, ownRow);
-    connect(m_average, &QSpinBox::valueChanged, this, ownRow);
+    connect(m_threshold, &QDoubleSpinBox::valueChanged, this, [this] {
+        if (!m_settingRow) m_thresholdTuned = false;
+    });
+    connect(m_average, &QSpinBox::valueChanged, this, [this] {
+        if (!m_settingRow) m_averageTuned = false;
+    });
     connect(m_warp, &QCheckBox::toggled, this, [this] { takeTunedSetting(); });
     connect(m_with, &QLineEdit::editingFinished, this, [this] {
         if (m_with->isModified()) takeTunedSetting();
@@ -765,6 +766,7 @@ void InferencePanel::tuneEnded(int exitCode)
     }
     m_tuning = t;
     m_status->setText(t.text);
+    if (model() != m_lookedAt) takeTunedSetting(); // chosen while tuning
     emit tuned();
     if (!asks) return;
     // The message waits for the event loop: not inside the child's finished().
@@ -795,31 +797,32 @@ void InferencePanel::tuneEnded(int exitCode)
 
 void InferencePanel::setRowTuned(double threshold, int average)
 {
-    if (!m_rowTuned) {
-        m_ownThreshold = listenThreshold();
-        m_ownAverage = listenAverage();
-    }
+    if (!m_thresholdTuned) m_ownThreshold = listenThreshold();
+    if (!m_averageTuned) m_ownAverage = listenAverage();
     m_settingRow = true;
     setListenThreshold(threshold);
     setListenAverage(average);
     m_settingRow = false;
-    m_rowTuned = true;
+    m_thresholdTuned = m_averageTuned = true;
 }
 
 void InferencePanel::setRowOwn()
 {
-    if (!m_rowTuned) return;
     m_settingRow = true;
-    setListenThreshold(m_ownThreshold);
-    setListenAverage(m_ownAverage);
+    if (m_thresholdTuned) setListenThreshold(m_ownThreshold);
+    if (m_averageTuned) setListenAverage(m_ownAverage);
     m_settingRow = false;
-    m_rowTuned = false;
+    m_thresholdTuned = m_averageTuned = false;
 }
 
 bool InferencePanel::useTunedSetting()
 {
     if (!m_tuning.ok || !m_tuning.hasBest) return false;
-    setRowTuned(m_tuning.bestThreshold, m_tuning.bestAverage);
+    // A model chosen since the tuning began keeps the row; the setting is still kept with the
+    // model it was tuned for.
+    auto now = fb::io::modelFileOf(model().toStdString());
+    const bool forThisModel = now.ok() && QString::fromStdString(*now) == m_tuning.modelFile;
+    if (forThisModel) setRowTuned(m_tuning.bestThreshold, m_tuning.bestAverage);
     // Kept beside the model, so that it listens at it again, here and from the command line.
     m_kept.clear();
     QString why;
@@ -836,35 +839,58 @@ bool InferencePanel::useTunedSetting()
         else
             why = QString::fromStdString(written.error().str());
     }
-    m_status->setText(
-        m_kept.isEmpty()
-            ? tr("Listening at threshold %1 over %2 windows; the setting could not be kept "
-                 "with the model: %3")
-                  .arg(m_tuning.bestThreshold)
-                  .arg(m_tuning.bestAverage)
-                  .arg(why)
-            : tr("Listening at threshold %1 over %2 windows, kept with the model (%3): Listen "
-                 "here and flowbench-cli listen use it for this model.")
-                  .arg(m_tuning.bestThreshold)
-                  .arg(m_tuning.bestAverage)
-                  .arg(m_kept));
+    m_statusTuned = true;
+    if (!forThisModel)
+        m_status->setText(
+            m_kept.isEmpty()
+                ? tr("Threshold %1 over %2 windows could not be kept with the model it was tuned "
+                     "for: %3")
+                      .arg(m_tuning.bestThreshold)
+                      .arg(m_tuning.bestAverage)
+                      .arg(why)
+                : tr("Threshold %1 over %2 windows kept with the model it was tuned for (%3); the "
+                     "row stays as it is for the model chosen since.")
+                      .arg(m_tuning.bestThreshold)
+                      .arg(m_tuning.bestAverage)
+                      .arg(m_kept));
+    else
+        m_status->setText(
+            m_kept.isEmpty()
+                ? tr("Listening at threshold %1 over %2 windows; the setting could not be kept "
+                     "with the model: %3")
+                      .arg(m_tuning.bestThreshold)
+                      .arg(m_tuning.bestAverage)
+                      .arg(why)
+                : tr("Listening at threshold %1 over %2 windows, kept with the model (%3): "
+                     "Listen here and flowbench-cli listen use it for this model.")
+                      .arg(m_tuning.bestThreshold)
+                      .arg(m_tuning.bestAverage)
+                      .arg(m_kept));
     return true;
 }
 
 bool InferencePanel::takeTunedSetting()
 {
-    if (listening() || tuningNow()) return false; // the row is in use; it stays as it is
+    // The row is in use: it stays as it is, and is looked at again when listening or tuning
+    // ends (listenEnded, tuneEnded: m_lookedAt is then another model).
+    if (listening() || tuningNow()) return false;
+    m_lookedAt = model();
     // Whatever the reason the row takes none, a tuned setting of another model leaves it.
     auto none = [this](const QString &why) {
-        const bool hadTuned = m_rowTuned;
+        const bool hadTuned = m_thresholdTuned || m_averageTuned;
         setRowOwn();
-        if (!why.isEmpty())
+        if (!why.isEmpty()) {
             m_status->setText(why);
-        else if (hadTuned)
+            m_statusTuned = true;
+        } else if (hadTuned) {
             m_status->setText(tr("This model has no tuned setting: the row is back at yours, "
                                  "threshold %1 over %2 windows.")
                                   .arg(listenThreshold())
                                   .arg(listenAverage()));
+            m_statusTuned = true;
+        } else if (m_statusTuned) { // what it said was of another model's setting
+            m_status->setText(tr("This model has no tuned setting."));
+        }
         return false;
     };
     if (model().isEmpty()) return none({});
@@ -917,6 +943,7 @@ bool InferencePanel::takeTunedSetting()
     setRowTuned(t.threshold, t.average);
     m_status->setText(tr("Listening at this model's tuned setting: %1 (%2)")
                           .arg(QString::fromStdString(fb::io::describeTuned(t)), path));
+    m_statusTuned = true;
     return true;
 }
 
@@ -943,6 +970,8 @@ int InferencePanel::listenAverage() const
 void InferencePanel::setListenWith(const QStringList &models)
 {
     m_with->setText(models.join("; "));
+    m_with->setModified(false);
+    takeTunedSetting(); // the hearing changed
 }
 
 void InferencePanel::setListenWarp(bool on)
@@ -1085,6 +1114,7 @@ void InferencePanel::listenEnded(int exitCode)
     }
     m_listenButton->setText(tr("Listen"));
     setListenSettingsEnabled(true);
+    if (model() != m_lookedAt) takeTunedSetting(); // chosen while listening
     emit listeningStopped();
 }
 

@@ -122,8 +122,11 @@ public:
     bool takeTunedSetting();
     // The row's threshold and windows as the user set them, a tuned setting in the row aside:
     // what the main window keeps between sessions.
-    double ownListenThreshold() const { return m_rowTuned ? m_ownThreshold : listenThreshold(); }
-    int ownListenAverage() const { return m_rowTuned ? m_ownAverage : listenAverage(); }
+    double ownListenThreshold() const
+    {
+        return m_thresholdTuned ? m_ownThreshold : listenThreshold();
+    }
+    int ownListenAverage() const { return m_averageTuned ? m_ownAverage : listenAverage(); }
 
     // What the panel shows, per input, newest last.
     struct Result {
@@ -209,11 +212,14 @@ private:
     QByteArray m_tuneOut; // its stdout read so far (progress lines are shown as they come)
     Tuning m_tuning;
     QString m_kept; // where useTunedSetting last kept a setting
-    // The row holds a tuned setting (takeTunedSetting, useTunedSetting) rather than the user's
-    // own, kept here; a change the user makes to the row makes it theirs.
-    bool m_rowTuned = false, m_settingRow = false;
+    // The row's threshold and windows hold a tuned setting (takeTunedSetting, useTunedSetting)
+    // rather than the user's own, kept here; a change the user makes to one of them makes that
+    // one theirs.
+    bool m_thresholdTuned = false, m_averageTuned = false, m_settingRow = false;
     double m_ownThreshold = 0.85;
     int m_ownAverage = 4;
+    QString m_lookedAt;         // the model takeTunedSetting last looked at
+    bool m_statusTuned = false; // the status speaks of a model's tuned setting
     void setRowTuned(double threshold, int average);
     void setRowOwn();
     bool m_tuneAsks = false; // started from the button: offer its best setting when done
