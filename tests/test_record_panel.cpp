@@ -826,6 +826,14 @@ private slots:
         QVERIFY(!panel.tuning().ok);
         QVERIFY2(panel.status().contains("no label names a class the model detects (high, low)"),
                  qPrintable(panel.status()));
+        // Without --sweep such labels count false alarms: a recording of other words only.
+        // Both words are detected where "cat" and "dog" were said.
+        QCOMPARE(listenTo({"--truth", labels}, &said, &err), 0);
+        QCOMPARE(said["score"].toObject()["keywords"].toInt(), 0);
+        QCOMPARE(said["score"].toObject()["false_alarms"].toInt(), 2);
+        QVERIFY2(err.contains("no label names a class the model detects (high, low): counting its "
+                              "false alarms only"),
+                 qPrintable(err));
         // Without the engine: refused, and the row stays as it was.
         const QString cli = FLOWBENCH_CLI;
         panel.setCliPath(QString());
