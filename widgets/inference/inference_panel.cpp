@@ -786,7 +786,7 @@ void InferencePanel::tuneEnded(int exitCode)
                                               QMessageBox::AcceptRole);
             use->setToolTip(tr("Kept beside the model file (listen.json): this model then listens "
                                "at it here and in flowbench-cli listen"));
-            box->addButton(tr("Keep mine"), QMessageBox::RejectRole);
+            box->addButton(same ? tr("Close") : tr("Keep mine"), QMessageBox::RejectRole);
             connect(use, &QPushButton::clicked, this, &InferencePanel::useTunedSetting);
         } else {
             box->addButton(QMessageBox::Ok);
