@@ -472,7 +472,7 @@ int listen(int argc, char **argv)
         }
         judge.emplace(std::move(truth).value());
     }
-    std::vector<exec::ListenWindow> kept; // for --sweep
+    std::vector<exec::ListenWindow> heardWindows; // for --sweep
     double total = 0;                     // a recording's seconds, for --progress
     auto lastProgress = std::chrono::steady_clock::now();
     auto onWindow = [&](const exec::ListenWindow &w) {
@@ -487,8 +487,8 @@ int listen(int argc, char **argv)
         }
         if (windows) std::cout << jsonLine(windowJson(w, names)) << "\n";
         if (sweeping) {
-            kept.push_back(w);
-            kept.back().averaged.clear(); // the replay averages again
+            heardWindows.push_back(w);
+            heardWindows.back().averaged.clear(); // the replay averages again
         }
     };
     auto onDetection = [&](const exec::Detection &d) {
@@ -626,7 +626,7 @@ int listen(int argc, char **argv)
         const std::vector<int> averages{1, 2, 3, 4, 5, 6, 7, 8};
         const std::vector<double> thresholds{0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95};
         const auto points =
-            exec::sweep(kept, listener.options(), names, listener.sampleRate(),
+            exec::sweep(heardWindows, listener.options(), names, listener.sampleRate(),
                         listener.hopSamples(), judge->truth(), heard, averages, thresholds);
         json all = json::array();
         for (const exec::SweepPoint &q : points)

@@ -1,7 +1,6 @@
 #include "core/exec/listen.h"
 
 #include "core/data/audio_files.h"
-#include "core/io/sha256.h"
 
 #include <algorithm>
 #include <chrono>
@@ -29,31 +28,28 @@ std::string plainClassName(const std::string &name)
 Result<io::TunedSetting> describeHearing(const std::vector<std::string> &modelFiles,
                                          const ListenOptions &o)
 {
-    io::TunedSetting h;
-    for (size_t i = 0; i < modelFiles.size(); ++i) {
-        auto digest = io::sha256File(modelFiles[i]);
-        if (!digest) return digest.error();
-        (i == 0 ? h.modelSha256 : h.withSha256.emplace_back()) = digest->sha256;
-    }
-    std::ranges::sort(h.withSha256);
+    auto heard = io::modelsHeard(modelFiles);
+    if (!heard) return heard;
+    io::TunedSetting &h = *heard;
+    auto plainSorted = [](const std::vector<std::string> &names) {
+        std::vector<std::string> out;
+        for (const std::string &name : names)
+            out.push_back(plainClassName(name));
+        std::ranges::sort(out);
+        out.erase(std::unique(out.begin(), out.end()), out.end());
+        return out;
+    };
     h.warps = o.warps;
     h.hopMs = o.hopMs;
     h.centreMs = o.centreMs;
     h.floorDb = o.floorDb;
     h.suppressMs = o.suppressMs;
-    for (const std::string &name : o.ignore)
-        h.ignore.push_back(plainClassName(name));
-    std::ranges::sort(h.ignore);
-    h.ignore.erase(std::unique(h.ignore.begin(), h.ignore.end()), h.ignore.end());
+    h.ignore = plainSorted(o.ignore);
     // The window listens with these at their defaults: a setting tuned so applies there.
     const ListenOptions d;
-    std::vector<std::string> defaultIgnore;
-    for (const std::string &name : d.ignore)
-        defaultIgnore.push_back(plainClassName(name));
-    std::ranges::sort(defaultIgnore);
     h.defaultDetector = o.hopMs == d.hopMs && o.centreMs == d.centreMs && o.floorDb == d.floorDb &&
-                        o.suppressMs == d.suppressMs && h.ignore == defaultIgnore;
-    return h;
+                        o.suppressMs == d.suppressMs && h.ignore == plainSorted(d.ignore);
+    return heard;
 }
 
 Result<Listener> Listener::make(Predictor &p, const ListenOptions &o)

@@ -63,7 +63,7 @@ bool hasWholeCheckpoint(const fs::path &dir)
     std::error_code ec;
     for (const auto &e : fs::directory_iterator(dir / kCheckpointsDir, ec))
         if (e.path().filename().string().starts_with("step-") &&
-            fs::exists(e.path() / "checkpoint.safetensors", ec))
+            fs::exists(e.path() / kCheckpointFile, ec))
             return true;
     return false;
 }
@@ -294,17 +294,17 @@ Result<std::string> modelFileOf(const std::string &path)
     std::error_code ec;
     if (fs::is_regular_file(path, ec)) return path;
     if (!fs::is_directory(path, ec)) return fileError(path, "no such file or folder");
-    for (const char *name : {"model.safetensors", "checkpoint.safetensors"})
+    for (const char *name : {kModelFile, kCheckpointFile})
         if (fs::is_regular_file(fs::path(path) / name, ec)) return (fs::path(path) / name).string();
     // Checkpoint folders are step-NNNNNNNN: the greatest name is the newest.
     std::string newest;
-    for (const auto &e : fs::directory_iterator(fs::path(path) / "checkpoints", ec)) {
+    for (const auto &e : fs::directory_iterator(fs::path(path) / kCheckpointsDir, ec)) {
         const std::string name = e.path().filename().string();
-        if (name.starts_with("step-") && fs::exists(e.path() / "checkpoint.safetensors"))
+        if (name.starts_with("step-") && fs::exists(e.path() / kCheckpointFile))
             newest = std::max(newest, name);
     }
     if (!newest.empty())
-        return (fs::path(path) / "checkpoints" / newest / "checkpoint.safetensors").string();
+        return (fs::path(path) / kCheckpointsDir / newest / kCheckpointFile).string();
     return fileError(path, "holds no model.safetensors and no checkpoint");
 }
 

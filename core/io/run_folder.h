@@ -20,6 +20,7 @@ inline constexpr const char *kPipelineFile = "pipeline.json"; // the pipeline as
 inline constexpr const char *kModelFile = "model.safetensors";
 inline constexpr const char *kEvaluationFile = "evaluation.json";
 inline constexpr const char *kCheckpointsDir = "checkpoints";
+inline constexpr const char *kCheckpointFile = "checkpoint.safetensors"; // in each step-N/
 inline constexpr int kRunFileVersion = 1;
 
 // One run as the Runs panel lists it. Read from run.json; a folder from before run.json (an

@@ -2,6 +2,7 @@
 
 #include "core/io/files.h"
 #include "core/io/run_folder.h"
+#include "core/io/sha256.h"
 
 #include <nlohmann/json.hpp>
 
@@ -51,7 +52,7 @@ std::string tunedSettingPath(const std::string &modelFile)
 {
     const fs::path file(modelFile);
     const std::string name = file.filename().string();
-    if (name == kModelFile || name == "checkpoint.safetensors")
+    if (name == kModelFile || name == kCheckpointFile)
         return (file.parent_path() / kTunedSettingFile).string();
     return (file.parent_path() / (file.stem().string() + "." + kTunedSettingFile)).string();
 }
@@ -164,6 +165,18 @@ Status writeTunedSetting(const std::string &modelFile, const TunedSetting &s)
     return writeFileAtomically(
         tunedSettingPath(modelFile),
         tunedSettingJson(s).dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+}
+
+Result<TunedSetting> modelsHeard(const std::vector<std::string> &modelFiles)
+{
+    TunedSetting h;
+    for (size_t i = 0; i < modelFiles.size(); ++i) {
+        auto digest = sha256File(modelFiles[i]);
+        if (!digest) return digest.error();
+        (i == 0 ? h.modelSha256 : h.withSha256.emplace_back()) = digest->sha256;
+    }
+    std::ranges::sort(h.withSha256);
+    return h;
 }
 
 std::string hearingDiffers(const TunedSetting &t, const TunedSetting &h)

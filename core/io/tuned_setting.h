@@ -62,6 +62,12 @@ Status writeTunedSetting(const std::string &modelFile, const TunedSetting &setti
 nlohmann::json tunedSettingJson(const TunedSetting &setting);
 Result<TunedSetting> tunedSettingFromJson(const nlohmann::json &j, const std::string &where);
 
+// A hearing's models: the digests of `modelFiles` (the first the model's, the rest those
+// listening with it, sorted), the rest of the setting empty; the error names a file that
+// cannot be read. The engine adds its detector's options (exec::describeHearing); the window,
+// which knows its detector only as the engine's defaults, adds its warps.
+Result<TunedSetting> modelsHeard(const std::vector<std::string> &modelFiles);
+
 // "" where `tuned` was found for `hearing`; otherwise what differs, for people ("it was tuned
 // for another model file", "... with other models listening too", "... with other hearings
 // (--warp)", ...).

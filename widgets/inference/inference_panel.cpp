@@ -7,7 +7,6 @@
 
 #include "core/base/json_nesting.h"
 #include "core/io/run_folder.h"
-#include "core/io/sha256.h"
 #include "core/io/tuned_setting.h"
 #include "widgets/run/event_fields.h"
 #include <qcustomplot.h>
@@ -536,12 +535,7 @@ bool InferencePanel::startListening(QString *why)
                      QString::number(listenThreshold()),
                      "--average",
                      QString::number(listenAverage())};
-    for (const QString &other : listenWith())
-        args << "--with" << other;
-    if (!listenWarp())
-        args << "--warp"
-             << "0"; // on: the engine's default (its 0.08)
-    m_listen->start(m_cli, args);
+    m_listen->start(m_cli, args + hearingArgs());
     if (!m_listen->waitForStarted(10000))
         return refuse(tr("Could not start %1: %2").arg(m_cli, m_listen->errorString()));
     m_listenSource = new QAudioSource(m_input, m_format, this);
@@ -623,6 +617,17 @@ void InferencePanel::setListenSettingsEnabled(bool on)
         w->setEnabled(on);
 }
 
+QStringList InferencePanel::hearingArgs() const
+{
+    QStringList args;
+    for (const QString &other : listenWith())
+        args << "--with" << other;
+    if (!listenWarp())
+        args << "--warp"
+             << "0"; // on: the engine's default (its 0.08)
+    return args;
+}
+
 bool InferencePanel::tuningNow() const
 {
     return m_tuneProcess && m_tuneProcess->state() != QProcess::NotRunning;
@@ -668,9 +673,7 @@ bool InferencePanel::tuneOn(const QString &recording, const QString &labels, QSt
                      "--threshold", QString::number(listenThreshold()),
                      "--average", QString::number(listenAverage()),
                      "--budget",  QString::number(budget)};
-    for (const QString &other : listenWith())
-        args << "--with" << other;
-    if (!listenWarp()) args << "--warp" << "0";
+    args << hearingArgs();
     // The row waits before the child starts: a start that fails at once ends the tuning
     // (tuneEnded) inside start(), and must find the row to give back.
     setListenSettingsEnabled(false);
@@ -905,21 +908,14 @@ bool InferencePanel::takeTunedSetting()
     const fb::io::TunedSetting &t = **tuned;
     // The hearing as Listen mode has it: these models, the engine's ±8% hearings or none, the
     // detector's other options at the engine's defaults (which the window does not know).
-    fb::io::TunedSetting hearing;
-    QStringList files{QString::fromStdString(*file)};
+    std::vector<std::string> files{*file};
     for (const QString &other : listenWith()) {
         auto f = fb::io::modelFileOf(other.toStdString());
-        files << (f.ok() ? QString::fromStdString(*f) : other);
+        files.push_back(f.ok() ? *f : other.toStdString());
     }
-    QString differs;
-    for (int i = 0; i < files.size() && differs.isEmpty(); ++i) {
-        auto digest = fb::io::sha256File(files[i].toStdString());
-        if (!digest.ok())
-            differs = QString::fromStdString(digest.error().str());
-        else
-            (i == 0 ? hearing.modelSha256 : hearing.withSha256.emplace_back()) = digest->sha256;
-    }
-    std::sort(hearing.withSha256.begin(), hearing.withSha256.end());
+    auto heard = fb::io::modelsHeard(files);
+    QString differs = heard.ok() ? QString() : QString::fromStdString(heard.error().str());
+    fb::io::TunedSetting hearing = heard.ok() ? *heard : fb::io::TunedSetting{};
     hearing.warps = listenWarp() ? std::vector<double>{0.08} : std::vector<double>{};
     hearing.defaultDetector = true;
     hearing.detectorKnown = false;

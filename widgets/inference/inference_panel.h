@@ -205,6 +205,8 @@ private:
     std::vector<double> m_windowMs;
     void readListenLines();
     void setListenSettingsEnabled(bool on);
+    // The runs listening together and the ±8% hearings as listen's options (--with, --warp).
+    QStringList hearingArgs() const;
     void takeListenAudio();
     void drawStrip();
     void listenEnded(int exitCode);
