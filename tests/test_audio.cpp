@@ -287,6 +287,19 @@ private slots:
         QCOMPARE((*c)[0], 0.0f);
         QVERIFY(std::abs((*c)[4000]) > 0.0f || std::abs((*c)[4001]) > 0.0f);
         QCOMPARE((*c)[7999], 0.0f);
+
+        // How long a recording lasts, from its header (the Tune dialog's hint): 0.5 s both, and
+        // what is not a recording is named.
+        QCOMPARE(recordingSeconds(dir.filePath("a.wav").toStdString()).value(), 0.5);
+        QCOMPARE(recordingSeconds(dir.filePath("late.wav").toStdString()).value(), 0.5);
+        QFile text(dir.filePath("words.wav"));
+        QVERIFY(text.open(QIODevice::WriteOnly) && text.write("not a recording") > 0);
+        text.close();
+        const auto notAudio = recordingSeconds(text.fileName().toStdString());
+        QVERIFY(!notAudio.ok());
+        QVERIFY2(notAudio.error().file == text.fileName().toStdString() &&
+                     notAudio.error().message.find("not audio") != std::string::npos,
+                 notAudio.error().str().c_str());
     }
 
     // A DC offset or a slow drift is no sound: a word late in a longer recording with a constant

@@ -12,6 +12,7 @@
 #include "widgets/audio/pcm.h"
 #include "widgets/audio/record_panel.h"
 #include "widgets/inference/inference_panel.h"
+#include "widgets/inference/tune_dialog.h"
 
 #include <QtTest>
 
@@ -22,8 +23,10 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QMediaDevices>
+#include <QMessageBox>
 #include <QProcess>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -689,9 +692,51 @@ private slots:
                      t.text.contains("too little to choose a setting for 2 an hour"),
                  qPrintable(t.text));
         QVERIFY(!t.hasBest && !panel.useTunedSetting());
-        // With a budget that one false alarm in 1.8 s keeps to, a setting.
-        QVERIFY2(panel.tuneOn(words, labels, &why, 5000), qPrintable(why));
+        // With a budget that one false alarm in 1.8 s keeps to, a setting: asked for by the
+        // Tune… button's dialog, which finds the labels beside the recording, says what the
+        // budget needs of it before it is heard, and starts only with files it can read.
+        QVERIFY(!panel.tuneOn(words, labels, &why, 0));
+        QVERIFY2(why.contains("above 0"), qPrintable(why));
+        panel.setTuneChoices(QString(), QString(), 2);
+        panel.findChild<QPushButton *>("inferenceListenTune")->click();
+        auto *dialog = panel.findChild<fb::widgets::TuneDialog *>("tuneDialog");
+        QVERIFY(dialog && dialog->isVisible());
+        auto *start = dialog->findChild<QPushButton *>("tuneStart");
+        QVERIFY(start && !start->isEnabled());
+        QVERIFY2(dialog->problem().contains("Choose a recording"), qPrintable(dialog->problem()));
+        const QString nowhere = dir.filePath("nowhere.wav");
+        dialog->findChild<QLineEdit *>("tuneRecording")->setText(nowhere);
+        QVERIFY2(dialog->problem().contains(nowhere) && dialog->problem().contains("no such file"),
+                 qPrintable(dialog->problem()));
+        QVERIFY(!start->isEnabled());
+        dialog->setRecording(words);
+        QCOMPARE(dialog->labels(), labels); // words.txt, beside words.wav
+        QVERIFY2(dialog->problem().isEmpty(), qPrintable(dialog->problem()));
+        QVERIFY(start->isEnabled());
+        QVERIFY2(dialog->hint().contains("words.wav lasts") &&
+                     dialog->hint().contains("at least 30 min") &&
+                     dialog->hint().contains("This one is shorter"),
+                 qPrintable(dialog->hint()));
+        dialog->setLabels(dir.filePath("nowhere.txt"));
+        QVERIFY(!start->isEnabled());
+        dialog->setLabels(labels);
+        dialog->setBudget(5000);
+        QVERIFY2(dialog->hint().contains("at least 1 s") &&
+                     !dialog->hint().contains("This one is shorter"),
+                 qPrintable(dialog->hint()));
+        start->click();
+        QVERIFY(panel.tuningNow());
         QVERIFY(tuned.wait(120000));
+        // The next Tune… opens with these.
+        QCOMPARE(panel.tuneRecording(), words);
+        QCOMPARE(panel.tuneLabels(), labels);
+        QCOMPARE(panel.tuneBudget(), 5000.0);
+        // Started from the button, the result is offered in a message.
+        QTRY_VERIFY(panel.findChild<QMessageBox *>());
+        auto *box = panel.findChild<QMessageBox *>();
+        QVERIFY2(box->text().contains("Best within 5000 false alarms an hour"),
+                 qPrintable(box->text()));
+        box->reject();
         QVERIFY2(t.ok && t.hasBest, qPrintable(t.text));
         QVERIFY(t.text.contains("Best within 5000 false alarms an hour"));
         QVERIFY(t.bestFound == 2 && t.bestAverage >= 1 && t.bestAverage <= 8 &&
@@ -781,6 +826,12 @@ private slots:
         QCOMPARE(listenTo({"--truth", labels, "--sweep", "--keep"}, &said, &err), 0);
         QVERIFY2(err.contains("not kept") && !said["best"].toObject()["kept"].toBool() &&
                      !QFileInfo::exists(kept),
+                 qPrintable(err));
+        // How long a recording that can tell 2 an hour must be, and that none can tell 0.
+        QVERIFY2(err.contains("Record at least 30 minutes"), qPrintable(err));
+        QCOMPARE(listenTo({"--truth", labels, "--sweep", "--budget", "0"}, &said, &err), 0);
+        QVERIFY2(err.contains("no recording can tell 0 false alarms an hour") &&
+                     !err.contains("Record at least"),
                  qPrintable(err));
         QCOMPARE(
             listenTo({"--truth", labels, "--sweep", "--keep", "--budget", "5000"}, &said, &err), 0);

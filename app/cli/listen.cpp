@@ -657,13 +657,18 @@ int listen(int argc, char **argv)
         }
         // One false alarm in a short recording is many an hour: say how finely it measures.
         const double oneAlarm = s.oneFalseAlarmPerHour();
-        if (oneAlarm > budget)
+        if (oneAlarm > budget && budget > 0)
             std::fprintf(stderr,
                          "note: %.0f s of the recording lie away from the keywords, so one false "
                          "alarm there is %.1f an hour: it cannot tell %g an hour from none. "
                          "Record at least %.0f minutes of other words and noise for that.\n",
                          s.otherSeconds, oneAlarm, budget,
-                         budget > 0 ? std::ceil(60.0 / budget) : 60.0);
+                         std::ceil(io::secondsToTell(budget) / 60));
+        else if (oneAlarm > budget)
+            std::fprintf(stderr,
+                         "note: no recording can tell 0 false alarms an hour from none (one "
+                         "false alarm in any is more); the best within 0 is the best with none "
+                         "in this one\n");
         const exec::SweepPoint *b = exec::bestWithin(points, budget, o.average);
         summary["best"] =
             b ? json{{"budget", budget},

@@ -876,6 +876,9 @@ void MainWindow::restoreSettings()
         s.value("listen/detect_threshold", m_inference->listenThreshold()).toDouble());
     m_inference->setListenAverage(s.value("listen/average", m_inference->listenAverage()).toInt());
     m_inference->setListenWarp(s.value("listen/warp", m_inference->listenWarp()).toBool());
+    m_inference->setTuneChoices(
+        s.value("listen/tune_recording").toString(), s.value("listen/tune_labels").toString(),
+        s.value("listen/tune_budget", m_inference->tuneBudget()).toDouble());
     refreshRecentMenu();
 }
 
@@ -890,6 +893,9 @@ void MainWindow::saveSettings()
     s.remove("listen/threshold");
     s.setValue("listen/average", m_inference->ownListenAverage());
     s.setValue("listen/warp", m_inference->listenWarp());
+    s.setValue("listen/tune_recording", m_inference->tuneRecording());
+    s.setValue("listen/tune_labels", m_inference->tuneLabels());
+    s.setValue("listen/tune_budget", m_inference->tuneBudget());
 }
 
 void MainWindow::updateTitle()

@@ -198,8 +198,21 @@ struct Interleaved {
     int64_t rate = 0;
 };
 
-// Every frame of a file, as libsndfile gives them, after the checks that tell a damaged file.
-Result<Interleaved> readInterleaved(const std::string &path)
+// A file libsndfile opened, closed with it.
+struct OpenSound {
+    SNDFILE *f = nullptr;
+    SF_INFO info{};
+    OpenSound() = default;
+    OpenSound(const OpenSound &) = delete;
+    OpenSound &operator=(const OpenSound &) = delete;
+    ~OpenSound()
+    {
+        if (f) sf_close(f);
+    }
+};
+
+// Opens a recording, with the checks its header alone allows.
+Status openSound(const std::string &path, OpenSound &s)
 {
     std::error_code ec;
     // A symbolic-link loop or a dangling link says why (ELOOP, ENOENT) rather than "no such file".
@@ -208,28 +221,33 @@ Result<Interleaved> readInterleaved(const std::string &path)
                                    ? "cannot be read: " + ec.message()
                                    : "no such file");
     if (fs::file_size(path, ec) == 0) return fileError(path, "empty file");
-    SF_INFO info{};
-    SNDFILE *f = sf_open(path.c_str(), SFM_READ, &info);
-    if (!f)
+    s.f = sf_open(path.c_str(), SFM_READ, &s.info);
+    if (!s.f)
         return fileError(path,
                          std::string("not audio libsndfile can read: ") + sf_strerror(nullptr));
-    struct Close {
-        SNDFILE *f;
-        ~Close() { sf_close(f); }
-    } close{f};
-    if (info.frames <= 0 || info.channels <= 0) return fileError(path, "holds no audio");
+    if (s.info.frames <= 0 || s.info.channels <= 0) return fileError(path, "holds no audio");
+    if (s.info.samplerate < 1 || s.info.samplerate > 1000000)
+        return fileError(path, "has an impossible sample rate (" +
+                                   std::to_string(s.info.samplerate) + " Hz): is it damaged?");
+    return {};
+}
+
+// Every frame of a file, as libsndfile gives them, after the checks that tell a damaged file.
+Result<Interleaved> readInterleaved(const std::string &path)
+{
+    OpenSound sound;
+    if (Status opened = openSound(path, sound); !opened) return opened.error();
+    SNDFILE *f = sound.f;
+    const SF_INFO &info = sound.info;
     // libsndfile reads a WAV cut short as far as it goes, and notes the chunk sizes that do not
     // add up in its log ("data : 32000 (should be 3200)").
     char log[2048] = {};
     sf_command(f, SFC_GET_LOG_INFO, log, sizeof log);
     if (std::strstr(log, "(should be"))
         return fileError(path, "truncated: its header promises more audio than the file holds");
-    // The header's numbers are the file's word only: a damaged one may claim any rate, channel
-    // count or length (found by fuzz_audio: a header claiming 2^62 frames made the vector for
-    // them throw, which ended the process).
-    if (info.samplerate < 1 || info.samplerate > 1000000)
-        return fileError(path, "has an impossible sample rate (" +
-                                   std::to_string(info.samplerate) + " Hz): is it damaged?");
+    // The header's numbers are the file's word only: a damaged one may claim any rate (refused
+    // by openSound), channel count or length (found by fuzz_audio: a header claiming 2^62 frames
+    // made the vector for them throw, which ended the process).
     if (info.channels > 256)
         return fileError(path, "has " + std::to_string(info.channels) +
                                    " channels; at most 256 are read");
@@ -268,6 +286,13 @@ Result<std::vector<float>> readRecording(const std::string &path, int64_t sample
     auto r = readInterleaved(path);
     if (!r.ok()) return r.error();
     return monoAt(r.value().samples, r.value().channels, r.value().rate, path, sampleRate);
+}
+
+Result<double> recordingSeconds(const std::string &path)
+{
+    OpenSound sound;
+    if (Status opened = openSound(path, sound); !opened) return opened.error();
+    return double(sound.info.frames) / double(sound.info.samplerate);
 }
 
 Result<ImageDataset> loadAudioFolder(const std::string &dir, const AudioFilesOptions &o)

@@ -71,6 +71,10 @@ Result<std::vector<float>> prepareAudio(const std::vector<float> &interleaved, i
 // A whole recording, mixed to mono and resampled to sampleRate, neither trimmed nor cut (what
 // `flowbench-cli listen` slides its windows over).
 Result<std::vector<float>> readRecording(const std::string &path, int64_t sampleRate);
+// How long a recording lasts, in seconds, from its header alone (nothing decoded): what the
+// Tune dialog says of a file before minutes go into hearing it. The error says why it is not a
+// recording libsndfile can read.
+Result<double> recordingSeconds(const std::string &path);
 // Interleaved samples mixed to mono and resampled; `name` for messages.
 Result<std::vector<float>> monoAt(const std::vector<float> &interleaved, int channels, int64_t rate,
                                   const std::string &name, int64_t sampleRate);

@@ -223,4 +223,9 @@ std::string describeTuned(const TunedSetting &t)
     return text;
 }
 
+double secondsToTell(double budget)
+{
+    return budget > 0 ? 3600.0 / budget : 0.0;
+}
+
 } // namespace fb::io

@@ -73,6 +73,12 @@ Result<TunedSetting> modelsHeard(const std::vector<std::string> &modelFiles);
 // (--warp)", ...).
 std::string hearingDiffers(const TunedSetting &tuned, const TunedSetting &hearing);
 
+// How long a recording must be away from its keywords, in seconds, for one false alarm there
+// to be at most `budget` an hour (1,800 for 2): shorter, a sweep cannot tell `budget` false
+// alarms an hour from none, and keeps no setting. 0 for a budget of 0, which no recording can
+// tell.
+double secondsToTell(double budget);
+
 // One line for people: "threshold 0.80 over 4 windows, tuned on talk.wav: 184 of 205 words found
 // at 1.8 false alarms an hour".
 std::string describeTuned(const TunedSetting &tuned);

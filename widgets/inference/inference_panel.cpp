@@ -1,4 +1,5 @@
 #include "widgets/inference/inference_panel.h"
+#include "widgets/inference/tune_dialog.h"
 
 #include "widgets/audio/spectrogram_image.h"
 #include "widgets/plots/plot_style.h"
@@ -269,23 +270,22 @@ InferencePanel::InferencePanel(QWidget *parent)
            "Labels) and see how many of its words the model finds, how many false alarms an "
            "hour it raises, and which threshold and windows suit it best"));
     connect(m_tune, &QPushButton::clicked, this, [this] {
-        const QString recording = QFileDialog::getOpenFileName(
-            this, tr("Choose a recording to tune on"), QString(),
-            tr("Recordings (*.wav *.flac *.ogg *.mp3);;All files (*)"));
-        if (recording.isEmpty()) return;
-        const QFileInfo info(recording);
-        const QString beside = info.dir().filePath(info.completeBaseName() + ".txt");
-        const QString labels = QFileDialog::getOpenFileName(
-            this, tr("Choose its labels (Audacity's exported labels)"),
-            QFileInfo::exists(beside) ? beside : info.absolutePath(),
-            tr("Labels (*.txt *.tsv);;All files (*)"));
-        if (labels.isEmpty()) return;
-        QString why;
-        m_tuneAsks = true;
-        if (!tuneOn(recording, labels, &why)) {
-            m_tuneAsks = false;
-            m_status->setText(why);
-        }
+        // One dialog asks for the recording, its labels and the budget (TuneDialog); it opens
+        // with the last ones.
+        auto *dialog = new TuneDialog(m_tuneRecording, m_tuneLabels, m_tuneBudget, this);
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+        connect(dialog, &QDialog::accepted, this, [this, dialog] {
+            m_tuneRecording = dialog->recording();
+            m_tuneLabels = dialog->labels();
+            m_tuneBudget = dialog->budget();
+            QString why;
+            m_tuneAsks = true;
+            if (!tuneOn(m_tuneRecording, m_tuneLabels, &why, m_tuneBudget)) {
+                m_tuneAsks = false;
+                m_status->setText(why);
+            }
+        });
+        dialog->open();
     });
     m_strip->setObjectName("inferenceListenStrip");
     m_strip->setMinimumSize(400, 120);
@@ -628,6 +628,13 @@ QStringList InferencePanel::hearingArgs() const
     return args;
 }
 
+void InferencePanel::setTuneChoices(const QString &recording, const QString &labels, double budget)
+{
+    m_tuneRecording = recording;
+    m_tuneLabels = labels;
+    if (budget > 0) m_tuneBudget = budget;
+}
+
 bool InferencePanel::tuningNow() const
 {
     return m_tuneProcess && m_tuneProcess->state() != QProcess::NotRunning;
@@ -644,6 +651,9 @@ bool InferencePanel::tuneOn(const QString &recording, const QString &labels, QSt
     if (m_cli.isEmpty()) return refuse(tr("flowbench-cli was not found: tuning needs it."));
     if (listening()) return refuse(tr("Stop listening first."));
     if (tuningNow()) return refuse(tr("Already tuning."));
+    if (!(budget > 0))
+        return refuse(tr("A budget of false alarms an hour must be above 0: no recording can "
+                         "tell 0 from none."));
     if (m_tuneProcess) m_tuneProcess->deleteLater(); // this may run in a slot of its signals
     m_tuneProcess = new QProcess(this);
     m_tuning = Tuning{};
@@ -719,7 +729,7 @@ void InferencePanel::tuneEnded(int exitCode)
         const double away = s.value("other_seconds", 0.0);
         auto span = [this](double seconds) {
             return seconds < 120 ? tr("%1 s").arg(seconds, 0, 'f', 0)
-                                 : tr("%1 min").arg(seconds / 60.0, 0, 'f', 1);
+                                 : tr("%1 min").arg(std::round(seconds / 6.0) / 10.0);
         };
         t.text = tr("At threshold %1 over %2 windows: %3 of %4 words found at their time, %5 "
                     "false alarm(s) in %6 away from them (%7 an hour).")
@@ -739,12 +749,12 @@ void InferencePanel::tuneEnded(int exitCode)
             t.text += QLatin1Char(' ') +
                       tr("Only %1 of the recording lie away from the words, so one false alarm "
                          "there is %2 an hour: too little to choose a setting for %3 an hour. "
-                         "Record at least %4 minutes of other words, noise and silence beside "
-                         "your words, label the words, and tune again.")
+                         "Record at least %4 of other words, noise and silence beside your "
+                         "words, label the words, and tune again.")
                           .arg(span(away))
                           .arg(one, 0, 'f', 1)
                           .arg(budget)
-                          .arg(budget > 0 ? std::ceil(60.0 / budget) : 60.0);
+                          .arg(span(fb::io::secondsToTell(budget)));
         } else if (best.contains("threshold")) {
             t.hasBest = true;
             t.bestAverage = best.value("average", 0);

@@ -92,6 +92,12 @@ public:
     // it is more) gets its score and no setting.
     bool tuneOn(const QString &recording, const QString &labels, QString *why = nullptr,
                 double budget = 2.0);
+    // What the Tune… button's dialog (TuneDialog) opens with: the last recording, labels and
+    // budget tuned with, which the main window keeps between sessions.
+    void setTuneChoices(const QString &recording, const QString &labels, double budget);
+    QString tuneRecording() const { return m_tuneRecording; }
+    QString tuneLabels() const { return m_tuneLabels; }
+    double tuneBudget() const { return m_tuneBudget; }
     bool tuningNow() const;
     struct Tuning {
         bool ok = false;
@@ -225,6 +231,8 @@ private:
     void setRowTuned(double threshold, int average);
     void setRowOwn();
     bool m_tuneAsks = false; // started from the button: offer its best setting when done
+    QString m_tuneRecording, m_tuneLabels;
+    double m_tuneBudget = 2.0;
     void tuneEnded(int exitCode);
     QLabel *m_status, *m_title, *m_preview, *m_latency;
     QListWidget *m_history;

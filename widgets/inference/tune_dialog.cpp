@@ -1,0 +1,226 @@
+#include "widgets/inference/tune_dialog.h"
+
+#include "core/data/audio_files.h"
+#include "core/io/tuned_setting.h"
+
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace fb::widgets {
+
+namespace {
+
+// A path field with its Choose… button, in one row of the form.
+QWidget *withChooser(QLineEdit *edit, QPushButton *choose)
+{
+    auto *row = new QWidget;
+    auto *h = new QHBoxLayout(row);
+    h->setContentsMargins(0, 0, 0, 0);
+    h->addWidget(edit, 1);
+    h->addWidget(choose);
+    return row;
+}
+
+QString span(double seconds)
+{
+    return seconds < 120 ? QObject::tr("%1 s").arg(seconds, 0, 'f', 0)
+                         : QObject::tr("%1 min").arg(std::round(seconds / 6.0) / 10.0);
+}
+
+} // namespace
+
+TuneDialog::TuneDialog(const QString &recordingFile, const QString &labelsFile, double budget,
+                       QWidget *parent)
+    : QDialog(parent)
+    , m_recording(new QLineEdit)
+    , m_labels(new QLineEdit)
+    , m_budget(new QDoubleSpinBox)
+    , m_hint(new QLabel)
+    , m_problem(new QLabel)
+    , m_buttons(new QDialogButtonBox)
+{
+    setWindowTitle(tr("Tune"));
+    setObjectName("tuneDialog");
+    auto *intro = new QLabel(
+        tr("Hear a recording of your own at every threshold and number of windows, and find the "
+           "setting that finds the most of its words at their time within the false alarms an "
+           "hour you allow. The recording should hold your words with other words, noise and "
+           "silence between them, as the model will hear them; its labels say which word was "
+           "said when (in Audacity: File > Export > Export Labels). The models listening "
+           "together and the ±8% box are heard as they are set."));
+    intro->setWordWrap(true);
+
+    m_recording->setObjectName("tuneRecording");
+    m_recording->setPlaceholderText(tr("a WAV, FLAC, OGG or MP3 file"));
+    m_labels->setObjectName("tuneLabels");
+    m_labels->setPlaceholderText(tr("START<tab>END<tab>WORD a line, in seconds"));
+    auto *chooseRecording = new QPushButton(tr("Choose…"));
+    auto *chooseLabels = new QPushButton(tr("Choose…"));
+    connect(chooseRecording, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Choose a recording to tune on"), QFileInfo(recording()).absolutePath(),
+            tr("Recordings (*.wav *.flac *.ogg *.mp3);;All files (*)"));
+        if (!path.isEmpty()) setRecording(path);
+    });
+    connect(chooseLabels, &QPushButton::clicked, this, [this] {
+        const QString from = !labels().isEmpty() ? labels() : recording();
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Choose its labels (Audacity's exported labels)"),
+            QFileInfo(from).absolutePath(), tr("Labels (*.txt *.tsv);;All files (*)"));
+        if (!path.isEmpty()) setLabels(path);
+    });
+
+    m_budget->setObjectName("tuneBudget");
+    m_budget->setRange(0.1, 10000);
+    m_budget->setDecimals(1);
+    m_budget->setSingleStep(0.5);
+    m_budget->setToolTip(
+        tr("How often the model may take something for one of your words where none was said. "
+           "Fewer false alarms cost words found: the setting that keeps to fewer asks the model "
+           "to be surer."));
+    auto *budgetRow = new QWidget;
+    auto *bh = new QHBoxLayout(budgetRow);
+    bh->setContentsMargins(0, 0, 0, 0);
+    bh->addWidget(m_budget);
+    bh->addWidget(new QLabel(tr("false alarms an hour")));
+    bh->addStretch(1);
+
+    auto *form = new QFormLayout;
+    form->addRow(tr("Recording:"), withChooser(m_recording, chooseRecording));
+    form->addRow(tr("Labels:"), withChooser(m_labels, chooseLabels));
+    form->addRow(tr("At most:"), budgetRow);
+
+    m_hint->setObjectName("tuneHint");
+    m_hint->setWordWrap(true);
+    m_problem->setObjectName("tuneProblem");
+    m_problem->setWordWrap(true);
+    m_problem->setStyleSheet("color: #c0392b");
+
+    m_start = m_buttons->addButton(tr("Tune"), QDialogButtonBox::AcceptRole);
+    m_start->setObjectName("tuneStart");
+    m_buttons->addButton(QDialogButtonBox::Cancel);
+    connect(m_buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(m_buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+
+    auto *v = new QVBoxLayout(this);
+    v->addWidget(intro);
+    v->addLayout(form);
+    v->addWidget(m_hint);
+    v->addWidget(m_problem);
+    v->addStretch(1);
+    v->addWidget(m_buttons);
+    resize(640, sizeHint().height());
+
+    connect(m_recording, &QLineEdit::textChanged, this, [this] {
+        // Labels named after the recording come with it, unless the user chose others.
+        const QFileInfo rec(recording());
+        if (labels().isEmpty() || labels() == m_filledLabels) {
+            QString beside;
+            for (const char *ext : {".txt", ".tsv"}) {
+                const QString candidate = rec.dir().filePath(rec.completeBaseName() + ext);
+                if (!rec.completeBaseName().isEmpty() && QFileInfo(candidate).isFile()) {
+                    beside = candidate;
+                    break;
+                }
+            }
+            m_filledLabels = beside;
+            m_labels->setText(beside);
+        }
+        check();
+    });
+    connect(m_labels, &QLineEdit::textChanged, this, [this] { check(); });
+    connect(m_budget, &QDoubleSpinBox::valueChanged, this, [this] { check(); });
+
+    setBudget(budget);
+    setLabels(labelsFile);
+    setRecording(recordingFile);
+    check();
+}
+
+QString TuneDialog::recording() const
+{
+    return m_recording->text().trimmed();
+}
+QString TuneDialog::labels() const
+{
+    return m_labels->text().trimmed();
+}
+double TuneDialog::budget() const
+{
+    return m_budget->value();
+}
+void TuneDialog::setRecording(const QString &path)
+{
+    m_recording->setText(path);
+}
+void TuneDialog::setLabels(const QString &path)
+{
+    m_labels->setText(path);
+    m_filledLabels.clear();
+}
+void TuneDialog::setBudget(double falseAlarmsPerHour)
+{
+    m_budget->setValue(falseAlarmsPerHour);
+}
+QString TuneDialog::problem() const
+{
+    return m_problem->text();
+}
+QString TuneDialog::hint() const
+{
+    return m_hint->text();
+}
+
+void TuneDialog::check()
+{
+    if (recording() != m_secondsOf) {
+        m_secondsOf = recording();
+        m_seconds = -1;
+        m_unreadable.clear();
+        if (!m_secondsOf.isEmpty()) {
+            const auto seconds = fb::data::recordingSeconds(m_secondsOf.toStdString());
+            if (seconds.ok())
+                m_seconds = seconds.value();
+            else
+                m_unreadable = QString::fromStdString(seconds.error().str());
+        }
+    }
+    QString problem = m_unreadable;
+    if (recording().isEmpty())
+        problem = tr("Choose a recording of your words.");
+    else if (problem.isEmpty() && labels().isEmpty())
+        problem = tr("Choose its labels: which word was said when.");
+    else if (problem.isEmpty() && !QFileInfo(labels()).isFile())
+        problem = tr("%1: no such file.").arg(labels());
+
+    // What the budget needs of the recording, said before minutes go into hearing it.
+    const double needed = fb::io::secondsToTell(budget());
+    QString hint = tr("To tell %1 false alarms an hour from none, at least %2 of the recording "
+                      "must lie away from your words: one false alarm there is then %1 an hour.")
+                       .arg(budget())
+                       .arg(span(needed));
+    if (m_seconds >= 0) {
+        hint = tr("%1 lasts %2.").arg(QFileInfo(recording()).fileName(), span(m_seconds)) +
+               QLatin1Char(' ') + hint;
+        if (m_seconds < needed)
+            hint += QLatin1Char(' ') + tr("This one is shorter: it gives the score at the row's "
+                                          "setting, and no setting to keep.");
+    }
+    m_hint->setText(hint);
+    m_problem->setText(problem);
+    m_problem->setVisible(!problem.isEmpty());
+    m_start->setEnabled(problem.isEmpty());
+}
+
+} // namespace fb::widgets
