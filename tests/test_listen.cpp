@@ -598,12 +598,13 @@ private slots:
         ListenOptions hop;
         hop.hopMs = 50;
         QVERIFY(differs({model}, hop, "(--hop-ms)"));
-        // The window's hearing knows only that its detector is the engine's defaults: a setting
-        // tuned with them applies there, one tuned with others does not.
-        io::TunedSetting window;
-        window.modelSha256 = alone->modelSha256;
-        window.warps = {0.08};
-        window.detectorKnown = false;
+        // The window's hearing, made as the panel makes it (io::modelsHeard, then
+        // describeDetector from the header alone, at the engine's defaults): a setting tuned
+        // with the defaults applies there, one tuned with other options does not.
+        auto windowHeard = io::modelsHeard({model});
+        QVERIFY(windowHeard.ok());
+        io::TunedSetting window = *windowHeard;
+        describeDetector(window, ListenOptions{});
         QCOMPARE(io::hearingDiffers(r, window), std::string());
         ListenOptions spelt; // the same classes ignored, spelt otherwise: the defaults still
         spelt.ignore = {"_Background_Noise_", "UNKNOWN", "silence", "noise", "background"};
@@ -614,13 +615,15 @@ private slots:
         fifty.average = 2;
         QVERIFY(!fifty.defaultDetector);
         QCOMPARE(io::hearingDiffers(fifty, hear({model}, hop)), std::string());
-        QVERIFY(io::hearingDiffers(fifty, window).find("other detector options") !=
-                std::string::npos);
-        // Tuned under other defaults (a hop the defaults no longer have): not taken by the
-        // engine, whose hearing says what its options are.
+        QVERIFY(io::hearingDiffers(fifty, window).find("(--hop-ms)") != std::string::npos);
+        // Tuned under other defaults (a hop the defaults no longer have, still marked as the
+        // defaults): taken neither by the engine nor by the window, whose hearings say what their
+        // options are.
         io::TunedSetting older = r;
         older.hopMs = 125;
+        QVERIFY(older.defaultDetector);
         QVERIFY(io::hearingDiffers(older, *alone).find("(--hop-ms)") != std::string::npos);
+        QVERIFY(io::hearingDiffers(older, window).find("(--hop-ms)") != std::string::npos);
         // Several hearings in another order are the same hearings.
         ListenOptions two, owt;
         two.warps = {0.04, 0.08};

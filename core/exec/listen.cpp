@@ -5,50 +5,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cctype>
 
 namespace fb::exec {
-
-bool namedAmong(const std::string &name, const std::vector<std::string> &names)
-{
-    const std::string plain = plainClassName(name);
-    return std::ranges::any_of(names,
-                               [&](const std::string &n) { return plainClassName(n) == plain; });
-}
-
-std::string plainClassName(const std::string &name)
-{
-    std::string s;
-    for (char c : name)
-        s += char(std::tolower(static_cast<unsigned char>(c)));
-    const size_t a = s.find_first_not_of('_'), b = s.find_last_not_of('_');
-    return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
-}
 
 Result<io::TunedSetting> describeHearing(const std::vector<std::string> &modelFiles,
                                          const ListenOptions &o)
 {
     auto heard = io::modelsHeard(modelFiles);
     if (!heard) return heard;
-    io::TunedSetting &h = *heard;
-    auto plainSorted = [](const std::vector<std::string> &names) {
-        std::vector<std::string> out;
-        for (const std::string &name : names)
-            out.push_back(plainClassName(name));
-        std::ranges::sort(out);
-        out.erase(std::unique(out.begin(), out.end()), out.end());
-        return out;
-    };
-    h.warps = o.warps;
-    h.hopMs = o.hopMs;
-    h.centreMs = o.centreMs;
-    h.floorDb = o.floorDb;
-    h.suppressMs = o.suppressMs;
-    h.ignore = plainSorted(o.ignore);
-    // The window listens with these at their defaults: a setting tuned so applies there.
-    const ListenOptions d;
-    h.defaultDetector = o.hopMs == d.hopMs && o.centreMs == d.centreMs && o.floorDb == d.floorDb &&
-                        o.suppressMs == d.suppressMs && h.ignore == plainSorted(d.ignore);
+    describeDetector(*heard, o);
     return heard;
 }
 
@@ -114,14 +79,6 @@ Result<Listener> Listener::make(const std::vector<Predictor *> &predictors, cons
         scorers.push_back([q](const std::vector<float> &w) { return q->scores(w, 1); });
     return make(together(std::move(scorers), withTrim.speeds()), p.classNames(), rate, window,
                 withTrim);
-}
-
-std::vector<double> ListenOptions::speeds() const
-{
-    std::vector<double> out{1.0};
-    for (double w : warps)
-        if (w > 0) out.insert(out.end(), {1.0 - w, 1.0 + w});
-    return out;
 }
 
 Listener::Scorer Listener::together(std::vector<Scorer> scorers, std::vector<double> speeds)

@@ -195,10 +195,6 @@ std::string hearingDiffers(const TunedSetting &t, const TunedSetting &h)
     };
     if (!sameList(heard(t.warps), heard(h.warps)))
         return "it was tuned with other hearings of each window (--warp)";
-    if (!h.detectorKnown) // the window's: the defaults, whatever they are
-        return t.defaultDetector ? ""
-                                 : "it was tuned with other detector options than the defaults "
-                                   "(--hop-ms, --centre-ms, --floor-db, --suppress-ms, --ignore)";
     if (!same(t.hopMs, h.hopMs))
         return "it was tuned with windows another distance apart (--hop-ms)";
     if (!same(t.centreMs, h.centreMs) || !same(t.floorDb, h.floorDb))

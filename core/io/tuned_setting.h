@@ -30,12 +30,10 @@ struct TunedSetting {
     std::vector<std::string> withSha256; // the models listening with it (--with), sorted
     std::vector<double> warps;           // each window also heard 1 -+ w times as fast
     // The detector's other options (--hop-ms, --centre-ms, --floor-db, --suppress-ms, --ignore)
-    // and whether they were listen's defaults. A hearing described by the window, which does
-    // not link the engine, knows only that they are the defaults (detectorKnown false): a
-    // setting tuned with the defaults applies there. The engine compares them one by one, so
-    // that a setting tuned under older defaults is not taken under newer ones.
+    // and whether they were listen's defaults (for people: the options themselves are what is
+    // compared, so that a setting tuned under older defaults is not taken under newer ones).
+    // exec::describeDetector fills them in, for the engine and the window alike.
     bool defaultDetector = true;
-    bool detectorKnown = true;
     double hopMs = 0, centreMs = 0, floorDb = 0, suppressMs = 0;
     std::vector<std::string> ignore; // plain class names, sorted
     // How it was found, for people.
@@ -64,8 +62,8 @@ Result<TunedSetting> tunedSettingFromJson(const nlohmann::json &j, const std::st
 
 // A hearing's models: the digests of `modelFiles` (the first the model's, the rest those
 // listening with it, sorted), the rest of the setting empty; the error names a file that
-// cannot be read. The engine adds its detector's options (exec::describeHearing); the window,
-// which knows its detector only as the engine's defaults, adds its warps.
+// cannot be read. The detector's options are added by exec::describeDetector (the engine's
+// exec::describeHearing, and the window, from the header alone).
 Result<TunedSetting> modelsHeard(const std::vector<std::string> &modelFiles);
 
 // "" where `tuned` was found for `hearing`; otherwise what differs, for people ("it was tuned

@@ -8,6 +8,7 @@
 
 #include "core/base/json_nesting.h"
 #include "core/io/run_folder.h"
+#include "core/exec/listen_options.h"
 #include "core/io/tuned_setting.h"
 #include "widgets/run/event_fields.h"
 #include <qcustomplot.h>
@@ -229,20 +230,22 @@ InferencePanel::InferencePanel(QWidget *parent)
             stopListening();
         }
     });
-    // How it detects: the engine's defaults (exec::ListenOptions, which the window does not
-    // link: test_record_panel checks that the two agree through the engine's summary).
+    // How it detects: the engine's defaults (exec::ListenOptions, header-only: the window does
+    // not link the engine; test_record_panel checks that the two agree through its summary).
+    const fb::exec::ListenOptions defaults;
     m_threshold->setObjectName("inferenceListenThreshold");
     m_threshold->setRange(0.05, 0.99);
     m_threshold->setSingleStep(0.05);
     m_threshold->setDecimals(2);
-    m_threshold->setValue(0.85);
+    m_threshold->setValue(defaults.threshold);
     m_threshold->setToolTip(
         tr("A word is detected when its probability, averaged over the last windows, reaches "
-           "this. Higher: fewer false alarms and more words missed. The default, 0.85, suits "
-           "listening all day; lower finds more words of someone speaking to it"));
+           "this. Higher: fewer false alarms and more words missed. The default, %1, suits "
+           "listening all day; lower finds more words of someone speaking to it")
+            .arg(defaults.threshold));
     m_average->setObjectName("inferenceListenAverage");
     m_average->setRange(1, 20);
-    m_average->setValue(4);
+    m_average->setValue(defaults.average);
     m_average->setToolTip(tr("Windows (0.1 s apart) whose probabilities are averaged before the "
                              "threshold"));
     m_with->setObjectName("inferenceListenWith");
@@ -624,7 +627,7 @@ QStringList InferencePanel::hearingArgs() const
         args << "--with" << other;
     if (!listenWarp())
         args << "--warp"
-             << "0"; // on: the engine's default (its 0.08)
+             << "0"; // on: the engine's default (ListenOptions::warps)
     return args;
 }
 
@@ -917,7 +920,7 @@ bool InferencePanel::takeTunedSetting()
     if (!*tuned) return none({});
     const fb::io::TunedSetting &t = **tuned;
     // The hearing as Listen mode has it: these models, the engine's ±8% hearings or none, the
-    // detector's other options at the engine's defaults (which the window does not know).
+    // detector's other options at the engine's defaults, described as the engine does.
     std::vector<std::string> files{*file};
     for (const QString &other : listenWith()) {
         auto f = fb::io::modelFileOf(other.toStdString());
@@ -926,9 +929,9 @@ bool InferencePanel::takeTunedSetting()
     auto heard = fb::io::modelsHeard(files);
     QString differs = heard.ok() ? QString() : QString::fromStdString(heard.error().str());
     fb::io::TunedSetting hearing = heard.ok() ? *heard : fb::io::TunedSetting{};
-    hearing.warps = listenWarp() ? std::vector<double>{0.08} : std::vector<double>{};
-    hearing.defaultDetector = true;
-    hearing.detectorKnown = false;
+    fb::exec::ListenOptions row;
+    if (!listenWarp()) row.warps.clear();
+    fb::exec::describeDetector(hearing, row);
     if (differs.isEmpty())
         differs = QString::fromStdString(fb::io::hearingDiffers(t, hearing))
                       // the row's names for what the engine calls by its options
@@ -1058,17 +1061,18 @@ void InferencePanel::readListenLines()
                 QString how = tr("threshold %1 over %2 windows")
                                   .arg(eventNumber(detector, "threshold"), 0, 'f', 2)
                                   .arg(int(eventNumber(detector, "average")));
-                // Each warp w: the window heard 1 - w and 1 + w times as fast too, as
-                // exec::ListenOptions::speeds() hears it (the window does not link the engine).
-                // A flowbench-cli older than "warps" says only "warp", one w.
-                std::vector<double> speeds{1.0};
+                // Each warp w: the window heard 1 - w and 1 + w times as fast too
+                // (exec::ListenOptions::speeds()). A flowbench-cli older than "warps" says only
+                // "warp", one w.
+                fb::exec::ListenOptions heardAt;
+                heardAt.warps.clear();
                 const auto warps = detector.find("warps");
                 for (const auto &w :
                      warps != detector.end() && warps->is_array()
                          ? *warps
                          : nlohmann::json::array({eventNumber(detector, "warp", 0)}))
-                    if (w.is_number() && w.get<double>() > 0)
-                        speeds.insert(speeds.end(), {1 - w.get<double>(), 1 + w.get<double>()});
+                    if (w.is_number()) heardAt.warps.push_back(w.get<double>());
+                std::vector<double> speeds = heardAt.speeds();
                 std::sort(speeds.begin(), speeds.end());
                 if (speeds.size() > 1) {
                     QStringList at;
