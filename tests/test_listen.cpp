@@ -369,6 +369,9 @@ private slots:
         QCOMPARE(w[0].label, std::string("2"));
         QCOMPARE(w[0].index, 2);
         QCOMPARE(w[0].line, 4);
+        // The columns after the label are kept as its note (held-out-stream's recording).
+        QCOMPARE(w[0].note, std::string("five columns\tas the tests write them"));
+        QCOMPARE(w[1].note, std::string());
         QCOMPARE(w[1].label, std::string("1"));
         QCOMPARE(w[1].index, 1);
         QCOMPARE(w[1].start, 6.0);
@@ -412,11 +415,11 @@ private slots:
         const Heard h =
             listen(stream(15.0, {{3.0, 3.6, 2}, {6.0, 6.5, 1}, {9.0, 9.4, 0}, {12.0, 12.4, 2}}), o);
         QCOMPARE(h.detections.size(), size_t(4));
-        TruthJudge judge({{3.0, 3.6, "2", 2, 1},
-                          {6.0, 6.5, "2", 2, 2},
-                          {9.0, 9.4, "cat", -1, 3},
-                          {12.0, 12.4, "2", 2, 4},
-                          {13.5, 14.0, "1", 1, 5}});
+        TruthJudge judge({{3.0, 3.6, "2", 2, 1, {}},
+                          {6.0, 6.5, "2", 2, 2, {}},
+                          {9.0, 9.4, "cat", -1, 3, {}},
+                          {12.0, 12.4, "2", 2, 4, {}},
+                          {13.5, 14.0, "1", 1, 5, {}}});
         std::vector<std::string> outcomes;
         std::vector<int64_t> near;
         for (const Detection &d : h.detections) {
@@ -446,11 +449,11 @@ private slots:
         // keyword, in 20 s.
         const std::vector<float> x = stream(
             20.0, {{2.0, 2.2, 0}, {5.0, 5.6, 1}, {9.0, 9.5, 2}, {13.0, 13.4, 0}, {16.0, 16.7, 1}});
-        const std::vector<TruthWord> truth{{2.0, 2.2, "0", 0, 1},
-                                           {5.0, 5.6, "1", 1, 2},
-                                           {9.0, 9.5, "2", 2, 3},
-                                           {13.0, 13.4, "other", -1, 4},
-                                           {16.0, 16.7, "1", 1, 5}};
+        const std::vector<TruthWord> truth{{2.0, 2.2, "0", 0, 1, {}},
+                                           {5.0, 5.6, "1", 1, 2, {}},
+                                           {9.0, 9.5, "2", 2, 3, {}},
+                                           {13.0, 13.4, "other", -1, 4, {}},
+                                           {16.0, 16.7, "1", 1, 5, {}}};
         ListenOptions o;
         o.suppressMs = 0;
         const Heard once = listen(x, o);

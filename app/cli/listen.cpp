@@ -6,6 +6,8 @@
 #include "core/exec/inference.h"
 #include "core/exec/listen.h"
 #include "core/exec/listen_score.h"
+#include "core/exec/listen_stream.h"
+#include "core/data/utterances.h"
 #include "core/io/tuned_setting.h"
 
 #include <dlfcn.h>
@@ -21,6 +23,8 @@
 #include <cstdio>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -101,9 +105,11 @@ Output (stdout, JSON lines):
    "floor_db", "suppress_ms", "warp" (the largest W), "warps" (every W), "tuned" (the
    listen.json used, or null)},
    "latency_ms": {"p50", "p99", "max"}}           (last line; "status": "error" on failure)
-  with --truth, detections gain "truth" (right, wrong or false_alarm) and "said" (the label
-  there, or null), and the summary "score": {"keywords", "found", "missed": [{"label", "start",
-  "end"}], "wrong", "false_alarms", "other_seconds", "false_alarms_per_hour"}; with --sweep,
+  with --truth, detections gain "truth" (right, wrong or false_alarm), "said" (the label
+  there, or null) and "note" (what the label's line holds after it, where it holds more: the
+  recording, in held-out-stream's labels), and the summary "score": {"keywords", "found",
+  "missed": [{"label", "start", "end", "note"}], "wrong", "false_alarms", "other_seconds",
+  "false_alarms_per_hour"}; with --sweep,
   "sweep": [{"average", "threshold", "found", "false_alarms", "false_alarms_per_hour"}] and
   "best": {"budget", "average", "threshold", "found", "keywords", "false_alarms_per_hour",
   "one_false_alarm_per_hour", "setting" (listen.json's content for it), "file" (where it is
@@ -498,6 +504,8 @@ int listen(int argc, char **argv)
             int64_t near = -1;
             line["truth"] = exec::outcomeName(judge->judge(d, near));
             line["said"] = near >= 0 ? json(judge->truth()[size_t(near)].label) : json();
+            if (near >= 0 && !judge->truth()[size_t(near)].note.empty())
+                line["note"] = judge->truth()[size_t(near)].note;
         }
         std::cout << jsonLine(line) << std::endl;
         std::fprintf(stderr, "%8.2f s  %s (%.0f%%)\n", d.time, safeText(d.label).c_str(),
@@ -607,6 +615,7 @@ int listen(int argc, char **argv)
         for (size_t i : s.missed) {
             const exec::TruthWord &w = judge->truth()[i];
             missed.push_back({{"label", w.label}, {"start", w.start}, {"end", w.end}});
+            if (!w.note.empty()) missed.back()["note"] = w.note;
         }
         summary["score"] = {{"keywords", s.keywords},
                             {"found", s.found},
@@ -728,6 +737,130 @@ int listen(int argc, char **argv)
                  "%lld detections in %.1f s (%zu windows, %.2f ms each at p50, %.2f at p99)\n",
                  static_cast<long long>(detections), heard, latencies.size(),
                  percentile(latencies, 0.5), percentile(latencies, 0.99));
+    return kExitOk;
+}
+
+namespace {
+
+const char *const kStreamUsage = R"(Usage: flowbench-cli held-out-stream MODEL OUT.wav [options]
+
+A run's held-out recordings (its evaluate node's: voices and words it never trained on) one
+after another, with silence between them, as one recording and its labels: OUT.wav and
+OUT.txt (START<tab>END<tab>LABEL a line, as Audacity exports labels, and the recording's file
+name after another tab: which one was missed, which one raised a false alarm). Tune a detector on them
+without recording and labelling anything:
+
+  flowbench-cli listen MODEL OUT.wav --truth OUT.txt --sweep [--keep]
+
+Every class is labelled by name except those of noise (background, background_noise, noise,
+silence), which lie unlabelled between the words; listen counts the classes it ignores
+("unknown") as other words, where a detection is a false alarm. The data set's recordings in
+silence are easier to hear than a room: a measure of voices and words, not of a microphone.
+
+MODEL: a run folder, its model.safetensors or a checkpoint.
+  --seed N           the order of the recordings and the gaps (default 1)
+  --gap-ms A,B       silence after each recording, drawn from A to B ms (default 300,1200)
+  --limit N          at most N recordings, drawn at random (default: every one)
+
+Output: stderr says what was made; stdout's last line is {"kind": "summary", "status": "ok",
+"recording", "labels", "seconds", "recordings", "labelled", "noises", "node"} ("status":
+"error" and "error": {"message"} on failure).
+Exit codes: 0 ok, 1 the recordings could not be read or the files written, 2 bad usage or model.
+)";
+
+} // namespace
+
+int heldOutStream(int argc, char **argv)
+{
+    std::string model, out;
+    exec::HeldOutStreamOptions o;
+    auto usage = [](const std::string &message) {
+        std::fprintf(stderr, "flowbench-cli held-out-stream: %s\n\n%s", safeText(message).c_str(),
+                     kStreamUsage);
+        return kExitBadInput;
+    };
+    auto whole = [](const std::string &text, int64_t &x) {
+        char *end = nullptr;
+        const long long v = std::strtoll(text.c_str(), &end, 10);
+        x = v;
+        return !text.empty() && *end == '\0' && v >= 0;
+    };
+    for (int i = 0; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--help" || a == "-h") {
+            std::printf("%s", kStreamUsage);
+            return kExitOk;
+        }
+        if (a == "--seed" || a == "--gap-ms" || a == "--limit") {
+            if (i + 1 >= argc) return usage(a + " needs a value");
+            const std::string v = argv[++i];
+            int64_t x = 0;
+            if (a == "--seed") {
+                if (!whole(v, x)) return usage("--seed needs a whole number, 0 or more");
+                o.seed = uint64_t(x);
+            } else if (a == "--limit") {
+                if (!whole(v, x)) return usage("--limit needs a whole number, 0 or more");
+                o.limit = x;
+            } else {
+                const std::vector<std::string> parts = split(v, ',');
+                char *e1 = nullptr, *e2 = nullptr;
+                if (parts.size() != 2 || parts[0].empty() || parts[1].empty())
+                    return usage("--gap-ms needs two numbers of ms, A,B");
+                o.gapMinMs = std::strtod(parts[0].c_str(), &e1);
+                o.gapMaxMs = std::strtod(parts[1].c_str(), &e2);
+                if (*e1 != '\0' || *e2 != '\0' || !(o.gapMinMs >= 0) ||
+                    !(o.gapMaxMs >= o.gapMinMs) || !(o.gapMaxMs <= 60000))
+                    return usage("--gap-ms needs two numbers of ms from 0 to 60000, the smaller "
+                                 "first");
+            }
+        } else if (a.starts_with("--")) {
+            return usage("unknown option " + a);
+        } else if (model.empty()) {
+            model = a;
+        } else if (out.empty()) {
+            out = a;
+        } else {
+            return usage("held-out-stream takes a model and one file to write, not '" + a +
+                         "' as well");
+        }
+    }
+    if (model.empty() || out.empty()) return usage("held-out-stream needs MODEL and OUT.wav");
+    const std::filesystem::path wav(out);
+    const std::string labels = (wav.parent_path() / wav.stem()).string() + ".txt";
+    auto predictor = exec::Predictor::open(model, "cpu");
+    if (!predictor.ok()) return fail(kExitBadInput, predictor.error().str(), model);
+    if (!(*predictor)->audio())
+        return fail(kExitBadInput,
+                    model + ": the model reads images; a stream is made of recordings", model);
+    std::fprintf(stderr, "reading the held-out recordings of %s…\n", safeText(model).c_str());
+    auto stream = exec::heldOutStream((*predictor)->savedPipeline(), o);
+    if (!stream.ok()) return fail(kExitFailed, stream.error().str(), model);
+    const exec::HeldOutStream &h = *stream;
+    if (Status st = data::writeWav(out, h.samples, h.rate); !st.ok())
+        return fail(kExitFailed, st.error().str(), model);
+    {
+        std::ofstream f(labels, std::ios::binary | std::ios::trunc);
+        f << exec::labelsText(h.labels, h.files);
+        f.close();
+        if (!f) return fail(kExitFailed, labels + ": cannot write the labels", model);
+    }
+    const double seconds = double(h.samples.size()) / double(h.rate);
+    std::fprintf(stderr,
+                 "wrote %s (%.1f min: %lld recordings of '%s', %lld of them labelled, %lld of "
+                 "noise) and its labels %s\n",
+                 safeText(out).c_str(), seconds / 60, static_cast<long long>(h.recordings),
+                 safeText(h.node).c_str(), static_cast<long long>(h.labelled),
+                 static_cast<long long>(h.noises), safeText(labels).c_str());
+    std::cout << jsonLine(json{{"kind", "summary"},
+                               {"status", "ok"},
+                               {"recording", out},
+                               {"labels", labels},
+                               {"seconds", rounded(seconds, 1000)},
+                               {"recordings", h.recordings},
+                               {"labelled", h.labelled},
+                               {"noises", h.noises},
+                               {"node", h.node}})
+              << std::endl;
     return kExitOk;
 }
 

@@ -8,4 +8,8 @@ namespace fb::cli {
 // too; the last line is {"kind": "summary", "status", "windows", "detections", "latency_ms"}.
 int listen(int argc, char **argv);
 
+// `flowbench-cli held-out-stream MODEL OUT.wav`: the run's held-out recordings one after another
+// as one recording and its labels (OUT.txt), to tune listen on (core/exec/listen_stream.h).
+int heldOutStream(int argc, char **argv);
+
 } // namespace fb::cli

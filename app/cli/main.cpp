@@ -108,6 +108,10 @@ commands:
                           "time", "class", "probability", ...}, then a summary with the
                           per-window latency (docs/audio.md); see listen --help
       --hop-ms MS, --average K, --threshold P, --suppress-ms S, --windows, --seconds S
+  held-out-stream MODEL OUT.wav
+                          the run's held-out recordings one after another as one recording and
+                          its labels (OUT.txt), to tune listen on: listen MODEL OUT.wav --truth
+                          OUT.txt --sweep (docs/audio.md); see held-out-stream --help
   export MODEL -o FILE.onnx
                           the trained model as ONNX (opset 17) with its preprocessing
                           (docs/onnx.md); MODEL as for infer. Checked before it is written: the
@@ -1031,6 +1035,7 @@ int main(int argc, char **argv)
         if (cmd == "export") return cmdExport(argc - 2, argv + 2);
         if (cmd == "infer") return cmdInfer(argc - 2, argv + 2);
         if (cmd == "listen") return cli::listen(argc - 2, argv + 2);
+        if (cmd == "held-out-stream") return cli::heldOutStream(argc - 2, argv + 2);
         if (cmd == "nodes") return cmdNodes(argc - 2, argv + 2);
         if (cmd == "devices") return cmdDevices(argc - 2, argv + 2);
         if (cmd == "make-data") return cmdMakeData(argc - 2, argv + 2);

@@ -2,6 +2,7 @@
 
 #include "core/exec/node_type.h"
 #include "core/graph/node_types.h"
+#include "core/graph/pipeline_file.h"
 
 #include "core/base/bytes.h"
 #include "core/base/check.h"
@@ -223,6 +224,31 @@ std::unique_ptr<nn::Optimizer> buildOptimizer(const OptimizerSpec &spec)
     FB_ASSERT(type && type->spec.role == NodeRole::Optimizer,
               "readTrainingJob accepted an optimizer that is not");
     return type->makeOptimizer(spec);
+}
+
+Result<SourceData> loadEvaluatedData(const std::string &pipelineText, bool orTraining)
+{
+    auto doc = graph::parsePipeline(pipelineText, "the saved pipeline");
+    if (!doc.ok()) return doc.error();
+    auto job = readTrainingJob(doc.value());
+    if (!job.ok()) return job.error();
+    if (job->evaluations.empty() && !orTraining)
+        return makeError("the pipeline evaluates nothing: it holds no recordings out (add an "
+                         "evaluate node on a validation subset)");
+    SourceData out;
+    out.spec = job->evaluations.empty() ? job->trainData : job->evaluations.front().data;
+    out.node = out.spec.sourceNode;
+    const NodeType *source = nodeCatalog().find(out.spec.sourceType);
+    if (!source || !source->loadSource)
+        return nodeError(out.node, "'" + out.spec.sourceType + "' is not a data source");
+    auto loaded = source->loadSource(out.spec);
+    if (!loaded.ok()) {
+        Error e = loaded.error();
+        if (e.node.empty()) e.node = out.node;
+        return e;
+    }
+    out.data = std::move(loaded).value();
+    return out;
 }
 
 } // namespace fb::exec

@@ -85,6 +85,15 @@ Result<nn::Model> buildModel(const TrainingJob &job, const Shape &inputSample,
                              bool rewrites = true);
 // The chain's transforms as data-flow stages.
 std::vector<data::Stage> buildStages(const DataSpec &spec);
+// The samples of a saved pipeline's evaluate node's data source (the run's held-out set), as
+// the source gives them, before any transform; with `orTraining`, the training data's where
+// nothing is evaluated. The error names the node at fault.
+struct SourceData {
+    std::string node; // the data source's id
+    DataSpec spec;
+    data::ImageDataset data;
+};
+Result<SourceData> loadEvaluatedData(const std::string &pipelineText, bool orTraining);
 std::unique_ptr<nn::Loss> buildLoss(const TrainingJob &job);
 std::unique_ptr<nn::Optimizer> buildOptimizer(const OptimizerSpec &spec);
 

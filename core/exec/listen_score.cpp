@@ -55,6 +55,10 @@ Result<std::vector<TruthWord>> readTruth(const std::string &path,
             return fileError(path, "a label must not end before it starts, nor start before 0",
                              number);
         w.label = trimmed(fields[2]);
+        for (size_t f = 3; f < fields.size(); ++f) {
+            if (f > 3) w.note += '\t';
+            w.note += trimmed(fields[f]);
+        }
         if (w.label.empty()) return fileError(path, "a label without a name", number);
         for (size_t c = 0; c < classNames.size() && !namedAmong(w.label, ignore); ++c)
             if (namedAmong(w.label, {classNames[c]})) w.index = int32_t(c);

@@ -23,6 +23,7 @@ struct TruthWord {
     std::string label;         // as the file has it
     int32_t index = -1;        // the model's class to find there; -1: a word or sound not to detect
     int line = 0;              // in the file
+    std::string note;          // the line's columns after the label, if any (tab-separated)
 };
 
 // A label file: one stretch a line, "START<tab>END<tab>LABEL" in seconds, as Audacity exports a

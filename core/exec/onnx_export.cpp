@@ -34,22 +34,10 @@ struct CheckData {
 
 Result<CheckData> checkData(const std::string &pipelineText, const Shape &input, int64_t limit)
 {
-    auto doc = graph::parsePipeline(pipelineText, "the saved pipeline");
-    if (!doc.ok()) return doc.error();
-    auto job = readTrainingJob(doc.value());
-    if (!job.ok()) return job.error();
-    const DataSpec &spec =
-        job->evaluations.empty() ? job->trainData : job->evaluations.front().data;
-    const NodeType *source = nodeCatalog().find(spec.sourceType);
-    if (!source || !source->loadSource)
-        return nodeError(spec.sourceNode, "'" + spec.sourceType + "' is not a data source");
-    auto loaded = source->loadSource(spec);
-    if (!loaded.ok()) {
-        Error e = loaded.error();
-        if (e.node.empty()) e.node = spec.sourceNode;
-        return e;
-    }
-    const data::ImageDataset &ds = loaded.value();
+    auto loaded = loadEvaluatedData(pipelineText, true);
+    if (!loaded.ok()) return loaded.error();
+    const DataSpec &spec = loaded->spec;
+    const data::ImageDataset &ds = loaded->data;
     if (Shape{ds.channels, ds.height, ds.width} != input)
         return nodeError(spec.sourceNode, "its samples " +
                                               Shape{ds.channels, ds.height, ds.width}.str() +

@@ -277,6 +277,10 @@ InferencePanel::InferencePanel(QWidget *parent)
         // with the last ones.
         auto *dialog = new TuneDialog(m_tuneRecording, m_tuneLabels, m_tuneBudget, this);
         dialog->setAttribute(Qt::WA_DeleteOnClose);
+        // Streams of held-out recordings go where the panel's recordings go (removed with it).
+        if (!m_recordings) m_recordings = new QTemporaryDir;
+        dialog->setHeldOutSource(m_cli, model(),
+                                 m_recordings->isValid() ? m_recordings->path() : QString());
         connect(dialog, &QDialog::accepted, this, [this, dialog] {
             m_tuneRecording = dialog->recording();
             m_tuneLabels = dialog->labels();
@@ -775,6 +779,16 @@ void InferencePanel::tuneEnded(int exitCode)
                           .arg(t.bestFound)
                           .arg(t.keywords)
                           .arg(best.value("false_alarms_per_hour", 0.0), 0, 'f', 1);
+            // A best that finds few words is the budget speaking, not a setting to listen at.
+            if (t.keywords > 0 && 2 * t.bestFound < t.keywords)
+                t.text += QLatin1Char(' ') +
+                          tr("That is only %1% of the words: within %2 an hour the model must be "
+                             "surer than it is of most of them. This recording's other words "
+                             "may lie nearer yours than everyday speech does (the example's "
+                             "held-out words are near misses on purpose); more false alarms an "
+                             "hour find more.")
+                              .arg(int(100.0 * t.bestFound / t.keywords))
+                              .arg(budget);
         } else {
             t.text += QLatin1Char(' ') +
                       tr("No setting keeps to %1 false alarms an hour.").arg(budget);

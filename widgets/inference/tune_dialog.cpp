@@ -3,6 +3,8 @@
 #include "core/data/audio_files.h"
 #include "core/io/tuned_setting.h"
 
+#include <nlohmann/json.hpp>
+
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QDoubleSpinBox>
@@ -12,6 +14,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QProcess>
 #include <QPushButton>
 #include <QVBoxLayout>
 
@@ -57,7 +60,8 @@ TuneDialog::TuneDialog(const QString &recordingFile, const QString &labelsFile, 
            "setting that finds the most of its words at their time within the false alarms an "
            "hour you allow. The recording should hold your words with other words, noise and "
            "silence between them, as the model will hear them; its labels say which word was "
-           "said when (in Audacity: File > Export > Export Labels). The models listening "
+           "said when (in Audacity: File > Export > Export Labels). Or take the run's own "
+           "held-out recordings, one after another (From held-out…). The models listening "
            "together and the ±8% box are heard as they are set."));
     intro->setWordWrap(true);
 
@@ -96,8 +100,16 @@ TuneDialog::TuneDialog(const QString &recordingFile, const QString &labelsFile, 
     bh->addWidget(new QLabel(tr("false alarms an hour")));
     bh->addStretch(1);
 
+    // Or the run's own held-out recordings, one after another (flowbench-cli held-out-stream).
+    m_fromHeldOut = new QPushButton(tr("From held-out…"));
+    m_fromHeldOut->setObjectName("tuneFromHeldOut");
+    connect(m_fromHeldOut, &QPushButton::clicked, this, [this] { makeHeldOut(); });
+    setHeldOutSource({}, {}, {});
+    auto *recordingRow = withChooser(m_recording, chooseRecording);
+    recordingRow->layout()->addWidget(m_fromHeldOut);
+
     auto *form = new QFormLayout;
-    form->addRow(tr("Recording:"), withChooser(m_recording, chooseRecording));
+    form->addRow(tr("Recording:"), recordingRow);
     form->addRow(tr("Labels:"), withChooser(m_labels, chooseLabels));
     form->addRow(tr("At most:"), budgetRow);
 
@@ -213,6 +225,8 @@ void TuneDialog::check()
     if (m_seconds >= 0) {
         hint = tr("%1 lasts %2.").arg(QFileInfo(recording()).fileName(), span(m_seconds)) +
                QLatin1Char(' ') + hint;
+        if (!m_heldOut.isEmpty() && recording() == m_heldOut)
+            hint = m_heldOutNote + QLatin1Char(' ') + hint;
         if (m_seconds < needed)
             hint += QLatin1Char(' ') + tr("This one is shorter: it gives the score at the row's "
                                           "setting, and no setting to keep.");
@@ -221,6 +235,83 @@ void TuneDialog::check()
     m_problem->setText(problem);
     m_problem->setVisible(!problem.isEmpty());
     m_start->setEnabled(problem.isEmpty());
+}
+
+void TuneDialog::setHeldOutSource(const QString &cli, const QString &model, const QString &folder)
+{
+    m_cli = cli;
+    m_model = model;
+    m_folder = folder;
+    const QString why = model.isEmpty()    ? tr("Choose a trained run first.")
+                        : cli.isEmpty()    ? tr("flowbench-cli was not found.")
+                        : folder.isEmpty() ? tr("No folder to write it in.")
+                                           : QString();
+    m_fromHeldOut->setEnabled(why.isEmpty() && m_making.isEmpty());
+    m_fromHeldOut->setToolTip(
+        why.isEmpty()
+            ? tr("The run's held-out recordings (voices and words it never trained on) one after "
+                 "another with silence between them, as one recording and its labels: nothing to "
+                 "record or label. Easier to hear than a room: it measures voices and words, not "
+                 "a microphone")
+            : why);
+}
+
+bool TuneDialog::makeHeldOut()
+{
+    if (!m_fromHeldOut->isEnabled()) return false;
+    const QString name = QFileInfo(m_model).fileName().isEmpty()
+                             ? QStringLiteral("run")
+                             : QFileInfo(m_model).completeBaseName();
+    m_making = QDir(m_folder).filePath(name + "-held-out.wav");
+    QDir().mkpath(m_folder);
+    auto *child = new QProcess(this);
+    m_fromHeldOut->setEnabled(false);
+    m_hint->setText(
+        tr("Joining the held-out recordings of %1…").arg(QFileInfo(m_model).fileName()));
+    connect(child, &QProcess::finished, this, [this, child](int code, QProcess::ExitStatus) {
+        child->deleteLater();
+        const QByteArray out = child->readAllStandardOutput().trimmed();
+        const nlohmann::json summary =
+            nlohmann::json::parse(out.split('\n').last().toStdString(), nullptr, false);
+        const QString made = m_making;
+        m_making.clear();
+        setHeldOutSource(m_cli, m_model, m_folder);
+        if (code == 0 && summary.is_object() && summary.value("status", "") == "ok") {
+            m_heldOut = made;
+            m_heldOutNote =
+                tr("The %1 recordings %2 held out, one after another with silence between "
+                   "them (%3 labelled, %4 of noise).")
+                    .arg(summary.value("recordings", 0))
+                    .arg(QFileInfo(m_model).fileName())
+                    .arg(summary.value("labelled", 0))
+                    .arg(summary.value("noises", 0));
+            setLabels(QString::fromStdString(summary.value("labels", std::string())));
+            setRecording(made);
+            check();
+            emit heldOutMade(true);
+            return;
+        }
+        QString why;
+        if (summary.is_object() && summary.contains("error") && summary["error"].is_object())
+            why = QString::fromStdString(summary["error"].value("message", std::string()));
+        if (why.isEmpty())
+            why = QString::fromUtf8(child->readAllStandardError()).trimmed().section('\n', -1);
+        check();
+        m_problem->setText(tr("No stream of held-out recordings: %1").arg(why));
+        m_problem->setVisible(true);
+        emit heldOutMade(false);
+    });
+    connect(child, &QProcess::errorOccurred, this, [this, child](QProcess::ProcessError e) {
+        if (e != QProcess::FailedToStart) return;
+        child->deleteLater();
+        m_making.clear();
+        setHeldOutSource(m_cli, m_model, m_folder);
+        m_problem->setText(tr("No stream of held-out recordings: could not start %1").arg(m_cli));
+        m_problem->setVisible(true);
+        emit heldOutMade(false);
+    });
+    child->start(m_cli, {"held-out-stream", m_model, m_making});
+    return true;
 }
 
 } // namespace fb::widgets

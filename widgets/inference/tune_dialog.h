@@ -6,6 +6,7 @@ class QDialogButtonBox;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
+class QProcess;
 class QPushButton;
 
 namespace fb::widgets {
@@ -33,6 +34,15 @@ public:
     QString problem() const;
     // The line under the budget: the recording's length and the minutes the budget needs.
     QString hint() const;
+    // "From the held-out recordings": `flowbench-cli held-out-stream MODEL` writes the run's
+    // held-out recordings as one labelled recording into `folder`, and the dialog takes it and
+    // its labels (heldOutMade() follows; problem() says why not). Without a model or a cli the
+    // button is disabled, saying why.
+    void setHeldOutSource(const QString &cli, const QString &model, const QString &folder);
+    bool makeHeldOut();
+
+signals:
+    void heldOutMade(bool ok);
 
 private:
     void check();
@@ -45,6 +55,10 @@ private:
     double m_seconds = -1;  // the recording's length, -1 where it cannot be read
     QString m_unreadable;   // why not, in the words of the reader
     QString m_secondsOf;    // the recording both were found for
+    QPushButton *m_fromHeldOut = nullptr;
+    QString m_cli, m_model, m_folder;
+    QString m_making;                 // the stream held-out-stream is writing, while it runs
+    QString m_heldOut, m_heldOutNote; // the last one it made, and what it holds
 };
 
 } // namespace fb::widgets
