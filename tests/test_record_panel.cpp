@@ -841,9 +841,43 @@ private slots:
         QVERIFY2(again->hint().contains(
                      QString("The %1 recordings run held out").arg(made["recordings"].toInt())),
                  qPrintable(again->hint()));
-        again->setHeldOutSource(FLOWBENCH_CLI, QString(), dir.path());
+        // Another recording brings its own labels, even over labels the dialog did not fill in
+        // from the recording's name (the last session's, or the stream's).
+        const QString madeRecording = again->recording(), madeLabels = again->labels();
+        again->setRecording(words);
+        QCOMPARE(again->labels(), labels);
+        again->setRecording(madeRecording);
+        QCOMPARE(again->labels(), madeLabels);
+        // Tuned on the stream: the next Tune… opens with it, but the window does not keep it
+        // for the next session, since it goes with the panel's temporary folder.
+        again->findChild<QPushButton *>("tuneStart")->click();
+        QVERIFY(tuned.wait(120000));
+        QVERIFY2(t.ok && t.keywords == made["labelled"].toInt(), qPrintable(t.text));
+        QVERIFY(panel.tuneRecording().isEmpty() && panel.tuneLabels().isEmpty());
+        QTRY_VERIFY(panel.findChild<QMessageBox *>());
+        panel.findChild<QMessageBox *>()->reject();
+        QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
+        QVERIFY(!panel.findChild<fb::widgets::TuneDialog *>());
+        panel.findChild<QPushButton *>("inferenceListenTune")->click();
+        again = panel.findChild<fb::widgets::TuneDialog *>("tuneDialog");
+        QVERIFY(again);
+        QCOMPARE(again->recording(), madeRecording);
+        fromHeldOut = again->findChild<QPushButton *>("tuneFromHeldOut");
+        again->setHeldOutSource(FLOWBENCH_CLI, QString(), dir.filePath("later"));
         QVERIFY(!fromHeldOut->isEnabled() && fromHeldOut->toolTip().contains("trained run"));
+        // Closed while the stream is made: the child is ended first (not a crash in a dialog
+        // half destroyed), Tune waits meanwhile, and nothing is left of what it wrote.
+        again->setHeldOutSource(FLOWBENCH_CLI, dir.filePath("run"), dir.filePath("later"));
+        QVERIFY(again->makeHeldOut());
+        QVERIFY(!again->findChild<QPushButton *>("tuneStart")->isEnabled());
+        QVERIFY2(again->problem().contains("Wait"), qPrintable(again->problem()));
         again->reject();
+        QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
+        QVERIFY(!panel.findChild<fb::widgets::TuneDialog *>());
+        QCOMPARE(QDir(dir.filePath("later")).entryList(QDir::Files), QStringList());
+        // The tuning on the two words again, which what follows takes.
+        QVERIFY2(panel.tuneOn(words, labels, &why, 5000), qPrintable(why));
+        QVERIFY(tuned.wait(120000));
         QVERIFY2(t.ok && t.hasBest, qPrintable(t.text));
         QVERIFY(t.text.contains("Best within 5000 false alarms an hour"));
         QVERIFY(t.bestFound == 2 && t.bestAverage >= 1 && t.bestAverage <= 8 &&

@@ -765,7 +765,8 @@ MODEL: a run folder, its model.safetensors or a checkpoint.
 Output: stderr says what was made; stdout's last line is {"kind": "summary", "status": "ok",
 "recording", "labels", "seconds", "recordings", "labelled", "noises", "node"} ("status":
 "error" and "error": {"message"} on failure).
-Exit codes: 0 ok, 1 the recordings could not be read or the files written, 2 bad usage or model.
+Exit codes: 0 ok, 1 the run holds no recordings out (or only noise), they could not be read,
+or the files could not be written; 2 bad usage or model.
 )";
 
 } // namespace
@@ -827,6 +828,9 @@ int heldOutStream(int argc, char **argv)
     if (model.empty() || out.empty()) return usage("held-out-stream needs MODEL and OUT.wav");
     const std::filesystem::path wav(out);
     const std::string labels = (wav.parent_path() / wav.stem()).string() + ".txt";
+    if (std::filesystem::path(labels).lexically_normal() == wav.lexically_normal())
+        return usage("OUT is the recording; its labels go beside it as NAME.txt, so it must "
+                     "not be a .txt itself");
     auto predictor = exec::Predictor::open(model, "cpu");
     if (!predictor.ok()) return fail(kExitBadInput, predictor.error().str(), model);
     if (!(*predictor)->audio())
@@ -835,6 +839,12 @@ int heldOutStream(int argc, char **argv)
     std::fprintf(stderr, "reading the held-out recordings of %s…\n", safeText(model).c_str());
     auto stream = exec::heldOutStream((*predictor)->savedPipeline(), o);
     if (!stream.ok()) return fail(kExitFailed, stream.error().str(), model);
+    if (stream->labelled == 0)
+        return fail(kExitFailed,
+                    "the " + std::to_string(stream->recordings) + " recordings '" + stream->node +
+                        "' holds out are all noise (background, noise, silence): nothing to "
+                        "find in a stream of them",
+                    model);
     const exec::HeldOutStream &h = *stream;
     if (Status st = data::writeWav(out, h.samples, h.rate); !st.ok())
         return fail(kExitFailed, st.error().str(), model);

@@ -215,6 +215,7 @@ struct OpenSound {
 Status openSound(const std::string &path, OpenSound &s)
 {
     std::error_code ec;
+    if (fs::is_directory(path, ec)) return fileError(path, "is a folder, not a recording");
     // A symbolic-link loop or a dangling link says why (ELOOP, ENOENT) rather than "no such file".
     if (!fs::is_regular_file(path, ec))
         return fileError(path, ec && ec != std::errc::no_such_file_or_directory

@@ -54,6 +54,8 @@ Result<HeldOutStream> heldOutStream(const std::string &pipelineText, const HeldO
     out.node = loaded->node;
     const auto gapMin = int64_t(o.gapMinMs * double(rate) / 1000.0);
     const auto gapMax = int64_t(o.gapMaxMs * double(rate) / 1000.0);
+    // Held once, at its size: an hour is 230 MB of samples.
+    out.samples.reserve(order.size() * size_t(length + gapMax + 1));
     std::vector<float> clip(static_cast<size_t>(length));
     for (int64_t i : order) {
         if (Status st = data::readSample(ds, i, clip.data()); !st.ok())

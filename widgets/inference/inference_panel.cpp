@@ -635,6 +635,18 @@ QStringList InferencePanel::hearingArgs() const
     return args;
 }
 
+QString InferencePanel::tuneRecording() const
+{
+    const bool passing = m_recordings && !m_tuneRecording.isEmpty() &&
+                         m_tuneRecording.startsWith(m_recordings->path() + "/");
+    return passing ? QString() : m_tuneRecording;
+}
+
+QString InferencePanel::tuneLabels() const
+{
+    return tuneRecording().isEmpty() && !m_tuneRecording.isEmpty() ? QString() : m_tuneLabels;
+}
+
 void InferencePanel::setTuneChoices(const QString &recording, const QString &labels, double budget)
 {
     m_tuneRecording = recording;
@@ -784,9 +796,8 @@ void InferencePanel::tuneEnded(int exitCode)
                 t.text += QLatin1Char(' ') +
                           tr("That is only %1% of the words: within %2 an hour the model must be "
                              "surer than it is of most of them. This recording's other words "
-                             "may lie nearer yours than everyday speech does (the example's "
-                             "held-out words are near misses on purpose); more false alarms an "
-                             "hour find more.")
+                             "may lie nearer yours than everyday speech does; more false alarms "
+                             "an hour find more.")
                               .arg(int(100.0 * t.bestFound / t.keywords))
                               .arg(budget);
         } else {

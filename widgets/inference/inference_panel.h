@@ -93,10 +93,12 @@ public:
     bool tuneOn(const QString &recording, const QString &labels, QString *why = nullptr,
                 double budget = 2.0);
     // What the Tune… button's dialog (TuneDialog) opens with: the last recording, labels and
-    // budget tuned with, which the main window keeps between sessions.
+    // budget tuned with, which the main window keeps between sessions. A stream of held-out
+    // recordings lies in the panel's temporary folder, which goes with it: the recording and
+    // labels kept are then none.
     void setTuneChoices(const QString &recording, const QString &labels, double budget);
-    QString tuneRecording() const { return m_tuneRecording; }
-    QString tuneLabels() const { return m_tuneLabels; }
+    QString tuneRecording() const;
+    QString tuneLabels() const;
     double tuneBudget() const { return m_tuneBudget; }
     bool tuningNow() const;
     struct Tuning {

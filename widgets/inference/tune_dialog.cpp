@@ -7,6 +7,7 @@
 
 #include <QDialogButtonBox>
 #include <QDir>
+#include <QFile>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -33,6 +34,19 @@ QWidget *withChooser(QLineEdit *edit, QPushButton *choose)
     h->addWidget(edit, 1);
     h->addWidget(choose);
     return row;
+}
+
+// The labels of the same name beside a recording (.txt, as Audacity exports them, or .tsv), or
+// "" where there are none.
+QString besideLabels(const QString &recording)
+{
+    const QFileInfo rec(recording);
+    if (recording.isEmpty() || rec.completeBaseName().isEmpty()) return {};
+    for (const char *ext : {".txt", ".tsv"}) {
+        const QString candidate = rec.dir().filePath(rec.completeBaseName() + ext);
+        if (QFileInfo(candidate).isFile()) return candidate;
+    }
+    return {};
 }
 
 QString span(double seconds)
@@ -135,20 +149,15 @@ TuneDialog::TuneDialog(const QString &recordingFile, const QString &labelsFile, 
     resize(640, sizeHint().height());
 
     connect(m_recording, &QLineEdit::textChanged, this, [this] {
-        // Labels named after the recording come with it, unless the user chose others.
-        const QFileInfo rec(recording());
-        if (labels().isEmpty() || labels() == m_filledLabels) {
-            QString beside;
-            for (const char *ext : {".txt", ".tsv"}) {
-                const QString candidate = rec.dir().filePath(rec.completeBaseName() + ext);
-                if (!rec.completeBaseName().isEmpty() && QFileInfo(candidate).isFile()) {
-                    beside = candidate;
-                    break;
-                }
-            }
-            m_filledLabels = beside;
-            m_labels->setText(beside);
+        // Labels named after the recording come with it, unless the user chose others: labels
+        // empty, filled in before, or beside the recording before are the recording's.
+        const QString now = besideLabels(recording());
+        if (labels().isEmpty() || labels() == m_filledLabels ||
+            labels() == besideLabels(m_recordingBefore)) {
+            m_labels->setText(now);
+            m_filledLabels = now;
         }
+        m_recordingBefore = recording();
         check();
     });
     connect(m_labels, &QLineEdit::textChanged, this, [this] { check(); });
@@ -232,9 +241,35 @@ void TuneDialog::check()
                                           "setting, and no setting to keep.");
     }
     m_hint->setText(hint);
+    if (problem.isEmpty() && !m_making.isEmpty())
+        problem = tr("Wait for the held-out recordings to be joined.");
     m_problem->setText(problem);
     m_problem->setVisible(!problem.isEmpty());
     m_start->setEnabled(problem.isEmpty());
+}
+
+TuneDialog::~TuneDialog()
+{
+    stopChild();
+}
+
+void TuneDialog::done(int result)
+{
+    stopChild(); // closed while the stream is made: it is not wanted
+    QDialog::done(result);
+}
+
+void TuneDialog::stopChild()
+{
+    // Before the widgets its slots use go: ~QProcess would wait for the child and report its end
+    // to a dialog half destroyed. The part it wrote goes with it.
+    if (!m_child) return;
+    m_child->disconnect(this);
+    m_child->kill();
+    m_child->waitForFinished(5000);
+    delete m_child;
+    if (!m_making.isEmpty()) QFile::remove(m_making + ".part");
+    m_making.clear();
 }
 
 void TuneDialog::setHeldOutSource(const QString &cli, const QString &model, const QString &folder)
@@ -265,10 +300,13 @@ bool TuneDialog::makeHeldOut()
     m_making = QDir(m_folder).filePath(name + "-held-out.wav");
     QDir().mkpath(m_folder);
     auto *child = new QProcess(this);
+    m_child = child;
     m_fromHeldOut->setEnabled(false);
+    check(); // Tune waits for it
     m_hint->setText(
         tr("Joining the held-out recordings of %1…").arg(QFileInfo(m_model).fileName()));
     connect(child, &QProcess::finished, this, [this, child](int code, QProcess::ExitStatus) {
+        m_child.clear();
         child->deleteLater();
         const QByteArray out = child->readAllStandardOutput().trimmed();
         const nlohmann::json summary =
@@ -281,11 +319,13 @@ bool TuneDialog::makeHeldOut()
             m_heldOutNote =
                 tr("The %1 recordings %2 held out, one after another with silence between "
                    "them (%3 labelled, %4 of noise).")
-                    .arg(summary.value("recordings", 0))
-                    .arg(QFileInfo(m_model).fileName())
-                    .arg(summary.value("labelled", 0))
-                    .arg(summary.value("noises", 0));
+                    .arg(QString::number(summary.value("recordings", 0)),
+                         QFileInfo(m_model).fileName(),
+                         QString::number(summary.value("labelled", 0)),
+                         QString::number(summary.value("noises", 0)));
             setLabels(QString::fromStdString(summary.value("labels", std::string())));
+            m_filledLabels = labels(); // the stream's: another recording brings its own
+            m_secondsOf.clear();       // made again at the same path: read its length again
             setRecording(made);
             check();
             emit heldOutMade(true);
@@ -303,6 +343,7 @@ bool TuneDialog::makeHeldOut()
     });
     connect(child, &QProcess::errorOccurred, this, [this, child](QProcess::ProcessError e) {
         if (e != QProcess::FailedToStart) return;
+        m_child.clear();
         child->deleteLater();
         m_making.clear();
         setHeldOutSource(m_cli, m_model, m_folder);

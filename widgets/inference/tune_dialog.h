@@ -1,12 +1,13 @@
 #pragma once
 
 #include <QDialog>
+#include <QPointer>
+#include <QProcess>
 
 class QDialogButtonBox;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
-class QProcess;
 class QPushButton;
 
 namespace fb::widgets {
@@ -23,6 +24,9 @@ class TuneDialog : public QDialog {
 public:
     TuneDialog(const QString &recording, const QString &labels, double budget,
                QWidget *parent = nullptr);
+    ~TuneDialog() override;
+    // Closing it while From held-out… runs ends the child first.
+    void done(int result) override;
 
     QString recording() const;
     QString labels() const;
@@ -59,6 +63,9 @@ private:
     QString m_cli, m_model, m_folder;
     QString m_making;                 // the stream held-out-stream is writing, while it runs
     QString m_heldOut, m_heldOutNote; // the last one it made, and what it holds
+    QPointer<QProcess> m_child;
+    void stopChild();
+    QString m_recordingBefore; // the recording before the last change (its labels follow it)
 };
 
 } // namespace fb::widgets
