@@ -241,8 +241,7 @@ void TuneDialog::check()
                                           "setting, and no setting to keep.");
     }
     m_hint->setText(hint);
-    if (problem.isEmpty() && !m_making.isEmpty())
-        problem = tr("Wait for the held-out recordings to be joined.");
+    if (!m_making.isEmpty()) problem = tr("Wait for the held-out recordings to be joined.");
     m_problem->setText(problem);
     m_problem->setVisible(!problem.isEmpty());
     m_start->setEnabled(problem.isEmpty());
