@@ -800,6 +800,16 @@ private slots:
         QVERIFY(labelFile.readAll() != labelText);
         labelFile.close();
         QCOMPARE(makeStream({"--gap-ms", "200,100"}, &made), 2);
+        {
+            // An OUT that its labels (OUT's name with .txt) would be written over.
+            QProcess over;
+            over.start(FLOWBENCH_CLI,
+                       {"held-out-stream", dir.filePath("run"), dir.filePath("streams/ho.txt")});
+            QVERIFY(over.waitForFinished(60000));
+            QCOMPARE(over.exitCode(), 2);
+            QVERIFY(over.readAllStandardError().contains("must not be a .txt"));
+            QVERIFY(!QFileInfo::exists(dir.filePath("streams/ho.txt")));
+        }
         QCOMPARE(makeStream({"--seed", "3"}, &made), 0);
         {
             QProcess heard;
