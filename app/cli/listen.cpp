@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <chrono>
 #include <atomic>
+#include <climits>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -780,12 +781,6 @@ int heldOutStream(int argc, char **argv)
                      kStreamUsage);
         return kExitBadInput;
     };
-    auto whole = [](const std::string &text, int64_t &x) {
-        char *end = nullptr;
-        const long long v = std::strtoll(text.c_str(), &end, 10);
-        x = v;
-        return !text.empty() && *end == '\0' && v >= 0;
-    };
     for (int i = 0; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--help" || a == "-h") {
@@ -795,12 +790,14 @@ int heldOutStream(int argc, char **argv)
         if (a == "--seed" || a == "--gap-ms" || a == "--limit") {
             if (i + 1 >= argc) return usage(a + " needs a value");
             const std::string v = argv[++i];
-            int64_t x = 0;
+            long x = 0;
             if (a == "--seed") {
-                if (!whole(v, x)) return usage("--seed needs a whole number, 0 or more");
+                if (!wholeNumber(v.c_str(), 0, LONG_MAX, x))
+                    return usage("--seed needs a whole number, 0 or more");
                 o.seed = uint64_t(x);
             } else if (a == "--limit") {
-                if (!whole(v, x)) return usage("--limit needs a whole number, 0 or more");
+                if (!wholeNumber(v.c_str(), 0, LONG_MAX, x))
+                    return usage("--limit needs a whole number, 0 or more");
                 o.limit = x;
             } else {
                 const std::vector<std::string> parts = split(v, ',');

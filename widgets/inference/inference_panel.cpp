@@ -746,10 +746,6 @@ void InferencePanel::tuneEnded(int exitCode)
         t.falseAlarms = s.value("false_alarms", 0);
         t.perHour = s.value("false_alarms_per_hour", 0.0);
         const double away = s.value("other_seconds", 0.0);
-        auto span = [this](double seconds) {
-            return seconds < 120 ? tr("%1 s").arg(seconds, 0, 'f', 0)
-                                 : tr("%1 min").arg(std::round(seconds / 6.0) / 10.0);
-        };
         t.text = tr("At threshold %1 over %2 windows: %3 of %4 words found at their time, %5 "
                     "false alarm(s) in %6 away from them (%7 an hour).")
                      .arg(listenThreshold())
@@ -757,7 +753,7 @@ void InferencePanel::tuneEnded(int exitCode)
                      .arg(t.found)
                      .arg(t.keywords)
                      .arg(t.falseAlarms)
-                     .arg(span(away))
+                     .arg(durationText(away))
                      .arg(t.perHour, 0, 'f', 1);
         const nlohmann::json best = summary.value("best", nlohmann::json::object());
         const double budget = best.value("budget", 2.0);
@@ -770,10 +766,10 @@ void InferencePanel::tuneEnded(int exitCode)
                          "there is %2 an hour: too little to choose a setting for %3 an hour. "
                          "Record at least %4 of other words, noise and silence beside your "
                          "words, label the words, and tune again.")
-                          .arg(span(away))
+                          .arg(durationText(away))
                           .arg(one, 0, 'f', 1)
                           .arg(budget)
-                          .arg(span(fb::io::secondsToTell(budget)));
+                          .arg(durationText(fb::io::secondsToTell(budget)));
         } else if (best.contains("threshold")) {
             t.hasBest = true;
             t.bestAverage = best.value("average", 0);

@@ -49,12 +49,6 @@ QString besideLabels(const QString &recording)
     return {};
 }
 
-QString span(double seconds)
-{
-    return seconds < 120 ? QObject::tr("%1 s").arg(seconds, 0, 'f', 0)
-                         : QObject::tr("%1 min").arg(std::round(seconds / 6.0) / 10.0);
-}
-
 } // namespace
 
 TuneDialog::TuneDialog(const QString &recordingFile, const QString &labelsFile, double budget,
@@ -230,9 +224,9 @@ void TuneDialog::check()
     QString hint = tr("To tell %1 false alarms an hour from none, at least %2 of the recording "
                       "must lie away from your words: one false alarm there is then %1 an hour.")
                        .arg(budget())
-                       .arg(span(needed));
+                       .arg(durationText(needed));
     if (m_seconds >= 0) {
-        hint = tr("%1 lasts %2.").arg(QFileInfo(recording()).fileName(), span(m_seconds)) +
+        hint = tr("%1 lasts %2.").arg(QFileInfo(recording()).fileName(), durationText(m_seconds)) +
                QLatin1Char(' ') + hint;
         if (!m_heldOut.isEmpty() && recording() == m_heldOut)
             hint = m_heldOutNote + QLatin1Char(' ') + hint;
@@ -352,6 +346,12 @@ bool TuneDialog::makeHeldOut()
     });
     child->start(m_cli, {"held-out-stream", m_model, m_making});
     return true;
+}
+
+QString durationText(double seconds)
+{
+    return seconds < 120 ? QObject::tr("%1 s").arg(seconds, 0, 'f', 0)
+                         : QObject::tr("%1 min").arg(std::round(seconds / 6.0) / 10.0);
 }
 
 } // namespace fb::widgets

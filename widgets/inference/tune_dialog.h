@@ -12,6 +12,10 @@ class QPushButton;
 
 namespace fb::widgets {
 
+// A stretch of a recording for people: "45 s" under two minutes, else "136.8 min" (what the
+// Tune dialog and Tune's message say of recordings and of the time away from their words).
+QString durationText(double seconds);
+
 // Try the Model's Tune…: what a tuning hears and what it may cost, asked in one place. The
 // recording of the user's own, its labels (Audacity's exported labels; a file of the
 // recording's name with .txt or .tsv beside it is filled in), and the false alarms an hour the
