@@ -324,12 +324,18 @@ private slots:
                                  "brownnoise", "vol", "0.1"}),
                  0);
         QVERIFY(speak(src.filePath("set/loose.wav"), {"seven"}, "en-us+m3", 0.2));
+        // An MP3 with its suffix in capitals (a phone's recording) is one of the folder's
+        // recordings too; before, the folder's files were WAV, FLAC, OGG, AIFF and AU only.
+        QVERIFY(speak(src.filePath("c.wav"), {"three"}, "en-us+f2", 0.2));
+        QCOMPARE(
+            runTool("sox", {src.filePath("c.wav"), "-t", "mp3", src.filePath("set/three/c.MP3")}),
+            0);
         QFile bad(src.filePath("set/three/broken.wav"));
         QVERIFY(bad.open(QIODevice::WriteOnly));
         bad.write("RIFF\x10\0\0\0WAVEfmt this is not a recording");
         bad.close();
         panel.selectClass("seven");
-        QCOMPARE(panel.importPaths({src.filePath("set")}), 1 + 2 + 3 + 1);
+        QCOMPARE(panel.importPaths({src.filePath("set")}), 1 + 2 + 1 + 3 + 1);
         QVERIFY2(panel.status().contains("broken.wav"), qPrintable(panel.status()));
         QCOMPARE(panel.classes(), (QStringList{"seven", "three", "background", "unknown"}));
         int three = 0, background = 0, seven = 0;
@@ -338,15 +344,15 @@ private slots:
             background += c.label == "background";
             seven += c.label == "seven";
         }
-        QCOMPARE(three, 3);
+        QCOMPARE(three, 4);
         QCOMPARE(background, 3);
         QCOMPARE(seven, 5);
-        QCOMPARE(filesIn(dir.filePath("clips")).size(), 11);
+        QCOMPARE(filesIn(dir.filePath("clips")).size(), 12);
 
         // A second panel on the same folder sees the same clips (they are the files).
         RecordPanel again;
         again.setFolder(dir.filePath("clips"));
-        QCOMPARE(again.clips().size(), 11);
+        QCOMPARE(again.clips().size(), 12);
         QCOMPARE(again.classes(), panel.classes());
     }
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -105,6 +106,34 @@ bool matchPattern(const std::string &pattern, const std::string &stem, std::stri
     return FilePattern(pattern).match(stem, label, speaker);
 }
 
+namespace {
+
+// `frames` interleaved frames mixed to mono (the mean of the channels) into `mono`; `first` is
+// the first frame's number in the recording, for the message.
+Status mixedToMono(const float *interleaved, size_t frames, size_t channels, size_t first,
+                   float *mono, const std::string &name)
+{
+    for (size_t i = 0; i < frames; ++i) {
+        double sum = 0;
+        for (size_t c = 0; c < channels; ++c) {
+            const float v = interleaved[i * channels + c];
+            // Floating-point recordings may hold anything: a NaN or an infinity is damage (it
+            // would make every feature and then the loss NaN); values beyond full scale are
+            // clipped, as a sound card would play them (found by fuzz_audio: a float WAV with
+            // 1e30 in it gave an infinite spectrogram).
+            if (!std::isfinite(v))
+                return fileError(name, "holds samples that are not numbers (NaN or infinite) "
+                                       "at frame " +
+                                           std::to_string(first + i) + ": is it damaged?");
+            sum += std::clamp(v, -1.0f, 1.0f);
+        }
+        mono[i] = float(sum / double(channels));
+    }
+    return {};
+}
+
+} // namespace
+
 Result<std::vector<float>> monoAt(const std::vector<float> &interleaved, int channels, int64_t rate,
                                   const std::string &name, int64_t sampleRate)
 {
@@ -112,21 +141,10 @@ Result<std::vector<float>> monoAt(const std::vector<float> &interleaved, int cha
         return fileError(name, "holds no audio");
     const size_t frames = interleaved.size() / size_t(channels);
     std::vector<float> mono(frames);
-    for (size_t i = 0; i < frames; ++i) {
-        double sum = 0;
-        for (int c = 0; c < channels; ++c) {
-            const float v = interleaved[i * size_t(channels) + size_t(c)];
-            // Floating-point recordings may hold anything: a NaN or an infinity is damage (it
-            // would make every feature and then the loss NaN); values beyond full scale are
-            // clipped, as a sound card would play them (found by fuzz_audio: a float WAV with
-            // 1e30 in it gave an infinite spectrogram).
-            if (!std::isfinite(v))
-                return fileError(name, "holds samples that are not numbers (NaN or infinite) "
-                                       "at frame " + std::to_string(i) + ": is it damaged?");
-            sum += std::clamp(v, -1.0f, 1.0f);
-        }
-        mono[i] = float(sum / channels);
-    }
+    if (Status mixed =
+            mixedToMono(interleaved.data(), frames, size_t(channels), 0, mono.data(), name);
+        !mixed)
+        return mixed.error();
     if (rate != sampleRate) {
         const double ratio = double(sampleRate) / double(rate);
         std::vector<float> out(size_t(std::ceil(double(frames) * ratio)) + 16);
@@ -167,13 +185,11 @@ std::vector<float> stretchedAroundMiddle(std::span<const float> x, double factor
     return out;
 }
 
-Result<std::vector<float>> prepareAudio(const std::vector<float> &interleaved, int channels,
-                                        int64_t rate, const std::string &name,
-                                        const AudioFilesOptions &o)
+namespace {
+
+// Mono samples at the options' rate trimmed, then padded or cropped to the options' length.
+std::vector<float> fitted(std::vector<float> mono, const AudioFilesOptions &o)
 {
-    auto converted = monoAt(interleaved, channels, rate, name, o.sampleRate);
-    if (!converted.ok()) return converted.error();
-    std::vector<float> mono = std::move(converted).value();
     if (o.trimDb > 0) {
         const auto [first, last] = audibleRange(mono, o.trimDb);
         mono = std::vector<float>(mono.begin() + std::ptrdiff_t(first),
@@ -190,13 +206,18 @@ Result<std::vector<float>> prepareAudio(const std::vector<float> &interleaved, i
     return out;
 }
 
-namespace {
+} // namespace
 
-struct Interleaved {
-    std::vector<float> samples;
-    int channels = 0;
-    int64_t rate = 0;
-};
+Result<std::vector<float>> prepareAudio(const std::vector<float> &interleaved, int channels,
+                                        int64_t rate, const std::string &name,
+                                        const AudioFilesOptions &o)
+{
+    auto converted = monoAt(interleaved, channels, rate, name, o.sampleRate);
+    if (!converted.ok()) return converted.error();
+    return fitted(std::move(converted).value(), o);
+}
+
+namespace {
 
 // A file libsndfile opened, closed with it.
 struct OpenSound {
@@ -223,18 +244,72 @@ Status openSound(const std::string &path, OpenSound &s)
                                    : "no such file");
     if (fs::file_size(path, ec) == 0) return fileError(path, "empty file");
     s.f = sf_open(path.c_str(), SFM_READ, &s.info);
-    if (!s.f)
-        return fileError(path,
-                         std::string("not audio libsndfile can read: ") + sf_strerror(nullptr));
-    if (s.info.frames <= 0 || s.info.channels <= 0) return fileError(path, "holds no audio");
+    if (!s.f) {
+        // A file too short for mpg123 to find a frame in gets libsndfile's "File does not exist
+        // or is not a regular file": it does exist, and is a regular file (checked above).
+        std::string why = sf_strerror(nullptr);
+        if (why.find("does not exist") != std::string::npos)
+            why = "no audio format it knows begins this file";
+        return fileError(path, "not audio libsndfile can read: " + why);
+    }
+    if (s.info.frames <= 0 || s.info.channels <= 0) {
+        // A header whose sizes were left at 0 (a recorder stopped before it wrote them) says
+        // "no audio" of a file full of it; libsndfile cannot read past it, so say what it means.
+        const uintmax_t bytes = fs::file_size(path, ec);
+        if (!ec && bytes > 4096)
+            return fileError(path, "holds no audio by its header, though the file has " +
+                                       std::to_string(bytes) +
+                                       " bytes: was its recording stopped before the header "
+                                       "was written?");
+        return fileError(path, "holds no audio");
+    }
     if (s.info.samplerate < 1 || s.info.samplerate > 1000000)
         return fileError(path, "has an impossible sample rate (" +
                                    std::to_string(s.info.samplerate) + " Hz): is it damaged?");
     return {};
 }
 
-// Every frame of a file, as libsndfile gives them, after the checks that tell a damaged file.
-Result<Interleaved> readInterleaved(const std::string &path)
+// Whether libsndfile's log of a header (SFC_GET_LOG_INFO) says that the file holds less than the
+// header promises. Each "LABEL : A (should be B)" line is a number of the header that does not
+// add up. A chunk's size ("data", "RIFF", AIFF's "SSND", AU's "Data Size") is a file cut short,
+// except a size of 2 GiB or more on a smaller file: a header written before the length was
+// known, by a writer to a pipe (`espeak-ng --stdout > x.wav` leaves 0x7ffff000, ffmpeg
+// 0xffffffff), whose audio is all there. A field of the format ("Bytes/sec : 8111 (should be
+// 8110)", which sox writes in every IMA ADPCM file) is a writer's rounding, not damage.
+// libsndfile has no call that tells these apart, so its log is read.
+bool headerPromisesMore(const char *log, uintmax_t fileBytes)
+{
+    static const char *const formatFields[] = {"Bytes/sec", "Block Align", "Bit Width",
+                                               "No. of Coeffs", "Valid Bits"};
+    const std::string text(log);
+    size_t start = 0;
+    while (start < text.size()) {
+        size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        const std::string line = text.substr(start, end - start);
+        start = end + 1;
+        if (line.find("(should be") == std::string::npos) continue;
+        const size_t colon = line.find(':');
+        if (colon == std::string::npos) return true;
+        std::string label = line.substr(0, colon);
+        label.erase(0, label.find_first_not_of(' '));
+        label.erase(label.find_last_not_of(' ') + 1);
+        if (std::find(std::begin(formatFields), std::end(formatFields), label) !=
+            std::end(formatFields))
+            continue;
+        const unsigned long long promised = std::strtoull(line.c_str() + colon + 1, nullptr, 10);
+        if (promised >= 0x7fff0000ULL && promised > fileBytes) continue;
+        return true;
+    }
+    return false;
+}
+
+// Every frame of a file mixed to mono and resampled to sampleRate, after the checks that tell a
+// damaged file. It is read in slices of 64 Ki frames, each mixed and resampled as it arrives
+// (StreamResampler: the same samples as resampling the whole at once), so that a recording of
+// hours at 48 kHz in stereo costs its mono samples at sampleRate and little more. Read whole
+// and converted after, a 20-minute file took 970 MB (2026-12-06).
+Result<std::vector<float>> readMono(const std::string &path, int64_t sampleRate)
 {
     OpenSound sound;
     if (Status opened = openSound(path, sound); !opened) return opened.error();
@@ -242,9 +317,10 @@ Result<Interleaved> readInterleaved(const std::string &path)
     const SF_INFO &info = sound.info;
     // libsndfile reads a WAV cut short as far as it goes, and notes the chunk sizes that do not
     // add up in its log ("data : 32000 (should be 3200)").
-    char log[2048] = {};
+    char log[4096] = {};
     sf_command(f, SFC_GET_LOG_INFO, log, sizeof log);
-    if (std::strstr(log, "(should be"))
+    std::error_code sizeError;
+    if (headerPromisesMore(log, fs::file_size(path, sizeError)))
         return fileError(path, "truncated: its header promises more audio than the file holds");
     // The header's numbers are the file's word only: a damaged one may claim any rate (refused
     // by openSound), channel count or length (found by fuzz_audio: a header claiming 2^62 frames
@@ -252,41 +328,63 @@ Result<Interleaved> readInterleaved(const std::string &path)
     if (info.channels > 256)
         return fileError(path, "has " + std::to_string(info.channels) +
                                    " channels; at most 256 are read");
-    // Read in slices that grow with what arrived (64 Ki frames, then as many again as were
-    // read), so a length that lies costs no more than twice the audio really there.
+    // Memory grows with what is read, never with what the header claims.
+    constexpr sf_count_t kSlice = 65536;
     const size_t channels = size_t(info.channels);
-    std::vector<float> interleaved;
+    // An MP3's frame count is libsndfile's estimate from its bit rate (34,720 for a file of
+    // 34,560, the encoder's padding): it is read to its end, and a count it falls short of is no
+    // damage.
+    const bool estimated = (info.format & SF_FORMAT_TYPEMASK) == SF_FORMAT_MPEG;
+    StreamResampler resample(info.samplerate, sampleRate);
+    std::vector<float> slice(size_t(kSlice) * channels), out;
+    std::vector<float> mono(static_cast<size_t>(kSlice));
     sf_count_t got = 0;
-    while (got < info.frames) {
-        const sf_count_t want =
-            std::min<sf_count_t>(info.frames - got, std::max<sf_count_t>(65536, got));
-        interleaved.resize(size_t(got + want) * channels);
-        const sf_count_t r = sf_readf_float(f, interleaved.data() + size_t(got) * channels, want);
-        if (r > 0) got += r;
+    while (estimated || got < info.frames) {
+        const sf_count_t want = estimated ? kSlice : std::min(info.frames - got, kSlice);
+        const sf_count_t r = sf_readf_float(f, slice.data(), want);
+        if (r > 0) {
+            if (Status mixed =
+                    mixedToMono(slice.data(), size_t(r), channels, size_t(got), mono.data(), path);
+                !mixed)
+                return mixed.error();
+            got += r;
+            const std::vector<float> y = resample.push(mono.data(), size_t(r));
+            if (!resample.error().empty()) return fileError(path, resample.error());
+            out.insert(out.end(), y.begin(), y.end());
+        }
         if (r < want) break;
     }
-    interleaved.resize(size_t(got) * channels);
     // A file cut short says so in its header's frame count.
-    if (got < info.frames)
+    if (!estimated && got < info.frames)
         return fileError(path, "truncated: " + std::to_string(got) + " of " +
                                    std::to_string(info.frames) + " frames could be read");
-    return Interleaved{std::move(interleaved), info.channels, info.samplerate};
+    if (got == 0) return fileError(path, "holds no audio");
+    const std::vector<float> tail = resample.push(mono.data(), 0, true);
+    if (!resample.error().empty()) return fileError(path, resample.error());
+    out.insert(out.end(), tail.begin(), tail.end());
+    return out;
 }
 
 } // namespace
 
 Result<std::vector<float>> decodeAudioFile(const std::string &path, const AudioFilesOptions &o)
 {
-    auto r = readInterleaved(path);
+    auto r = readMono(path, o.sampleRate);
     if (!r.ok()) return r.error();
-    return prepareAudio(r.value().samples, r.value().channels, r.value().rate, path, o);
+    return fitted(std::move(r).value(), o);
+}
+
+const std::vector<std::string> &recordingSuffixes()
+{
+    static const std::vector<std::string> suffixes{"wav",  "wave", "flac", "ogg", "oga",
+                                                   "opus", "mp3",  "aiff", "aif", "aifc",
+                                                   "au",   "snd",  "caf",  "w64", "rf64"};
+    return suffixes;
 }
 
 Result<std::vector<float>> readRecording(const std::string &path, int64_t sampleRate)
 {
-    auto r = readInterleaved(path);
-    if (!r.ok()) return r.error();
-    return monoAt(r.value().samples, r.value().channels, r.value().rate, path, sampleRate);
+    return readMono(path, sampleRate);
 }
 
 Result<double> recordingSeconds(const std::string &path)

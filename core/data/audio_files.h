@@ -68,6 +68,12 @@ Result<std::vector<float>> prepareAudio(const std::vector<float> &interleaved, i
                                         int64_t sampleRate, const std::string &name,
                                         const AudioFilesOptions &o);
 
+// The file suffixes of the recordings libsndfile reads that people keep speech in (lower case,
+// no dot): what the Record panel takes from a dropped folder and the file dialogs offer. WAV
+// (PCM, float, A-law, mu-law, IMA and MS ADPCM, GSM), FLAC, Ogg Vorbis and Opus, MP3, AIFF, AU,
+// CAF, W64 and RF64; any file libsndfile reads is read when named on its own.
+const std::vector<std::string> &recordingSuffixes();
+
 // A whole recording, mixed to mono and resampled to sampleRate, neither trimmed nor cut (what
 // `flowbench-cli listen` slides its windows over).
 Result<std::vector<float>> readRecording(const std::string &path, int64_t sampleRate);

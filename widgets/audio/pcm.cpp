@@ -1,5 +1,7 @@
 #include "widgets/audio/pcm.h"
 
+#include "core/data/audio_files.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -57,6 +59,14 @@ QByteArray wavFromPcm(const QByteArray &pcm, const QAudioFormat &format)
     u32(quint32(data.size()));
     wav.append(data);
     return wav;
+}
+
+QStringList recordingPatterns()
+{
+    QStringList patterns;
+    for (const std::string &suffix : data::recordingSuffixes())
+        patterns << QStringLiteral("*.") + QString::fromStdString(suffix);
+    return patterns;
 }
 
 } // namespace fb::widgets

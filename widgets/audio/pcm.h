@@ -2,6 +2,7 @@
 
 #include <QAudioFormat>
 #include <QByteArray>
+#include <QStringList>
 
 #include <cstddef>
 #include <vector>
@@ -23,5 +24,9 @@ QByteArray int16FromFloats(const float *x, size_t n);
 // A WAV file (RIFF, 16-bit PCM) of raw samples in `format` (any sample format Qt Multimedia
 // gives; written as 16-bit, channels kept).
 QByteArray wavFromPcm(const QByteArray &pcm, const QAudioFormat &format);
+
+// "*.wav", "*.flac", ...: the name patterns of data::recordingSuffixes(), for file dialogs
+// ("Recordings (" + recordingPatterns().join(' ') + ")") and for the files a dropped folder gives.
+QStringList recordingPatterns();
 
 } // namespace fb::widgets

@@ -42,7 +42,6 @@ namespace {
 
 const QString kBackground = QStringLiteral("background");
 const QString kUnknown = QStringLiteral("unknown");
-const QStringList kAudioSuffixes{"wav", "flac", "ogg", "oga", "aiff", "aif", "au"};
 // A take or a file longer than this is cut into several clips; a shorter one is one clip.
 constexpr double kOneClipSeconds = 1.5;
 
@@ -251,7 +250,7 @@ RecordPanel::RecordPanel(QWidget *parent)
     connect(m_import, &QPushButton::clicked, this, [this] {
         const QStringList files = QFileDialog::getOpenFileNames(
             this, tr("Recordings to import into %1").arg(currentClass()), {},
-            tr("Recordings (*.wav *.flac *.ogg *.oga *.aiff *.aif *.au);;All files (*)"));
+            tr("Recordings (%1);;All files (*)").arg(recordingPatterns().join(' ')));
         if (!files.isEmpty()) importPaths(files);
     });
     connect(m_train, &QPushButton::clicked, this, [this] {
@@ -627,13 +626,14 @@ int RecordPanel::importPaths(const QStringList &paths)
 {
     // (file, class) pairs: a folder's files in subfolders take the subfolder's name.
     QList<QPair<QString, QString>> files;
+    const QStringList patterns = recordingPatterns();
     for (const QString &p : paths) {
         const QFileInfo info(p);
         if (info.isDir()) {
             QDirIterator it(p, QDir::Files, QDirIterator::Subdirectories);
             while (it.hasNext()) {
                 const QFileInfo f(it.next());
-                if (!kAudioSuffixes.contains(f.suffix().toLower())) continue;
+                if (!QDir::match(patterns, f.fileName())) continue;
                 // Speech Commands' own spellings name the fixed classes too.
                 QString sub = clipNamePart(f.dir().dirName());
                 if (sub == QStringLiteral("background-noise") || sub == QStringLiteral("noise") ||

@@ -1,6 +1,7 @@
 #include "widgets/inference/inference_panel.h"
 #include "widgets/inference/tune_dialog.h"
 
+#include "widgets/audio/pcm.h"
 #include "widgets/audio/spectrogram_image.h"
 #include "widgets/plots/plot_style.h"
 
@@ -385,7 +386,8 @@ InferencePanel::InferencePanel(QWidget *parent)
         const QStringList files = QFileDialog::getOpenFileNames(
             this, tr("Files to try"), {},
             tr("Images and recordings (*.png *.jpg *.jpeg *.bmp *.pgm *.ppm *.tif *.tiff *.webp "
-               "*.wav *.flac *.ogg *.aiff *.au);;All files (*)"));
+               "%1);;All files (*)")
+                .arg(recordingPatterns().join(' ')));
         if (!files.isEmpty()) predictFiles(files);
     });
     connect(m_history, &QListWidget::currentRowChanged, this, [this](int row) { showResult(row); });

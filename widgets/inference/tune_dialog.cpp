@@ -1,5 +1,7 @@
 #include "widgets/inference/tune_dialog.h"
 
+#include "widgets/audio/pcm.h"
+
 #include "core/data/audio_files.h"
 #include "core/io/tuned_setting.h"
 
@@ -82,7 +84,7 @@ TuneDialog::TuneDialog(const QString &recordingFile, const QString &labelsFile, 
     connect(chooseRecording, &QPushButton::clicked, this, [this] {
         const QString path = QFileDialog::getOpenFileName(
             this, tr("Choose a recording to tune on"), QFileInfo(recording()).absolutePath(),
-            tr("Recordings (*.wav *.flac *.ogg *.mp3);;All files (*)"));
+            tr("Recordings (%1);;All files (*)").arg(recordingPatterns().join(' ')));
         if (!path.isEmpty()) setRecording(path);
     });
     connect(chooseLabels, &QPushButton::clicked, this, [this] {
