@@ -1117,6 +1117,72 @@ private slots:
                      panel.status().contains("no-such-run"),
                  qPrintable(panel.status()));
 
+        // A recording dropped or opened alone that lasts more than 3 s: listened to whole, as the
+        // microphone is (one listen child on the file, with the row's settings), its detections
+        // at their times in it, and choosing one shows the seconds around it. Predicted once, as
+        // before, only its middle second would have been heard.
+        panel.setListenWith({});
+        panel.setListenThreshold(0.85);
+        panel.setListenAverage(4);
+        panel.setListenWarp(true);
+        panel.predictFiles({words});
+        QVERIFY(panel.listening());
+        QCOMPARE(panel.listenedFile(), words);
+        QVERIFY(stopped.wait(60000));
+        heard.clear();
+        for (const auto &h : panel.detections())
+            heard << h.label;
+        QCOMPARE(heard, (QStringList{"high", "low"}));
+        QVERIFY2(
+            std::abs(panel.detections()[0].time - 1.0) < 0.5 &&
+                std::abs(panel.detections()[1].time - 3.0) < 0.5,
+            qPrintable(
+                QString("%1 %2").arg(panel.detections()[0].time).arg(panel.detections()[1].time)));
+        QVERIFY2(panel.status().contains("words.wav: Listened for 4.5 s: 2 word(s) detected"),
+                 qPrintable(panel.status()));
+        QVERIFY2(panel.stripEnd() > 4.0 && panel.stripEnd() <= 4.5,
+                 qPrintable(QString::number(panel.stripEnd())));
+        auto marksIn = [](const QImage &image) {
+            int n = 0;
+            for (int xPixel = 0; xPixel < image.width(); ++xPixel)
+                n += image.pixel(xPixel, 60) == qRgb(120, 255, 140);
+            return n;
+        };
+        QVERIFY2(marksIn(panel.listenStrip()) >= 2,
+                 qPrintable(QString::number(marksIn(panel.listenStrip()))));
+        auto *history = panel.findChild<QListWidget *>("inferenceHistory");
+        QCOMPARE(history->count(), 2);
+        history->setCurrentRow(0);
+        QCOMPARE(panel.stripEnd(), panel.detections()[0].time + 2.5);
+        // Stopped partway through a minute of the same words: what was heard stays.
+        std::vector<float> minute;
+        for (int r = 0; r < 13; ++r)
+            minute.insert(minute.end(), x.begin(), x.end());
+        const QString longer = dir.filePath("minute.wav");
+        QVERIFY(fb::data::writeWav(longer.toStdString(), minute, 16000).ok());
+        panel.predictFiles({longer});
+        QVERIFY(panel.listening());
+        QTRY_VERIFY_WITH_TIMEOUT(panel.windowsHeard() > 20, 60000);
+        panel.stopListening();
+        QVERIFY(stopped.wait(30000));
+        QVERIFY(!panel.listening());
+        QVERIFY2(panel.status().contains("minute.wav: stopped at") &&
+                     panel.status().contains("of 58.5 s"),
+                 qPrintable(panel.status()));
+        QVERIFY(panel.stripEnd() > 0 && panel.stripEnd() < 58.5);
+        // A recording of 3 s or less is predicted as one window, as before.
+        const QString shortOne = dir.filePath("short.wav");
+        QVERIFY(fb::data::writeWav(shortOne.toStdString(),
+                                   std::vector<float>(x.begin(), x.begin() + 16000 * 2), 16000)
+                    .ok());
+        QSignalSpy predicted(&panel, &fb::widgets::InferencePanel::predicted);
+        panel.predictFiles({shortOne});
+        QVERIFY(!panel.listening());
+        QVERIFY(predicted.wait(60000));
+        QCOMPARE(panel.results().size(), 1);
+        QCOMPARE(panel.results()[0].input, shortOne);
+        QVERIFY(panel.listenedFile().isEmpty());
+
         // `flowbench-cli listen RUN --stdin` stopped by Ctrl-C before its stream ends, as a
         // pipe from a recorder is: what came is heard, and the summary follows with exit 0.
         QProcess piped;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/json_nesting.h"
+#include "core/data/audio_files.h"
 #include "core/io/run_folder.h"
 #include "core/exec/listen_options.h"
 #include "core/io/tuned_setting.h"
@@ -23,6 +24,7 @@
 #include <QTemporaryDir>
 #include <QDragEnterEvent>
 #include <QDropEvent>
+#include <QDir>
 #include <QFileDialog>
 #include <QFile>
 #include <QFileInfo>
@@ -219,6 +221,7 @@ InferencePanel::InferencePanel(QWidget *parent)
                          "time and marks each word it detects")
                     : recordTip());
     connect(m_listenButton, &QPushButton::toggled, this, [this](bool on) {
+        if (!on && !m_file.isEmpty()) return stopListening(); // a recording heard
         if (on == (m_listenSource != nullptr)) return;
         if (on) {
             QString why;
@@ -482,6 +485,13 @@ InferencePanel::~InferencePanel()
 
 namespace {
 constexpr double kStripSeconds = 5.0;
+// A recording longer than this, dropped or opened alone, is listened to whole (listenToFile);
+// a shorter one is predicted as one window.
+constexpr double kListenFileSeconds = 3.0;
+// A listened recording's samples are kept for the strip's picture up to this long (38 MB at
+// 16 kHz, read in about a second); a longer one is listened to without the picture.
+constexpr double kStripFileSeconds = 600.0;
+constexpr int kStripFileRate = 16000;
 
 // A listen child's environment. One thread: a window is a small forward pass every hop, and a
 // team of threads woken for each costs more than it gives (p50 10 ms a window with the default
@@ -515,10 +525,105 @@ bool InferencePanel::startListening(QString *why)
                          "recordings)."));
     if (m_source) return refuse(tr("Recording a clip; listen when it is done."));
     if (tuningNow()) return refuse(tr("Tuning; listen when it is done."));
+    m_file.clear();
+    m_fileSamples.clear();
+    m_fileNow = 0;
     // The child: it loads the model once, then hears every window of what arrives on stdin.
+    if (!startListenChild({"--stdin", "--rate", QString::number(m_format.sampleRate())}, why))
+        return false;
+    m_listenSource = new QAudioSource(m_input, m_format, this);
+    m_listenIo = m_listenSource->start();
+    if (!m_listenIo) {
+        delete m_listenSource;
+        m_listenSource = nullptr;
+        m_listenFailed = true; // the child's summary of nothing must not hide the reason
+        m_listen->closeWriteChannel();
+        return refuse(tr("The microphone could not be opened (%1)").arg(m_input.description()));
+    }
+    connect(m_listenIo, &QIODevice::readyRead, this, &InferencePanel::takeListenAudio);
+    m_title->setText(tr("Listening…"));
+    m_status->setText(tr("Listening to %1. Say a word the model knows; press Stop listening "
+                         "to stop.")
+                          .arg(m_input.description()));
+    m_strip->setToolTip(tr("The last 5 seconds the microphone heard (log-mel spectrogram, low "
+                           "frequencies at the bottom, now at the right) and the words detected "
+                           "in them"));
+    showListening();
+    return true;
+}
+
+bool InferencePanel::listenToFile(const QString &path, QString *why)
+{
+    auto refuse = [why](const QString &text) {
+        if (why) *why = text;
+        return false;
+    };
+    if (listening()) return refuse(tr("Listening; stop listening to try files."));
+    if (model().isEmpty())
+        return refuse(tr("Choose a trained model first (a run folder of a model trained on "
+                         "recordings)."));
+    if (m_source) return refuse(tr("Recording a clip; listen when it is done."));
+    if (tuningNow()) return refuse(tr("Tuning; listen when it is done."));
+    const auto seconds = fb::data::recordingSeconds(path.toStdString());
+    if (!seconds.ok()) return refuse(QString::fromStdString(seconds.error().str()));
+    m_fileSamples.clear();
+    if (seconds.value() <= kStripFileSeconds) {
+        auto samples = fb::data::readRecording(path.toStdString(), kStripFileRate);
+        if (!samples.ok()) return refuse(QString::fromStdString(samples.error().str()));
+        m_fileSamples = std::move(samples).value();
+    }
+    m_file = path;
+    m_fileSeconds = seconds.value();
+    m_fileNow = 0;
+    m_fileStopped = false;
+    // The child reads the file itself, as fast as it can hear it.
+    if (!startListenChild({path}, why)) {
+        m_file.clear();
+        m_fileSamples.clear();
+        return false;
+    }
+    const QString name = QFileInfo(path).fileName();
+    m_title->setText(tr("Listening to %1…").arg(name.toHtmlEscaped()));
+    m_status->setText(tr("Listening to %1 (%2 s): the model hears all of it, a window at a "
+                         "time, as Listen mode hears the microphone.")
+                          .arg(name)
+                          .arg(m_fileSeconds, 0, 'f', 1));
+    m_strip->setToolTip(tr("%1 up to where the model has heard it (log-mel spectrogram, low "
+                           "frequencies at the bottom), and the words detected; choose a "
+                           "detection in the list to see the seconds around it")
+                            .arg(name));
+    showListening();
+    m_listenButton->setEnabled(true); // to stop, with or without a microphone
+    return true;
+}
+
+void InferencePanel::showListening()
+{
+    m_history->clear();
+    m_results.clear();
+    m_record->setEnabled(false);
+    m_preview->hide();
+    m_wave->hide();
+    m_strip->setVisible(m_file.isEmpty() || !m_fileSamples.empty());
+    m_stripTimer->start();
+    {
+        const QSignalBlocker block(m_listenButton);
+        m_listenButton->setChecked(true);
+    }
+    m_listenButton->setText(tr("Stop listening"));
+    setListenSettingsEnabled(false); // read once, at the start
+}
+
+bool InferencePanel::startListenChild(const QStringList &source, QString *why)
+{
+    auto refuse = [why](const QString &text) {
+        if (why) *why = text;
+        return false;
+    };
     if (m_listen) m_listen->deleteLater(); // this may run in a slot of its signals
     m_listen = new QProcess(this);
     m_listenFailed = false;
+    m_summarised = false;
     m_listenDropped = 0;
     m_listenRemainder.clear();
     m_listenPending.clear();
@@ -534,46 +639,14 @@ bool InferencePanel::startListening(QString *why)
         if (e == QProcess::FailedToStart) listenEnded(-1);
     });
     m_listen->setProcessEnvironment(oneThread());
-    QStringList args{"listen",
-                     model(),
-                     "--stdin",
-                     "--rate",
-                     QString::number(m_format.sampleRate()),
-                     "--windows",
-                     "--threshold",
-                     QString::number(listenThreshold()),
-                     "--average",
-                     QString::number(listenAverage())};
-    m_listen->start(m_cli, args + hearingArgs());
+    const QStringList args =
+        QStringList{"listen", model()} + source +
+        QStringList{"--windows", "--threshold", QString::number(listenThreshold()), "--average",
+                    QString::number(listenAverage())} +
+        hearingArgs();
+    m_listen->start(m_cli, args);
     if (!m_listen->waitForStarted(10000))
         return refuse(tr("Could not start %1: %2").arg(m_cli, m_listen->errorString()));
-    m_listenSource = new QAudioSource(m_input, m_format, this);
-    m_listenIo = m_listenSource->start();
-    if (!m_listenIo) {
-        delete m_listenSource;
-        m_listenSource = nullptr;
-        m_listenFailed = true; // the child's summary of nothing must not hide the reason
-        m_listen->closeWriteChannel();
-        return refuse(tr("The microphone could not be opened (%1)").arg(m_input.description()));
-    }
-    connect(m_listenIo, &QIODevice::readyRead, this, &InferencePanel::takeListenAudio);
-    m_history->clear();
-    m_results.clear();
-    m_title->setText(tr("Listening…"));
-    m_status->setText(tr("Listening to %1. Say a word the model knows; press Stop listening "
-                         "to stop.")
-                          .arg(m_input.description()));
-    m_record->setEnabled(false);
-    m_preview->hide();
-    m_wave->hide();
-    m_strip->show();
-    m_stripTimer->start();
-    {
-        const QSignalBlocker block(m_listenButton);
-        m_listenButton->setChecked(true);
-    }
-    m_listenButton->setText(tr("Stop listening"));
-    setListenSettingsEnabled(false); // read once, at the start
     return true;
 }
 
@@ -606,6 +679,14 @@ void InferencePanel::takeListenAudio()
 
 void InferencePanel::stopListening()
 {
+    if (!m_file.isEmpty()) {
+        // A recording: the child is ended where it is; what it heard so far stays listed.
+        if (listening()) {
+            m_fileStopped = true;
+            m_listen->kill();
+        }
+        return;
+    }
     if (m_listenSource) {
         if (m_listenIo) takeListenAudio();
         m_listenSource->stop();
@@ -1039,6 +1120,9 @@ void InferencePanel::readListenLines()
     for (const nlohmann::json &j : takeJsonLines(m_listenPending)) {
         const std::string kind = eventString(j, "kind");
         if (kind == "window") {
+            // (The last windows reach past the end, padded with silence.)
+            if (!m_file.isEmpty())
+                m_fileNow = std::min(m_fileSeconds, std::max(m_fileNow, eventNumber(j, "end", 0)));
             const double ms = eventNumber(j, "ms", qQNaN());
             if (std::isfinite(ms)) m_windowMs.push_back(ms);
             m_latency->setText(tr("%1 ms a window (p99 %2 ms, %3 windows)")
@@ -1075,6 +1159,7 @@ void InferencePanel::readListenLines()
             drawStrip(); // the mark at once, not at the next tick
             emit detected(h.label, h.time);
         } else if (kind == "summary") {
+            m_summarised = true;
             if (eventString(j, "status") == "ok" && !m_listenFailed) {
                 // How it heard, as the engine reports it: the models and the detector.
                 const auto found = j.find("detector");
@@ -1105,6 +1190,7 @@ void InferencePanel::readListenLines()
                                .arg(at.mid(0, at.size() - 1).join(QStringLiteral(", ")), at.last());
                 }
                 m_status->setText(
+                    (m_file.isEmpty() ? QString() : QFileInfo(m_file).fileName() + ": ") +
                     tr("Listened for %1 s: %n word(s) detected; a window took %2 ms at p50 and "
                        "%3 ms at p99.",
                        nullptr, int(m_heard.size()))
@@ -1129,7 +1215,14 @@ void InferencePanel::listenEnded(int exitCode)
         m_listenIo = nullptr;
     }
     m_stripTimer->stop();
-    if (exitCode != 0) {
+    if (m_fileStopped) {
+        m_fileStopped = false;
+        m_status->setText(tr("%1: stopped at %2 of %3 s; %n word(s) detected before.", nullptr,
+                             int(m_heard.size()))
+                              .arg(QFileInfo(m_file).fileName())
+                              .arg(m_fileNow, 0, 'f', 1)
+                              .arg(m_fileSeconds, 0, 'f', 1));
+    } else if (exitCode != 0) {
         // The model could not be opened, or is not one for recordings: stderr says why.
         const QString err =
             m_listen ? QString::fromUtf8(m_listen->readAllStandardError()).trimmed() : QString();
@@ -1146,6 +1239,8 @@ void InferencePanel::listenEnded(int exitCode)
         m_listenButton->setChecked(false);
     }
     m_listenButton->setText(tr("Listen"));
+    m_listenButton->setEnabled(canRecord());
+    if (!m_file.isEmpty()) drawStrip(); // where it ended
     setListenSettingsEnabled(true);
     if (model() != m_lookedAt) takeTunedSetting(); // chosen while listening
     emit listeningStopped();
@@ -1153,12 +1248,30 @@ void InferencePanel::listenEnded(int exitCode)
 
 void InferencePanel::drawStrip()
 {
+    if (!m_file.isEmpty()) {
+        // A recording: the seconds up to where the child has heard it (or a chosen detection).
+        if (listening() && !m_summarised) // (the summary may come before the child ends)
+            m_status->setText(tr("Listening to %1: %2 of %3 s heard…")
+                                  .arg(QFileInfo(m_file).fileName())
+                                  .arg(m_fileNow, 0, 'f', 1)
+                                  .arg(m_fileSeconds, 0, 'f', 1));
+        if (m_fileSamples.empty()) return;
+        const size_t end =
+            std::min(m_fileSamples.size(), size_t(std::max(0.0, m_fileNow) * kStripFileRate));
+        paintStrip(m_fileSamples.data(), end, kStripFileRate, m_fileNow);
+        return;
+    }
     const int rate = m_format.sampleRate();
     if (rate <= 0) return;
+    paintStrip(m_ring.data(), m_ring.size(), rate, double(m_heardSamples) / rate);
+}
+
+void InferencePanel::paintStrip(const float *samples, size_t end, int rate, double now)
+{
     const size_t keep = size_t(kStripSeconds * rate);
     std::vector<float> last(keep, 0.0f); // silence before the first sound
-    const size_t have = std::min(keep, m_ring.size());
-    std::copy(m_ring.end() - std::ptrdiff_t(have), m_ring.end(), last.end() - std::ptrdiff_t(have));
+    const size_t have = std::min(keep, end);
+    std::copy(samples + (end - have), samples + end, last.end() - std::ptrdiff_t(have));
     int frames = 0;
     const std::vector<float> db = logMel(last, rate, &frames);
     if (db.empty()) return;
@@ -1171,7 +1284,7 @@ void InferencePanel::drawStrip()
     QImage shown = levels.scaled(std::max(400, m_strip->width() - 4), 120, Qt::IgnoreAspectRatio,
                                  Qt::SmoothTransformation);
     QPainter painter(&shown);
-    const double now = double(m_heardSamples) / rate, from = now - kStripSeconds;
+    const double from = now - kStripSeconds;
     QFont font = painter.font();
     font.setBold(true);
     painter.setFont(font);
@@ -1189,8 +1302,14 @@ void InferencePanel::drawStrip()
         painter.drawLine(x, 0, x, shown.height());
         label(x + 4, 16, h.label, QColor(120, 255, 140));
     }
-    label(4, shown.height() - 4, tr("-%1 s").arg(kStripSeconds, 0, 'f', 0), QColor(230, 230, 230));
-    label(shown.width() - 34, shown.height() - 4, tr("now"), QColor(230, 230, 230));
+    // Live: seconds before now; a recording: seconds into it.
+    const bool live = m_file.isEmpty();
+    const QString left = live ? tr("-%1 s").arg(kStripSeconds, 0, 'f', 0)
+                              : tr("%1 s").arg(std::max(0.0, from), 0, 'f', 1);
+    const QString right = live ? tr("now") : tr("%1 s").arg(now, 0, 'f', 1);
+    label(4, shown.height() - 4, left, QColor(230, 230, 230));
+    label(shown.width() - 4 - painter.fontMetrics().horizontalAdvance(right), shown.height() - 4,
+          right, QColor(230, 230, 230));
     painter.end();
     m_stripImage = shown;
     m_strip->setPixmap(QPixmap::fromImage(shown));
@@ -1233,12 +1352,24 @@ void InferencePanel::predictFiles(const QStringList &files)
         m_status->setText(tr("Listening; stop listening to try files."));
         return;
     }
-    if (m_strip->isVisible()) {
+    // One recording longer than a few windows: the model listens to all of it, as Listen mode
+    // listens to the microphone. Predicted once, only its middle second would be heard.
+    if (files.size() == 1 && QDir::match(recordingPatterns(), QFileInfo(files[0]).fileName())) {
+        const auto seconds = fb::data::recordingSeconds(files[0].toStdString());
+        if (seconds.ok() && seconds.value() > kListenFileSeconds) {
+            QString why;
+            if (!listenToFile(files[0], &why)) m_status->setText(why);
+            return;
+        }
+    }
+    if (m_strip->isVisible() || !m_file.isEmpty()) {
         // From Listen mode's detections back to predictions of files.
         m_strip->hide();
         m_preview->show();
         m_history->clear();
         m_results.clear();
+        m_file.clear();
+        m_fileSamples.clear();
     }
     m_pending.clear();
     m_batchStart = int(m_results.size());
@@ -1329,6 +1460,20 @@ void InferencePanel::drawBars(const QStringList &classes, const QVector<double> 
 
 void InferencePanel::showResult(int index)
 {
+    if (!m_file.isEmpty()) {
+        // A detection in a listened recording: the strip shows the seconds around it.
+        if (index >= 0 && index < m_heard.size() && !listening()) {
+            const Heard &h = m_heard[index];
+            m_fileNow = std::min(m_fileSeconds, h.time + kStripSeconds / 2);
+            m_title->setText(
+                tr("%1: <b>%2</b> at %3 s (%4%)")
+                    .arg(QFileInfo(m_file).fileName().toHtmlEscaped(), h.label.toHtmlEscaped())
+                    .arg(h.time, 0, 'f', 1)
+                    .arg(100.0 * h.probability, 0, 'f', 0));
+            drawStrip();
+        }
+        return;
+    }
     if (index < 0 || index >= m_results.size()) return;
     const Result &r = m_results[index];
     if (!r.error.isEmpty()) {

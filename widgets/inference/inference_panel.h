@@ -48,7 +48,8 @@ public:
     // A run folder, a model.safetensors or a checkpoint.
     void setModel(const QString &path);
     QString model() const;
-    // Predicts these files (as a drop does); the answers arrive with predicted().
+    // Predicts these files (as a drop does); the answers arrive with predicted(). One recording
+    // longer than 3 s is listened to instead (listenToFile): listeningStopped() follows.
     void predictFiles(const QStringList &files);
     bool busy() const;
 
@@ -57,7 +58,19 @@ public:
     // the last seconds with the detections marked, the current top classes, the detections as
     // they happen and each window's latency (docs/audio.md, "Listen in the window").
     bool startListening(QString *why = nullptr);
+    // Listen mode on a recording: one `flowbench-cli listen MODEL FILE --windows` child hears all
+    // of it as fast as it can, with the row's settings; the strip shows the seconds it has
+    // reached (recordings up to 10 minutes), the detections are listed with their times in the
+    // recording, and choosing one shows the seconds around it. A recording dropped or opened
+    // alone that lasts more than 3 s is listened to this way; a shorter one is predicted as one
+    // window (docs/audio.md, "Listen in the window").
+    bool listenToFile(const QString &path, QString *why = nullptr);
+    // The recording Listen mode hears or heard last (empty for the microphone), and the time in
+    // it at the strip's right edge.
+    QString listenedFile() const { return m_file; }
+    double stripEnd() const { return m_fileNow; }
     // Stops the microphone; the child hears the end of the stream, prints its summary and ends.
+    // On a recording, the child is ended where it is.
     void stopListening();
     bool listening() const;
     // How Listen mode detects (`listen --threshold`, `--average`) and which other trained runs
@@ -216,7 +229,19 @@ private:
     // The runs listening together and the ±8% hearings as listen's options (--with, --warp).
     QStringList hearingArgs() const;
     void takeListenAudio();
+    // The listen child on the microphone's stream or a file (`source`: listen's arguments after
+    // the model), with the row's settings; and the panel as it shows listening.
+    bool startListenChild(const QStringList &source, QString *why);
+    void showListening();
     void drawStrip();
+    // The spectrogram of the kStripSeconds before samples[end] (`now` seconds), with the
+    // detections in them.
+    void paintStrip(const float *samples, size_t end, int rate, double now);
+    QString m_file;                   // the recording Listen mode hears (listenToFile)
+    std::vector<float> m_fileSamples; // its samples for the strip, mono at 16 kHz
+    double m_fileSeconds = 0, m_fileNow = 0;
+    bool m_fileStopped = false; // ended by Stop listening, not by the child
+    bool m_summarised = false;  // the child's summary has come
     void listenEnded(int exitCode);
     QProcess *m_tuneProcess = nullptr;
     QByteArray m_tuneOut; // its stdout read so far (progress lines are shown as they come)
