@@ -1154,6 +1154,20 @@ private slots:
         QCOMPARE(history->count(), 2);
         history->setCurrentRow(0);
         QCOMPARE(panel.stripEnd(), panel.detections()[0].time + 2.5);
+        // A recording that cannot be read is refused, named, and leaves the last one as it was.
+        const QString cut = dir.filePath("cut.wav");
+        QVERIFY(fb::data::writeWav(cut.toStdString(), x, 16000).ok());
+        QVERIFY(QFile::resize(cut, 44 + 16000 * 2 * 4)); // 4 of its 4.5 s
+        QSignalSpy answered(&panel, &fb::widgets::InferencePanel::predicted);
+        panel.predictFiles({cut});
+        QCOMPARE(answered.count(), 1);
+        QVERIFY(!panel.listening());
+        QVERIFY2(panel.status().contains("cut.wav") && panel.status().contains("truncated"),
+                 qPrintable(panel.status()));
+        QCOMPARE(panel.listenedFile(), words);
+        QCOMPARE(panel.detections().size(), 2);
+        history->setCurrentRow(1);
+        QCOMPARE(panel.stripEnd(), std::min(4.5, panel.detections()[1].time + 2.5));
         // Stopped partway through a minute of the same words: what was heard stays.
         std::vector<float> minute;
         for (int r = 0; r < 13; ++r)

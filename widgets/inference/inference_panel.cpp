@@ -452,7 +452,7 @@ void InferencePanel::stopRecording()
         return;
     }
     f.close();
-    predictFiles({path});
+    predictFiles({path}, false); // a take is one prediction, however long it was held
 }
 
 InferencePanel::~InferencePanel()
@@ -488,9 +488,10 @@ constexpr double kStripSeconds = 5.0;
 // A recording longer than this, dropped or opened alone, is listened to whole (listenToFile);
 // a shorter one is predicted as one window.
 constexpr double kListenFileSeconds = 3.0;
-// A listened recording's samples are kept for the strip's picture up to this long (38 MB at
-// 16 kHz, read in about a second); a longer one is listened to without the picture.
-constexpr double kStripFileSeconds = 600.0;
+// A listened recording's samples are kept for the strip's picture up to this long (19 MB at
+// 16 kHz; they are read while the window waits: 5.5 s for an MP3 of 10 minutes on 2 cores); a
+// longer one is listened to without the picture.
+constexpr double kStripFileSeconds = 300.0;
 constexpr int kStripFileRate = 16000;
 
 // A listen child's environment. One thread: a window is a small forward pass every hop, and a
@@ -564,22 +565,29 @@ bool InferencePanel::listenToFile(const QString &path, QString *why)
                          "recordings)."));
     if (m_source) return refuse(tr("Recording a clip; listen when it is done."));
     if (tuningNow()) return refuse(tr("Tuning; listen when it is done."));
+    if (busy()) return refuse(tr("Still predicting the previous files; a moment."));
     const auto seconds = fb::data::recordingSeconds(path.toStdString());
     if (!seconds.ok()) return refuse(QString::fromStdString(seconds.error().str()));
-    m_fileSamples.clear();
+    // Read before anything of the last recording heard is let go: a refusal leaves it as it was.
+    std::vector<float> samples;
     if (seconds.value() <= kStripFileSeconds) {
-        auto samples = fb::data::readRecording(path.toStdString(), kStripFileRate);
-        if (!samples.ok()) return refuse(QString::fromStdString(samples.error().str()));
-        m_fileSamples = std::move(samples).value();
+        auto read = fb::data::readRecording(path.toStdString(), kStripFileRate);
+        if (!read.ok()) return refuse(QString::fromStdString(read.error().str()));
+        samples = std::move(read).value();
     }
+    m_fileSamples = std::move(samples);
     m_file = path;
     m_fileSeconds = seconds.value();
     m_fileNow = 0;
     m_fileStopped = false;
     // The child reads the file itself, as fast as it can hear it.
     if (!startListenChild({path}, why)) {
+        // Nothing of the last recording is left to show either (its detections went with the
+        // child's start).
         m_file.clear();
         m_fileSamples.clear();
+        m_history->clear();
+        m_strip->hide();
         return false;
     }
     const QString name = QFileInfo(path).fileName();
@@ -624,6 +632,7 @@ bool InferencePanel::startListenChild(const QStringList &source, QString *why)
     m_listen = new QProcess(this);
     m_listenFailed = false;
     m_summarised = false;
+    m_windowShown = true;
     m_listenDropped = 0;
     m_listenRemainder.clear();
     m_listenPending.clear();
@@ -681,7 +690,8 @@ void InferencePanel::stopListening()
 {
     if (!m_file.isEmpty()) {
         // A recording: the child is ended where it is; what it heard so far stays listed.
-        if (listening()) {
+        // After its summary the child is only ending: what it said stands.
+        if (listening() && !m_summarised) {
             m_fileStopped = true;
             m_listen->kill();
         }
@@ -1125,21 +1135,20 @@ void InferencePanel::readListenLines()
                 m_fileNow = std::min(m_fileSeconds, std::max(m_fileNow, eventNumber(j, "end", 0)));
             const double ms = eventNumber(j, "ms", qQNaN());
             if (std::isfinite(ms)) m_windowMs.push_back(ms);
-            m_latency->setText(tr("%1 ms a window (p99 %2 ms, %3 windows)")
-                                   .arg(ms, 0, 'f', 2)
-                                   .arg(windowMsPercentile(0.99), 0, 'f', 2)
-                                   .arg(m_windowMs.size()));
-            QStringList classes;
-            QVector<double> values;
+            // Shown at the strip's next tick (drawStrip): a recording's windows come a hundred
+            // times a second, and a percentile and a replot for each cost the window more than
+            // the child's hearing of it.
+            m_topClasses.clear();
+            m_topValues.clear();
             if (const auto top = j.find("top"); top != j.end() && top->is_array())
                 for (const auto &c : *top) {
                     if (!c.is_object()) continue;
                     const double p = eventNumber(c, "probability", qQNaN());
                     if (!std::isfinite(p)) continue;
-                    classes << QString::fromStdString(eventString(c, "class"));
-                    values << std::clamp(p, 0.0, 1.0);
+                    m_topClasses << QString::fromStdString(eventString(c, "class"));
+                    m_topValues << std::clamp(p, 0.0, 1.0);
                 }
-            drawBars(classes, values);
+            m_windowShown = false;
         } else if (kind == "detection") {
             Heard h;
             h.label = QString::fromStdString(eventString(j, "class"));
@@ -1217,6 +1226,7 @@ void InferencePanel::listenEnded(int exitCode)
     m_stripTimer->stop();
     if (m_fileStopped) {
         m_fileStopped = false;
+        m_title->setText(tr("%1: stopped").arg(QFileInfo(m_file).fileName().toHtmlEscaped()));
         m_status->setText(tr("%1: stopped at %2 of %3 s; %n word(s) detected before.", nullptr,
                              int(m_heard.size()))
                               .arg(QFileInfo(m_file).fileName())
@@ -1224,6 +1234,7 @@ void InferencePanel::listenEnded(int exitCode)
                               .arg(m_fileSeconds, 0, 'f', 1));
     } else if (exitCode != 0) {
         // The model could not be opened, or is not one for recordings: stderr says why.
+        m_title->clear();
         const QString err =
             m_listen ? QString::fromUtf8(m_listen->readAllStandardError()).trimmed() : QString();
         const QString last = err.section('\n', -1).trimmed();
@@ -1240,7 +1251,7 @@ void InferencePanel::listenEnded(int exitCode)
     }
     m_listenButton->setText(tr("Listen"));
     m_listenButton->setEnabled(canRecord());
-    if (!m_file.isEmpty()) drawStrip(); // where it ended
+    drawStrip(); // the last window, and where a recording's listening ended
     setListenSettingsEnabled(true);
     if (model() != m_lookedAt) takeTunedSetting(); // chosen while listening
     emit listeningStopped();
@@ -1248,6 +1259,15 @@ void InferencePanel::listenEnded(int exitCode)
 
 void InferencePanel::drawStrip()
 {
+    if (!m_windowShown && !m_windowMs.empty()) {
+        // The newest window: its latency and top classes.
+        m_windowShown = true;
+        m_latency->setText(tr("%1 ms a window (p99 %2 ms, %3 windows)")
+                               .arg(m_windowMs.back(), 0, 'f', 2)
+                               .arg(windowMsPercentile(0.99), 0, 'f', 2)
+                               .arg(m_windowMs.size()));
+        drawBars(m_topClasses, m_topValues);
+    }
     if (!m_file.isEmpty()) {
         // A recording: the seconds up to where the child has heard it (or a chosen detection).
         if (listening() && !m_summarised) // (the summary may come before the child ends)
@@ -1307,7 +1327,9 @@ void InferencePanel::paintStrip(const float *samples, size_t end, int rate, doub
     const QString left = live ? tr("-%1 s").arg(kStripSeconds, 0, 'f', 0)
                               : tr("%1 s").arg(std::max(0.0, from), 0, 'f', 1);
     const QString right = live ? tr("now") : tr("%1 s").arg(now, 0, 'f', 1);
-    label(4, shown.height() - 4, left, QColor(230, 230, 230));
+    // A recording's start inside the picture (silence before it): the label is where 0 s is.
+    const int leftX = live || from >= 0 ? 4 : int((0.0 - from) / kStripSeconds * shown.width()) + 4;
+    label(leftX, shown.height() - 4, left, QColor(230, 230, 230));
     label(shown.width() - 4 - painter.fontMetrics().horizontalAdvance(right), shown.height() - 4,
           right, QColor(230, 230, 230));
     painter.end();
@@ -1336,7 +1358,7 @@ QString InferencePanel::status() const
     return m_status->text();
 }
 
-void InferencePanel::predictFiles(const QStringList &files)
+void InferencePanel::predictFiles(const QStringList &files, bool listenToLong)
 {
     if (files.isEmpty()) return;
     if (model().isEmpty()) {
@@ -1354,11 +1376,15 @@ void InferencePanel::predictFiles(const QStringList &files)
     }
     // One recording longer than a few windows: the model listens to all of it, as Listen mode
     // listens to the microphone. Predicted once, only its middle second would be heard.
-    if (files.size() == 1 && QDir::match(recordingPatterns(), QFileInfo(files[0]).fileName())) {
+    if (listenToLong && files.size() == 1 &&
+        QDir::match(recordingPatterns(), QFileInfo(files[0]).fileName())) {
         const auto seconds = fb::data::recordingSeconds(files[0].toStdString());
         if (seconds.ok() && seconds.value() > kListenFileSeconds) {
             QString why;
-            if (!listenToFile(files[0], &why)) m_status->setText(why);
+            if (!listenToFile(files[0], &why)) {
+                m_status->setText(why);
+                emit predicted(); // nothing to wait for: the status says why
+            }
             return;
         }
     }

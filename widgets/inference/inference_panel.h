@@ -49,8 +49,10 @@ public:
     void setModel(const QString &path);
     QString model() const;
     // Predicts these files (as a drop does); the answers arrive with predicted(). One recording
-    // longer than 3 s is listened to instead (listenToFile): listeningStopped() follows.
-    void predictFiles(const QStringList &files);
+    // longer than 3 s is listened to instead (listenToFile): listeningStopped() follows, or
+    // predicted() at once where it cannot be (the status says why). Hold to record's takes are
+    // predicted whatever their length (listenToLong false).
+    void predictFiles(const QStringList &files, bool listenToLong = true);
     bool busy() const;
 
     // Listen mode: the microphone streams into one `flowbench-cli listen MODEL --stdin
@@ -60,7 +62,7 @@ public:
     bool startListening(QString *why = nullptr);
     // Listen mode on a recording: one `flowbench-cli listen MODEL FILE --windows` child hears all
     // of it as fast as it can, with the row's settings; the strip shows the seconds it has
-    // reached (recordings up to 10 minutes), the detections are listed with their times in the
+    // reached (recordings up to 5 minutes), the detections are listed with their times in the
     // recording, and choosing one shows the seconds around it. A recording dropped or opened
     // alone that lasts more than 3 s is listened to this way; a shorter one is predicted as one
     // window (docs/audio.md, "Listen in the window").
@@ -242,6 +244,10 @@ private:
     double m_fileSeconds = 0, m_fileNow = 0;
     bool m_fileStopped = false; // ended by Stop listening, not by the child
     bool m_summarised = false;  // the child's summary has come
+    // The newest window's top classes, drawn at the strip's next tick (m_windowShown after).
+    QStringList m_topClasses;
+    QVector<double> m_topValues;
+    bool m_windowShown = true;
     void listenEnded(int exitCode);
     QProcess *m_tuneProcess = nullptr;
     QByteArray m_tuneOut; // its stdout read so far (progress lines are shown as they come)
