@@ -17,6 +17,8 @@
 # voices drawn as the data set's are, which it does not have (fbv241 to fbv260); or
 # FLOWBENCH_LISTEN_VOICES's espeak-ng voices (ACCENT+VARIANT, separated by spaces; a made-up
 # voice as ACCENT+fbvNNN).
+# The words lie 0.4 to 1.6 s apart; FLOWBENCH_LISTEN_GAP_MS=A,B makes it A to B milliseconds
+# (0.1 to 0.3 s: digits said one after another), the same words, voices and order otherwise.
 # Needs espeak-ng and sox.
 set -euo pipefail
 out=$1 truth=$2 n=${3:-120} seed=${4:-1} digit_percent=${5:-60}
@@ -35,6 +37,15 @@ if [[ "${FLOWBENCH_LISTEN_VOICES:-}" == unheard-variants ]]; then
             en-gb-x-gbclan+antonio en-029+pedro en-us+Gene2 en+ed en-gb-x-gbclan+Andrea)
 elif [[ -n "${FLOWBENCH_LISTEN_VOICES:-}" && $FLOWBENCH_LISTEN_VOICES != new-made-up ]]; then
     read -r -a voices <<<"$FLOWBENCH_LISTEN_VOICES"
+fi
+gap_lo=6400 gap_span=19200 # samples at 16 kHz: 0.4 s, and 1.2 s more at most
+if [[ -n "${FLOWBENCH_LISTEN_GAP_MS:-}" ]]; then
+    IFS=, read -r gap_a gap_b <<<"$FLOWBENCH_LISTEN_GAP_MS"
+    if ! [[ "$gap_a" =~ ^[0-9]+$ && "${gap_b:-}" =~ ^[0-9]+$ ]] || (( gap_b <= gap_a )); then
+        echo "FLOWBENCH_LISTEN_GAP_MS must be A,B in milliseconds, A < B (got $FLOWBENCH_LISTEN_GAP_MS)" >&2
+        exit 2
+    fi
+    gap_lo=$(( gap_a * 16 )) gap_span=$(( (gap_b - gap_a) * 16 ))
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -81,14 +92,15 @@ seconds() { awk -v s="$1" 'BEGIN { printf "%.4f", s / 16000 }'; }
 # A gap's noise is cut from one long stream of each colour at a running offset (a synth of its
 # own under -R would start every gap with the same noise).
 R=(sox -R -q)
-streams=$(( n * 25600 )) # samples: n gaps of the longest (1.6 s), the most the gaps can take
+longest=$(( gap_lo + gap_span > 25600 ? gap_lo + gap_span : 25600 ))
+streams=$(( n * longest )) # samples: n gaps of the longest (1.6 s), the most the gaps can take
 "${R[@]}" -n -r 16000 -c 1 -b 16 "$tmp/pink.wav" synth "${streams}s" pinknoise vol 0.05
 "${R[@]}" -n -r 16000 -c 1 -b 16 "$tmp/brown.wav" synth "${streams}s" brownnoise vol 0.1
 colours=(pink brown)
 noise_at=0 # samples of the two streams used so far
 for ((i = 0; i < n; i++)); do
     # A gap: 0.4 to 1.6 s of near silence, sometimes background noise or a noise burst.
-    gap=$(( 6400 + RANDOM % 19200 ))
+    gap=$(( gap_lo + RANDOM % gap_span ))
     kind=$(( RANDOM % 6 ))
     if (( kind < 2 )); then
         "${R[@]}" "$tmp/${colours[kind]}.wav" "$tmp/g$i.wav" trim "${noise_at}s" "${gap}s"
