@@ -1149,6 +1149,59 @@ private slots:
         QCOMPARE(why["empty.flac"], std::string("empty file"));
     }
 
+    // Speech beside the sound: with p 1, each waveform of a batch keeps its own sound sample for
+    // sample, keeps the gap (here exactly 20 ms) quiet, and gets the end or the start of another
+    // waveform's sound beyond it, as loud as its own at 0 dB; a silent waveform gets nothing, and
+    // a batch of one is left alone.
+    void speechBesideBorrowsTheBatchsOtherSounds()
+    {
+        constexpr int64_t len = 16000;
+        auto placed = [](double hz, int64_t from, int64_t to) {
+            std::vector<float> x(len, 0.0f);
+            const std::vector<float> t = tone(hz, 16000, double(to - from) / 16000);
+            std::copy(t.begin(), t.end(), x.begin() + from);
+            return x;
+        };
+        std::vector<std::vector<float>> waves{placed(440, 6000, 10000), placed(1000, 5000, 11000),
+                                              placed(2000, 7000, 9000),
+                                              std::vector<float>(len, 0.0f)};
+        std::vector<float> in;
+        for (const auto &w : waves)
+            in.insert(in.end(), w.begin(), w.end());
+        const Shape s{1, 1, len};
+        SpeechBeside beside(0, 0, 1.0f, 0.02f, 0.02f);
+        QVERIFY(beside.outputShape(s).ok());
+        QVERIFY(!SpeechBeside(10, 0, 1.0f).outputShape(s).ok());
+        QVERIFY(!SpeechBeside(0, 10, 1.0f, 0.3f, 0.2f).outputShape(s).ok());
+        std::vector<float> out(in.size());
+        const std::vector<uint64_t> seeds{11, 12, 13, 14};
+        beside.apply(in.data(), out.data(), 4, s, seeds.data());
+        for (int64_t i = 0; i < 3; ++i) {
+            const float *x = in.data() + i * len, *y = out.data() + i * len;
+            const auto [first, last] = audibleRange(waves[size_t(i)], 30);
+            for (int64_t k = int64_t(first); k < int64_t(last); ++k)
+                QCOMPARE(y[k], x[k]); // its own sound, untouched
+            for (int64_t k = int64_t(first) - 320; k < int64_t(first); ++k)
+                QCOMPARE(y[k], 0.0f); // the gap before it
+            for (int64_t k = int64_t(last); k < int64_t(last) + 320; ++k)
+                QCOMPARE(y[k], 0.0f); // and after it
+            double before = 0, after = 0;
+            for (int64_t k = 0; k < int64_t(first) - 320; ++k)
+                before = std::max(before, double(std::abs(y[k])));
+            for (int64_t k = int64_t(last) + 320; k < len; ++k)
+                after = std::max(after, double(std::abs(y[k])));
+            // Another tone of amplitude 0.5, scaled to this one's loudness (0 dB): about 0.5.
+            const double loudest = std::max(before, after);
+            QVERIFY2(loudest > 0.4 && loudest < 0.6,
+                     qPrintable(QString("%1: %2 before, %3 after").arg(i).arg(before).arg(after)));
+        }
+        for (int64_t k = 3 * len; k < 4 * len; ++k)
+            QCOMPARE(out[size_t(k)], 0.0f); // silence has no sound to be beside
+        std::vector<float> alone(len);
+        beside.apply(in.data(), alone.data(), 1, s, seeds.data());
+        QVERIFY(std::equal(alone.begin(), alone.end(), in.begin()));
+    }
+
     // Noise beside the sound: a 0.3 s tone in the middle of a second of silence keeps every
     // sample of itself, and gets white, pink or brown noise from an edge of the window up to
     // within 50 ms of it, on the left, the right or both, 10 dB below the tone's loudest frame.

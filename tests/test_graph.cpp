@@ -215,6 +215,7 @@ void TestGraph::builtinTypes()
                                             "add_noise",
                                             "time_shift",
                                             "noise_beside",
+                                            "speech_beside",
                                             "speed_perturb",
                                             "room_mic",
                                             "vtlp",

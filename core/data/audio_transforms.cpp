@@ -171,6 +171,97 @@ void NoiseBeside::apply(const float *in, float *out, int64_t n, const Shape &inS
     }
 }
 
+SpeechBeside::SpeechBeside(float snrMinDb, float snrMaxDb, float p, float minGap, float maxGap)
+    : m_min(snrMinDb)
+    , m_max(snrMaxDb)
+    , m_p(p)
+    , m_minGap(minGap)
+    , m_maxGap(maxGap)
+{}
+
+Result<Shape> SpeechBeside::outputShape(const Shape &in) const
+{
+    if (Status waves = checkWaveforms(in); !waves) return waves.error();
+    if (!(m_min <= m_max)) return makeError("snr_min must not be above snr_max");
+    if (!(m_minGap >= 0 && m_minGap <= m_maxGap))
+        return makeError("min_gap must be from 0 to max_gap");
+    return in;
+}
+
+void SpeechBeside::apply(const float *in, float *out, int64_t n, const Shape &inShape,
+                         const uint64_t *seeds) const
+{
+    const int64_t len = inShape.numel();
+    constexpr int64_t kFrame = 512; // audibleRange's
+    // Each waveform's sound and its loudest frame's power, from the batch as it came.
+    struct Sound {
+        int64_t first = 0, last = 0;
+        double loudest = 0;
+    };
+    std::vector<Sound> sounds(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+        const float *x = in + i * len;
+        std::copy_n(x, len, out + i * len);
+        if (len <= kFrame) continue;
+        const auto [first, last] = audibleRange(std::vector<float>(x, x + len), 30);
+        Sound &s = sounds[size_t(i)];
+        s.first = int64_t(first);
+        s.last = int64_t(last);
+        for (int64_t k = s.first; k + kFrame <= s.last; k += kFrame / 4)
+            s.loudest = std::max(s.loudest, powerAboutMean(x + k, size_t(kFrame)));
+    }
+    std::vector<int64_t> voiced; // the waveforms with sound to lend
+    for (int64_t i = 0; i < n; ++i)
+        if (sounds[size_t(i)].loudest > 0 && sounds[size_t(i)].last > sounds[size_t(i)].first)
+            voiced.push_back(i);
+    for (int64_t i = 0; i < n; ++i) {
+        Rng rng(seeds[i]);
+        const Sound &own = sounds[size_t(i)];
+        if (rng.uniform() >= m_p || own.loudest <= 0) continue;
+        const uint64_t side = rng.below(4); // 1 : 1 : 2
+        const bool left = side != 1, right = side != 0;
+        float *y = out + i * len;
+        const double level = rng.uniform(m_min, m_max);
+        auto gap = [&] {
+            return int64_t(std::llround(rng.uniform(m_minGap, m_maxGap) * double(len)));
+        };
+        // Another waveform of the batch with sound, scaled to `level` below this one's.
+        auto other = [&](int64_t &j, double &gain) {
+            if (voiced.size() < 2) return false; // this one is voiced: no other is
+            do {
+                j = voiced[size_t(rng.below(uint64_t(voiced.size())))];
+            } while (j == i);
+            const Sound &o = sounds[size_t(j)];
+            gain = std::sqrt(own.loudest / o.loudest) * std::pow(10.0, -level / 20.0);
+            return true;
+        };
+        if (left) {
+            int64_t j = 0;
+            double gain = 0;
+            const int64_t end = own.first - gap(); // the neighbour's sound ends here
+            if (other(j, gain) && end > 0) {
+                const Sound &o = sounds[size_t(j)];
+                const float *x = in + j * len;
+                const int64_t take = std::min(end, o.last - o.first); // its last part
+                for (int64_t k = 0; k < take; ++k)
+                    y[end - take + k] += float(gain * x[o.last - take + k]);
+            }
+        }
+        if (right) {
+            int64_t j = 0;
+            double gain = 0;
+            const int64_t start = own.last + gap(); // the neighbour's sound starts here
+            if (other(j, gain) && start < len) {
+                const Sound &o = sounds[size_t(j)];
+                const float *x = in + j * len;
+                const int64_t take = std::min(len - start, o.last - o.first); // its first part
+                for (int64_t k = 0; k < take; ++k)
+                    y[start + k] += float(gain * x[o.first + k]);
+            }
+        }
+    }
+}
+
 TimeShift::TimeShift(float maxFraction, bool keepSound)
     : m_max(maxFraction)
     , m_keepSound(keepSound)

@@ -56,6 +56,30 @@ private:
     float m_maxGap;
 };
 
+// Other speech beside the sound: what a window cut from a stream holds when words come close
+// together ("three seven one", 0.1 to 0.3 s apart), where the example, which learned every word
+// alone in its second, heard 13 of 144 digits against 134 with 0.4 to 1.6 s between them
+// (bench/results/recordings-real-files-20261206.md). Each waveform, with probability p, gets the
+// end of another waveform of its batch's sound (audibleRange, 30 dB) before its own sound and the
+// start of a third after it, or one of the two (1 : 1 : 2), minGap to maxGap of the window apart
+// from it, at a level drawn from snrMinDb to snrMaxDb below the sound's loudest frame (their
+// loudest frames compared). The label stays the sound's: the word in the middle is the word.
+// The others are drawn among the batch's waveforms with sound: a waveform alone, or the only one
+// with sound, is left as it is, and a waveform without sound (silence) gets none.
+class SpeechBeside : public Transform {
+public:
+    SpeechBeside(float snrMinDb, float snrMaxDb, float p, float minGap = 0.02f,
+                 float maxGap = 0.3f);
+    bool random() const override { return true; }
+    bool inPlace() const override { return false; } // reads the batch's other waveforms
+    Result<Shape> outputShape(const Shape &in) const override;
+    void apply(const float *in, float *out, int64_t n, const Shape &inShape,
+               const uint64_t *seeds) const override;
+
+private:
+    float m_min, m_max, m_p, m_minGap, m_maxGap;
+};
+
 // Shifts each waveform by a whole number of samples drawn uniformly from
 // [-maxFraction * length, maxFraction * length], filling with silence. With keepSound, only as far
 // as its sound (the part within 30 dB of its loudest frame, audibleRange) stays whole inside the

@@ -218,6 +218,27 @@ void addAudioAugmentation(NodeCatalog &c)
                                                        noiseColour(p.s("colour")), p.f("max_gap"));
         }));
     c.add(transformNode(
+        augmentation(
+            "speech_beside", "Speech beside the sound",
+            "Puts the end of another recording of the batch before the sound and the start of "
+            "a third after it (or one of the two), a little apart: what a window holds when "
+            "words come close together. The label stays the middle word's.",
+            {floatParam("snr_min", 0, closed(-100, 100),
+                        "Lowest level of the other speech below the sound's loudest part (dB)."),
+             floatParam("snr_max", 10, closed(-100, 100),
+                        "Highest level of the other speech below the sound's loudest part (dB)."),
+             floatParam("p", 0.3, closed(0, 1), "Probability a sample gets speech beside it."),
+             floatParam("min_gap", 0.02, closed(0, 0.5),
+                        "Least quiet between the sound and the other speech, as a fraction of "
+                        "the length (0.02: 20 ms of a second)."),
+             floatParam("max_gap", 0.3, closed(0, 0.5),
+                        "Most quiet between them, as a fraction of the length; drawn uniformly "
+                        "from min_gap.")}),
+        [](const NodeParams &p) {
+            return std::make_shared<data::SpeechBeside>(p.f("snr_min"), p.f("snr_max"), p.f("p"),
+                                                        p.f("min_gap"), p.f("max_gap"));
+        }));
+    c.add(transformNode(
         augmentation("time_shift", "Time shift",
                      "Shifts waveforms earlier or later by a random amount, "
                      "filling with silence.",
