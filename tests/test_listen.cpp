@@ -439,6 +439,26 @@ private slots:
         // and 1.5 (12.0 to 14.5, the last two overlapping, is 2.9).
         QVERIFY2(std::abs(s.otherSeconds - 9.0) < 1e-9, qPrintable(QString::number(s.otherSeconds)));
         QVERIFY(std::abs(s.falseAlarmsPerHour() - 400.0) < 1e-6);
+
+        // Words said closer than the margin: "1" then "2", 0.2 s apart. A "1" heard where both
+        // stretches reach is the "1" (it was counted "wrong" against the later "2"); a second
+        // "1" there, or a "3", names another class; the "2" heard is the "2".
+        TruthJudge close({{1.0, 1.4, "1", 1, 1, {}}, {1.6, 2.0, "2", 2, 2, {}}});
+        auto heardAt = [](double time, int32_t index) {
+            Detection d;
+            d.time = time;
+            d.index = index;
+            return d;
+        };
+        int64_t at = -2;
+        QCOMPARE(outcomeName(close.judge(heardAt(1.5, 1), at)), std::string("right"));
+        QCOMPARE(at, int64_t(0));
+        QCOMPARE(outcomeName(close.judge(heardAt(1.55, 1), at)), std::string("wrong"));
+        QCOMPARE(at, int64_t(1));
+        QCOMPARE(outcomeName(close.judge(heardAt(1.7, 3), at)), std::string("wrong"));
+        QCOMPARE(outcomeName(close.judge(heardAt(1.9, 2), at)), std::string("right"));
+        QCOMPARE(at, int64_t(1));
+        QCOMPARE(close.score(3.0).found, int64_t(2));
     }
 
     // The sweep replays the detector over windows heard once: every setting finds what a

@@ -182,9 +182,18 @@ Heard score(const QStringList &lines, QList<Word> truth, double offset = 0)
         if (d["kind"].toString() != "detection") continue;
         h.labels << d["class"].toString();
         const double t = d["time"].toDouble() + offset;
-        Word *at = nullptr;
-        for (Word &w : truth)
-            if (w.label != "other" && t >= w.start - 0.5 && t <= w.end + 0.5) at = &w;
+        // The nearest digit of its class not found yet within half a second, else the last
+        // digit there (listen --truth's TruthJudge).
+        Word *at = nullptr, *same = nullptr;
+        for (Word &w : truth) {
+            if (w.label == "other" || t < w.start - 0.5 || t > w.end + 0.5) continue;
+            at = &w;
+            if (w.label == d["class"].toString() && !w.found &&
+                (!same || std::abs(t - (w.start + w.end) / 2) <
+                              std::abs(t - (same->start + same->end) / 2)))
+                same = &w;
+        }
+        if (same) at = same;
         if (!at)
             ++h.falseAlarms;
         else if (at->label == d["class"].toString() && !at->found)
