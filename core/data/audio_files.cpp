@@ -223,6 +223,7 @@ namespace {
 struct OpenSound {
     SNDFILE *f = nullptr;
     SF_INFO info{};
+    uintmax_t bytes = 0; // the file's size
     OpenSound() = default;
     OpenSound(const OpenSound &) = delete;
     OpenSound &operator=(const OpenSound &) = delete;
@@ -242,7 +243,8 @@ Status openSound(const std::string &path, OpenSound &s)
         return fileError(path, ec && ec != std::errc::no_such_file_or_directory
                                    ? "cannot be read: " + ec.message()
                                    : "no such file");
-    if (fs::file_size(path, ec) == 0) return fileError(path, "empty file");
+    s.bytes = fs::file_size(path, ec);
+    if (s.bytes == 0) return fileError(path, "empty file");
     s.f = sf_open(path.c_str(), SFM_READ, &s.info);
     if (!s.f) {
         // A file too short for mpg123 to find a frame in gets libsndfile's "File does not exist
@@ -255,10 +257,9 @@ Status openSound(const std::string &path, OpenSound &s)
     if (s.info.frames <= 0 || s.info.channels <= 0) {
         // A header whose sizes were left at 0 (a recorder stopped before it wrote them) says
         // "no audio" of a file full of it; libsndfile cannot read past it, so say what it means.
-        const uintmax_t bytes = fs::file_size(path, ec);
-        if (!ec && bytes > 4096)
+        if (s.bytes > 4096)
             return fileError(path, "holds no audio by its header, though the file has " +
-                                       std::to_string(bytes) +
+                                       std::to_string(s.bytes) +
                                        " bytes: was its recording stopped before the header "
                                        "was written?");
         return fileError(path, "holds no audio");
@@ -304,12 +305,14 @@ bool headerPromisesMore(const char *log, uintmax_t fileBytes)
     return false;
 }
 
+} // namespace
+
 // Every frame of a file mixed to mono and resampled to sampleRate, after the checks that tell a
 // damaged file. It is read in slices of 64 Ki frames, each mixed and resampled as it arrives
 // (StreamResampler: the same samples as resampling the whole at once), so that a recording of
 // hours at 48 kHz in stereo costs its mono samples at sampleRate and little more. Read whole
 // and converted after, a 20-minute file took 970 MB (2026-12-06).
-Result<std::vector<float>> readMono(const std::string &path, int64_t sampleRate)
+Result<std::vector<float>> readRecording(const std::string &path, int64_t sampleRate)
 {
     OpenSound sound;
     if (Status opened = openSound(path, sound); !opened) return opened.error();
@@ -319,8 +322,7 @@ Result<std::vector<float>> readMono(const std::string &path, int64_t sampleRate)
     // add up in its log ("data : 32000 (should be 3200)").
     char log[4096] = {};
     sf_command(f, SFC_GET_LOG_INFO, log, sizeof log);
-    std::error_code sizeError;
-    if (headerPromisesMore(log, fs::file_size(path, sizeError)))
+    if (headerPromisesMore(log, sound.bytes))
         return fileError(path, "truncated: its header promises more audio than the file holds");
     // The header's numbers are the file's word only: a damaged one may claim any rate (refused
     // by openSound), channel count or length (found by fuzz_audio: a header claiming 2^62 frames
@@ -367,11 +369,9 @@ Result<std::vector<float>> readMono(const std::string &path, int64_t sampleRate)
     return out;
 }
 
-} // namespace
-
 Result<std::vector<float>> decodeAudioFile(const std::string &path, const AudioFilesOptions &o)
 {
-    auto r = readMono(path, o.sampleRate);
+    auto r = readRecording(path, o.sampleRate);
     if (!r.ok()) return r.error();
     return fitted(std::move(r).value(), o);
 }
@@ -382,11 +382,6 @@ const std::vector<std::string> &recordingSuffixes()
                                                    "opus", "mp3",  "aiff", "aif", "aifc",
                                                    "au",   "snd",  "caf",  "w64", "rf64"};
     return suffixes;
-}
-
-Result<std::vector<float>> readRecording(const std::string &path, int64_t sampleRate)
-{
-    return readMono(path, sampleRate);
 }
 
 Result<double> recordingSeconds(const std::string &path)

@@ -120,6 +120,31 @@ void AddNoise::apply(const float *in, float *out, int64_t n, const Shape &inShap
     }
 }
 
+namespace {
+
+// A waveform's sound (audibleRange at 30 dB, frames of 512 every 128) and its loudest frame's
+// power about its mean: what noise_beside and speech_beside set their levels against. Loudest 0:
+// no sound (silence, or a waveform shorter than a frame).
+struct Sound {
+    int64_t first = 0, last = 0;
+    double loudest = 0;
+};
+
+Sound soundOf(const float *x, int64_t len)
+{
+    constexpr int64_t kFrame = 512; // audibleRange's
+    Sound s;
+    if (len <= kFrame) return s;
+    const auto [first, last] = audibleRange(std::vector<float>(x, x + len), 30);
+    s.first = int64_t(first);
+    s.last = int64_t(last);
+    for (int64_t k = s.first; k + kFrame <= s.last; k += kFrame / 4)
+        s.loudest = std::max(s.loudest, powerAboutMean(x + k, size_t(kFrame)));
+    return s;
+}
+
+} // namespace
+
 NoiseBeside::NoiseBeside(float snrMinDb, float snrMaxDb, float p, NoiseColour colour, float maxGap)
     : m_min(snrMinDb)
     , m_max(snrMaxDb)
@@ -146,11 +171,9 @@ void NoiseBeside::apply(const float *in, float *out, int64_t n, const Shape &inS
         float *y = out + i * len;
         std::copy_n(x, len, y);
         if (rng.uniform() >= m_p || len <= kFrame) continue;
-        const std::vector<float> wave(x, x + len);
-        const auto [first, last] = audibleRange(wave, 30);
-        double loudest = 0; // the loudest frame's power about its mean (audibleRange's frames)
-        for (int64_t s = int64_t(first); s + kFrame <= int64_t(last); s += kFrame / 4)
-            loudest = std::max(loudest, powerAboutMean(x + s, size_t(kFrame)));
+        const Sound sound = soundOf(x, len);
+        const int64_t first = sound.first, last = sound.last;
+        const double loudest = sound.loudest;
         if (loudest <= 0) continue; // silence: no sound to be beside
         // Any draws as it did before there was a choice.
         const NoiseColour colour = drawColour(rng, m_colour);
@@ -192,28 +215,14 @@ void SpeechBeside::apply(const float *in, float *out, int64_t n, const Shape &in
                          const uint64_t *seeds) const
 {
     const int64_t len = inShape.numel();
-    constexpr int64_t kFrame = 512; // audibleRange's
-    // Each waveform's sound and its loudest frame's power, from the batch as it came.
-    struct Sound {
-        int64_t first = 0, last = 0;
-        double loudest = 0;
-    };
-    std::vector<Sound> sounds(static_cast<size_t>(n));
+    // Each waveform's sound, from the batch as it came, and those with sound to lend.
+    std::vector<Sound> sounds;
+    std::vector<int64_t> voiced;
     for (int64_t i = 0; i < n; ++i) {
-        const float *x = in + i * len;
-        std::copy_n(x, len, out + i * len);
-        if (len <= kFrame) continue;
-        const auto [first, last] = audibleRange(std::vector<float>(x, x + len), 30);
-        Sound &s = sounds[size_t(i)];
-        s.first = int64_t(first);
-        s.last = int64_t(last);
-        for (int64_t k = s.first; k + kFrame <= s.last; k += kFrame / 4)
-            s.loudest = std::max(s.loudest, powerAboutMean(x + k, size_t(kFrame)));
+        std::copy_n(in + i * len, len, out + i * len);
+        sounds.push_back(soundOf(in + i * len, len));
+        if (sounds.back().loudest > 0) voiced.push_back(i);
     }
-    std::vector<int64_t> voiced; // the waveforms with sound to lend
-    for (int64_t i = 0; i < n; ++i)
-        if (sounds[size_t(i)].loudest > 0 && sounds[size_t(i)].last > sounds[size_t(i)].first)
-            voiced.push_back(i);
     for (int64_t i = 0; i < n; ++i) {
         Rng rng(seeds[i]);
         const Sound &own = sounds[size_t(i)];
@@ -235,30 +244,22 @@ void SpeechBeside::apply(const float *in, float *out, int64_t n, const Shape &in
             gain = std::sqrt(own.loudest / o.loudest) * std::pow(10.0, -level / 20.0);
             return true;
         };
-        if (left) {
+        // Before the sound, the end of another's, ending a gap before it; after it, the start
+        // of another's, starting a gap after it: as much of theirs as the window has room for.
+        auto lend = [&](bool before) {
+            const int64_t at = before ? own.first - gap() : own.last + gap();
             int64_t j = 0;
             double gain = 0;
-            const int64_t end = own.first - gap(); // the neighbour's sound ends here
-            if (other(j, gain) && end > 0) {
-                const Sound &o = sounds[size_t(j)];
-                const float *x = in + j * len;
-                const int64_t take = std::min(end, o.last - o.first); // its last part
-                for (int64_t k = 0; k < take; ++k)
-                    y[end - take + k] += float(gain * x[o.last - take + k]);
-            }
-        }
-        if (right) {
-            int64_t j = 0;
-            double gain = 0;
-            const int64_t start = own.last + gap(); // the neighbour's sound starts here
-            if (other(j, gain) && start < len) {
-                const Sound &o = sounds[size_t(j)];
-                const float *x = in + j * len;
-                const int64_t take = std::min(len - start, o.last - o.first); // its first part
-                for (int64_t k = 0; k < take; ++k)
-                    y[start + k] += float(gain * x[o.first + k]);
-            }
-        }
+            if (!other(j, gain) || (before ? at <= 0 : at >= len)) return;
+            const Sound &o = sounds[size_t(j)];
+            const float *x = in + j * len;
+            const int64_t take = std::min(before ? at : len - at, o.last - o.first);
+            const int64_t to = before ? at - take : at, from = before ? o.last - take : o.first;
+            for (int64_t k = 0; k < take; ++k)
+                y[to + k] += float(gain * x[from + k]);
+        };
+        if (left) lend(true);
+        if (right) lend(false);
     }
 }
 

@@ -521,11 +521,7 @@ bool InferencePanel::startListening(QString *why)
     // After Stop, the child still hears the last windows before it ends.
     if (listening()) return refuse(tr("Still finishing the last listening; a moment."));
     if (!canRecord()) return refuse(recordTip());
-    if (model().isEmpty())
-        return refuse(tr("Choose a trained model first (a run folder of a model trained on "
-                         "recordings)."));
-    if (m_source) return refuse(tr("Recording a clip; listen when it is done."));
-    if (tuningNow()) return refuse(tr("Tuning; listen when it is done."));
+    if (const QString busyWith = whyNotListen(); !busyWith.isEmpty()) return refuse(busyWith);
     m_file.clear();
     m_fileSamples.clear();
     m_fileNow = 0;
@@ -560,11 +556,7 @@ bool InferencePanel::listenToFile(const QString &path, QString *why)
         return false;
     };
     if (listening()) return refuse(tr("Listening; stop listening to try files."));
-    if (model().isEmpty())
-        return refuse(tr("Choose a trained model first (a run folder of a model trained on "
-                         "recordings)."));
-    if (m_source) return refuse(tr("Recording a clip; listen when it is done."));
-    if (tuningNow()) return refuse(tr("Tuning; listen when it is done."));
+    if (const QString busyWith = whyNotListen(); !busyWith.isEmpty()) return refuse(busyWith);
     if (busy()) return refuse(tr("Still predicting the previous files; a moment."));
     const auto seconds = fb::data::recordingSeconds(path.toStdString());
     if (!seconds.ok()) return refuse(QString::fromStdString(seconds.error().str()));
@@ -603,6 +595,16 @@ bool InferencePanel::listenToFile(const QString &path, QString *why)
     showListening();
     m_listenButton->setEnabled(true); // to stop, with or without a microphone
     return true;
+}
+
+QString InferencePanel::whyNotListen() const
+{
+    if (model().isEmpty())
+        return tr("Choose a trained model first (a run folder of a model trained on "
+                  "recordings).");
+    if (m_source) return tr("Recording a clip; listen when it is done.");
+    if (tuningNow()) return tr("Tuning; listen when it is done.");
+    return {};
 }
 
 void InferencePanel::showListening()

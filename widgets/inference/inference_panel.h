@@ -234,6 +234,9 @@ private:
     // The listen child on the microphone's stream or a file (`source`: listen's arguments after
     // the model), with the row's settings; and the panel as it shows listening.
     bool startListenChild(const QStringList &source, QString *why);
+    // Why neither the microphone nor a recording can be listened to now (no model, a clip being
+    // recorded, a tuning); empty when they can.
+    QString whyNotListen() const;
     void showListening();
     void drawStrip();
     // The spectrogram of the kStripSeconds before samples[end] (`now` seconds), with the
