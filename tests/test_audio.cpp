@@ -839,6 +839,24 @@ private slots:
                 QVERIFY2(x.error().file == out.fileName().toStdString(), x.error().str().c_str());
             }
         }
+
+        // A header's rate below 1 kHz is refused, naming it, before it is resampled: 63 Hz
+        // said of these 64,000 frames would be 16.3 million samples at 16 kHz.
+        const std::vector<float> second = tone(440, 16000, 4.0, 0.5f);
+        const QString low = dir.filePath("rate63.wav"), least = dir.filePath("rate1000.wav");
+        writeWav(low, second, 1, 63);
+        writeWav(least, second, 1, 1000);
+        auto refused = decodeAudioFile(low.toStdString(), o);
+        QVERIFY(!refused.ok());
+        QVERIFY2(refused.error().file == low.toStdString(), refused.error().str().c_str());
+        QVERIFY2(refused.error().str().find("sample rate of 63 Hz, too low for sound") !=
+                     std::string::npos,
+                 refused.error().str().c_str());
+        QVERIFY(!readRecording(low.toStdString(), 16000).ok());
+        auto read = readRecording(least.toStdString(), 16000);
+        QVERIFY2(read.ok(), read.ok() ? "" : read.error().str().c_str());
+        QVERIFY2(std::abs(int64_t(read->size()) - 64000 * 16) <= 16, // 64 s at 16 kHz
+                 qPrintable(QString::number(read->size())));
     }
 
     void patternLabelsAndSpeakerSplit()

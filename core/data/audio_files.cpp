@@ -219,6 +219,9 @@ Result<std::vector<float>> prepareAudio(const std::vector<float> &interleaved, i
 
 namespace {
 
+// The lowest sample rate a recording is read at (a pipeline's own is 1 to 192 kHz).
+constexpr int kLowestSampleRate = 1000;
+
 // A file libsndfile opened, closed with it.
 struct OpenSound {
     SNDFILE *f = nullptr;
@@ -267,6 +270,13 @@ Status openSound(const std::string &path, OpenSound &s)
     if (s.info.samplerate < 1 || s.info.samplerate > 1000000)
         return fileError(path, "has an impossible sample rate (" +
                                    std::to_string(s.info.samplerate) + " Hz): is it damaged?");
+    // Below 1 kHz a file holds no sound a spectrogram of speech or of most other sounds can use,
+    // and a damaged header's rate (63 Hz said of a 1 MB file) would be resampled into hundreds
+    // of millions of samples, gigabytes, before anything could say so.
+    if (s.info.samplerate < kLowestSampleRate)
+        return fileError(path, "has a sample rate of " + std::to_string(s.info.samplerate) +
+                                   " Hz, too low for sound (" + std::to_string(kLowestSampleRate) +
+                                   " Hz at least): is its header damaged?");
     return {};
 }
 
