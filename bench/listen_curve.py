@@ -60,6 +60,9 @@ WARP = "0.08"  # listen's default --warp; always passed, so that the cache key s
 HOP_MS = 100.0  # listen's default --hop-ms
 HOP = HOP_MS / 1000  # the same, in seconds
 FLOOR_DB = 6.0  # listen's default --floor-db (0 before 2026-12-04)
+# listen --isolate-ms, set by --isolate-ms (a global, as IGNORED is: every hearing of a run
+# isolates alike). None: listen's default, not passed.
+ISOLATE_MS = [None]
 
 
 def same_time(windows, hop_ms):
@@ -90,14 +93,16 @@ def listen_windows(model, recording, cache, warp=WARP, hop_ms=HOP_MS, floor_db=F
         key = ":".join(f"{os.path.abspath(x)}:{os.stat(x).st_size}:{os.stat(x).st_mtime_ns}"
                        for x in (f, recording, cli)) + (f":warp{warp}" if warp != "0" else "") \
             + (f":hop{hop_ms:g}" if hop_ms != HOP_MS else "") \
-            + (f":floor{floor_db:g}" if floor_db else "")
+            + (f":floor{floor_db:g}" if floor_db else "") \
+            + (f":isolate{ISOLATE_MS[0]:g}" if ISOLATE_MS[0] is not None else "")
         key = hashlib.sha1(key.encode())
         path = os.path.join(cache, f"{key.hexdigest()[:16]}-{os.path.basename(recording)}.jsonl")
         if os.path.exists(path):
             with open(path) as cached:
                 return cached.read().splitlines()
+    isolate = ["--isolate-ms", f"{ISOLATE_MS[0]:g}"] if ISOLATE_MS[0] is not None else []
     r = subprocess.run([CLI, "listen", model, recording, "--windows", "--warp", str(warp),
-                        "--hop-ms", f"{hop_ms:g}", "--floor-db", f"{floor_db:g}"],
+                        "--hop-ms", f"{hop_ms:g}", "--floor-db", f"{floor_db:g}"] + isolate,
                        capture_output=True, text=True, check=True)
     if path:
         os.makedirs(cache, exist_ok=True)
@@ -323,9 +328,13 @@ def main():
     ap.add_argument("--floor-db", type=float, default=FLOOR_DB,
                     help="listen --floor-db: a window's sound stands this far above its noise "
                     "floor (default listen's, 6; 0: as listen did before)")
+    ap.add_argument("--isolate-ms", type=float,
+                    help="listen --isolate-ms: each window heard as the sound it is centred on "
+                    "alone, parted from others by this much silence (default listen's)")
     add_ignore_arg(ap)
     a = ap.parse_args()
     set_ignored(a.ignore)
+    ISOLATE_MS[0] = a.isolate_ms
     if not 1 <= a.hop_ms <= 1000:
         ap.error("--hop-ms must be from 1 to 1000")
     hop = a.hop_ms / 1000
@@ -345,7 +354,8 @@ def main():
             points.append((100 * right / digits, alarms / hours, average, threshold))
     print(f"models: {', '.join(a.model)}; {a.recordings}; --warp {a.warp}"
           + (f" --hop-ms {a.hop_ms:g}" if a.hop_ms != HOP_MS else "")
-          + (f" --floor-db {a.floor_db:g}" if a.floor_db != FLOOR_DB else ""))
+          + (f" --floor-db {a.floor_db:g}" if a.floor_db != FLOOR_DB else "")
+          + (f" --isolate-ms {a.isolate_ms:g}" if a.isolate_ms is not None else ""))
     print("| false alarms an hour at most | digits found | setting | false alarms an hour |")
     print("|---:|---:|---|---:|")
     for limit in LIMITS:

@@ -467,6 +467,41 @@ private slots:
                  qPrintable(QString("middle %1, edges %2").arg(middle).arg(edges)));
     }
 
+    // The word a window is centred on, apart from its neighbours: three tones 150 ms apart in
+    // a second, the middle one from 0.4 to 0.6 s. A silence of 100 ms parts them, so the middle
+    // one alone is the stretch nearest the middle; asked for 200 ms, the three are one stretch.
+    // When the window's middle lies in a silence, the nearer neighbour is the stretch.
+    void theSoundNearestTheMiddleIsParted()
+    {
+        std::vector<float> x(16000, 0.0f);
+        auto put = [&x](double from, double seconds, double hz) {
+            const std::vector<float> t = tone(hz, 16000, seconds, 0.3f);
+            std::copy(t.begin(), t.end(), x.begin() + std::ptrdiff_t(from * 16000));
+        };
+        put(0.05, 0.2, 500);
+        put(0.4, 0.2, 700);
+        put(0.75, 0.2, 900);
+        const auto word = soundNearestMiddle(x, 30, 6, 1600);
+        auto near = [](size_t at, double seconds) {
+            return std::abs(double(at) - seconds * 16000) <= 512; // a frame
+        };
+        // Halfway through the silences either side: 0.325 to 0.675 s.
+        QVERIFY2(near(word.first, 0.325) && near(word.second, 0.675),
+                 qPrintable(QString("%1 %2").arg(word.first).arg(word.second)));
+        const auto all = soundNearestMiddle(x, 30, 6, 3200);
+        QVERIFY2(all.first == 0 && all.second == x.size(),
+                 qPrintable(QString("%1 %2").arg(all.first).arg(all.second)));
+        // A window from 0.28 s: its middle (0.64 s) lies in the silence after the middle tone,
+        // 0.04 s from it and 0.11 s from the last one. From the window's start (the first
+        // tone is not in it) to halfway to the last tone: 0 to 0.395 s of the window.
+        std::vector<float> y(x.begin() + 4480, x.end());
+        const auto later = soundNearestMiddle(y, 30, 6, 1600);
+        QVERIFY2(later.first == 0 && near(later.second, 0.395),
+                 qPrintable(QString("%1 %2").arg(later.first).arg(later.second)));
+        const std::vector<float> silent(16000, 0.0f);
+        QCOMPARE(soundNearestMiddle(silent, 30, 6, 1600), std::make_pair(size_t(0), size_t(16000)));
+    }
+
     // listen --warp's other hearings of a window: played faster, a tone is higher and a sound
     // nearer the middle, which stays where it is; the length is the window's.
     void stretchingKeepsTheMiddleAndScalesFrequency()

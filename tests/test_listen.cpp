@@ -293,6 +293,53 @@ private slots:
         QCOMPARE(windowAt(floored, 2.5).top, 3);
     }
 
+    // Words said close together (ListenOptions::isolateMs): two 0.2 s tones 0.15 s apart, and a
+    // stand-in model that knows a word only alone in its window (class 0 for one stretch of
+    // sound, `unknown` for two or more), as the example learnt digits alone in their second.
+    // Heard as they come, every window over either holds both, and nothing is detected; heard
+    // isolated, each window holds the tone it is centred on, and both are found at their times.
+    void wordsSaidCloseTogetherAreHeardApart()
+    {
+        constexpr int64_t rate = 16000;
+        std::vector<float> x(size_t(4 * rate), 0.0f);
+        for (double from : {1.8, 2.15})
+            for (int64_t i = int64_t(from * rate); i < int64_t((from + 0.2) * rate); ++i)
+                x[size_t(i)] = 0.5f * float(std::sin(2 * 3.14159265 * 440 * double(i) / rate));
+        auto stretches = [](const std::vector<float> &w) {
+            std::vector<float> logits(kNames.size(), 0.0f);
+            int n = 0;
+            size_t quiet = 1000;
+            for (float v : w) {
+                if (std::abs(v) > 0.01f) {
+                    n += quiet > 800; // 50 ms of quiet parts two stretches
+                    quiet = 0;
+                } else {
+                    ++quiet;
+                }
+            }
+            logits[n == 0 ? 3 : n == 1 ? 0 : 4] = 8.0f;
+            return logits;
+        };
+        auto hear = [&](double isolateMs) {
+            ListenOptions o;
+            o.average = 2;
+            o.centreMs = 100;
+            o.suppressMs = 0;
+            o.isolateMs = isolateMs;
+            return listen(x, o, 1600, stretches, rate);
+        };
+        QVERIFY(hear(0).detections.empty());
+        const Heard apart = hear(60);
+        QCOMPARE(apart.detections.size(), size_t(2));
+        QCOMPARE(apart.detections[0].label, std::string("0"));
+        QVERIFY2(std::abs(apart.detections[0].time - 1.9) < 0.15,
+                 qPrintable(QString::number(apart.detections[0].time)));
+        QVERIFY2(std::abs(apart.detections[1].time - 2.25) < 0.15,
+                 qPrintable(QString::number(apart.detections[1].time)));
+        // Asked to part only sounds a longer silence apart, the two are one sound again.
+        QVERIFY(hear(200).detections.empty());
+    }
+
     // Hearings together (listen --with, --warp): the window's probabilities are the mean of
     // every scorer's on every hearing. A stand-in model that knows a word only when it lasts
     // at least 45 samples does not know one of 40 at its own speed; with warp 0.2 one hearing
@@ -554,6 +601,11 @@ private slots:
         o.floorDb = -1;
         QVERIFY(refused(o, "--floor-db"));
         o = {};
+        o.isolateMs = -5;
+        QVERIFY(refused(o, "--isolate-ms"));
+        o.isolateMs = 600; // more than half the window
+        QVERIFY(refused(o, "--isolate-ms"));
+        o = {};
         o.warps = {0.5};
         QVERIFY(refused(o, "--warp"));
         o.warps = {0.08, -0.1};
@@ -655,6 +707,26 @@ private slots:
         hop.suppressMs = 800;
         QVERIFY(io::hearingDiffers(fifty, hear({model}, hop)).find("--suppress-ms") !=
                 std::string::npos);
+        // Each window heard whole, or its word isolated: another hearing, either way, and a
+        // setting written before --isolate-ms (none in its file) was tuned on whole windows.
+        ListenOptions whole = hop, apart = hop;
+        whole.isolateMs = 0;
+        apart.isolateMs = 90;
+        io::TunedSetting onWhole = hear({model}, whole);
+        onWhole.threshold = 0.8;
+        onWhole.average = 3;
+        QCOMPARE(io::hearingDiffers(onWhole, hear({model}, whole)), std::string());
+        QVERIFY(io::hearingDiffers(onWhole, hear({model}, apart)).find("whole") !=
+                std::string::npos);
+        QVERIFY(
+            io::hearingDiffers(hear({model}, apart), hear({model}, whole)).find("(--isolate-ms)") !=
+            std::string::npos);
+        nlohmann::json written = io::tunedSettingJson(onWhole);
+        written["for"].erase("isolate_ms");
+        auto before = io::tunedSettingFromJson(written, "old listen.json");
+        QVERIFY(before.ok());
+        QCOMPARE(before->isolateMs, 0.0);
+        QCOMPARE(io::hearingDiffers(*before, hear({model}, whole)), std::string());
         // Together with another model: the order of --with does not matter.
         const std::string third = dir.filePath("third.safetensors").toStdString();
         std::ofstream(third) << "a third";

@@ -63,6 +63,10 @@ Options:
   --floor-db F       ... and its sound is what stands F dB above the window's noise floor
                      (its quietest tenth), so noise filling a window is not taken for a
                      centred sound (default 6; 0: within the model's trim_db of the loudest)
+  --isolate-ms G     each window is heard as the word it is centred on alone: its stretch of
+                     sound parted from the others by G ms of quiet or more is kept, and the
+                     rest is turned down to the window's noise floor, so that digits said
+                     one after another are each heard apart (default 130; 0: whole)
   --ignore A,B,...   classes never detected (default background,unknown,silence,noise)
   --with MODEL2      another model listening too (repeatable; probabilities averaged)
   --warp W[,W2...]   each model also hears every window 1-W and 1+W times as fast (a lower
@@ -93,17 +97,19 @@ Options:
 The model's tuned setting: listen.json beside the model file (written by --keep, or by Try the
 Model's Tune... in the window) gives the threshold and windows averaged that you do not give,
 where it was tuned for this model file, these --with models and this detector (--warp,
---hop-ms, --centre-ms, --floor-db, --suppress-ms, --ignore); stderr says when it is used, or
+--hop-ms, --centre-ms, --floor-db, --isolate-ms, --suppress-ms, --ignore); stderr says when it
+is used, or
 why not. Give --threshold and --average to listen at another.
 
 Output (stdout, JSON lines):
   {"kind": "detection", "time", "start", "end", "class", "index", "probability", "window"}
   {"kind": "window", "window", "start", "end", "top": [{"class", "probability"}, ...],
-   "probabilities": {class: this window's probability, ...}, "sound_offset", "centred", "ms"}
+   "probabilities": {class: this window's probability, ...}, "sound_offset", "centred", "ms",
+   "sound": [start, end] (the part of the stream it was heard as; absent with --isolate-ms 0)}
   {"kind": "progress", "seconds" (heard so far), "of" (the recording's)}   (with --progress)
   {"kind": "summary", "status": "ok", "input", "seconds", "windows", "detections",
    "models", "threads", "detector": {"average", "threshold", "hop_ms", "centre_ms",
-   "floor_db", "suppress_ms", "warp" (the largest W), "warps" (every W), "tuned" (the
+   "floor_db", "isolate_ms", "suppress_ms", "warp" (the largest W), "warps" (every W), "tuned" (the
    listen.json used, or null)},
    "latency_ms": {"p50", "p99", "max"}}           (last line; "status": "error" on failure)
   with --truth, detections gain "truth" (right, wrong or false_alarm), "said" (the label
@@ -161,15 +167,18 @@ json windowJson(const exec::ListenWindow &w, const std::vector<std::string> &nam
     json all = json::object();
     for (size_t c = 0; c < w.probabilities.size(); ++c)
         all[c < names.size() ? names[c] : std::to_string(c)] = rounded(w.probabilities[c], 1e4);
-    return {{"kind", "window"},
-            {"window", w.index},
-            {"start", rounded(w.start, 1000)},
-            {"end", rounded(w.end, 1000)},
-            {"top", top},
-            {"probabilities", all},
-            {"sound_offset", rounded(w.soundOffset, 1000)},
-            {"centred", w.centred},
-            {"ms", rounded(w.milliseconds, 1000)}};
+    json line = {{"kind", "window"},
+                 {"window", w.index},
+                 {"start", rounded(w.start, 1000)},
+                 {"end", rounded(w.end, 1000)},
+                 {"top", top},
+                 {"probabilities", all},
+                 {"sound_offset", rounded(w.soundOffset, 1000)},
+                 {"centred", w.centred},
+                 {"ms", rounded(w.milliseconds, 1000)}};
+    if (w.soundEnd > w.soundStart)
+        line["sound"] = {rounded(w.soundStart, 1000), rounded(w.soundEnd, 1000)};
+    return line;
 }
 
 double percentile(std::vector<double> v, double q)
@@ -301,9 +310,9 @@ int listen(int argc, char **argv)
             keep = true;
         } else if (a == "--window-ms" || a == "--hop-ms" || a == "--average" ||
                    a == "--threshold" || a == "--suppress-ms" || a == "--centre-ms" ||
-                   a == "--floor-db" || a == "--seconds" || a == "--device" || a == "--ignore" ||
-                   a == "--rate" || a == "--with" || a == "--warp" || a == "--threads" ||
-                   a == "--truth" || a == "--budget") {
+                   a == "--floor-db" || a == "--isolate-ms" || a == "--seconds" ||
+                   a == "--device" || a == "--ignore" || a == "--rate" || a == "--with" ||
+                   a == "--warp" || a == "--threads" || a == "--truth" || a == "--budget") {
             if (i + 1 >= argc) return usage(a + " needs a value");
             const std::string v = argv[++i];
             if (a == "--with") {
@@ -342,6 +351,7 @@ int listen(int argc, char **argv)
             if (a == "--suppress-ms") o.suppressMs = x;
             if (a == "--centre-ms") o.centreMs = x;
             if (a == "--floor-db") o.floorDb = x;
+            if (a == "--isolate-ms") o.isolateMs = x;
             if (a == "--seconds") seconds = x;
             if (a == "--rate") rate = x;
             if (a == "--budget") budget = x;
@@ -601,6 +611,7 @@ int listen(int argc, char **argv)
                    {"hop_ms", o.hopMs},
                    {"centre_ms", o.centreMs},
                    {"floor_db", o.floorDb},
+                   {"isolate_ms", o.isolateMs},
                    {"suppress_ms", o.suppressMs},
                    {"warp", o.warps.empty() ? 0.0 : *std::ranges::max_element(o.warps)},
                    {"warps", o.warps},

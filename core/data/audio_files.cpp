@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <regex>
 
@@ -31,10 +32,26 @@ double powerAboutMean(const float *x, size_t n)
     return std::max(0.0, sq / double(n) - mean * mean);
 }
 
-std::pair<size_t, size_t> audibleRange(const std::vector<float> &x, double trimDb, double floorDb)
+namespace {
+
+constexpr size_t kSoundFrame = 512, kSoundHop = 128; // audibleRange's frames
+
+// The quietest tenth of frames' RMS, linearly interpolated: a recording's noise floor.
+double noiseFloor(std::vector<double> rms)
 {
-    constexpr size_t frame = 512, hop = 128;
-    if (x.size() <= frame) return {0, x.size()};
+    std::sort(rms.begin(), rms.end());
+    const double at = 0.1 * double(rms.size() - 1);
+    const size_t below = size_t(at);
+    return below + 1 < rms.size()
+               ? rms[below] + (at - double(below)) * (rms[below + 1] - rms[below])
+               : rms[below];
+}
+
+// Which frames of x (kSoundFrame samples every kSoundHop) are sound, by audibleRange's rule;
+// empty when x is shorter than a frame or no frame stands out.
+std::vector<char> soundFrames(const std::vector<float> &x, double trimDb, double floorDb)
+{
+    if (x.size() <= kSoundFrame) return {};
     // Each frame's loudness about its own mean (its standard deviation): a DC offset (a cheap
     // sound card's) is no sound, and a slow drift (festival's Hindi voice wanders 23 dB under
     // its words) counts for less. Counted as sound, they kept a recording's silence from being
@@ -42,29 +59,120 @@ std::pair<size_t, size_t> audibleRange(const std::vector<float> &x, double trimD
     // sine keeps 1 - sinc^2 of its power: at 16 kHz a constant is gone, 4 Hz is 13 dB weaker,
     // 10 Hz 5 dB, 20 Hz 1 dB. (A step, an offset that starts inside a frame, still counts.)
     std::vector<double> rms;
-    for (size_t start = 0; start + frame <= x.size(); start += hop)
-        rms.push_back(std::sqrt(powerAboutMean(x.data() + start, frame)));
+    for (size_t start = 0; start + kSoundFrame <= x.size(); start += kSoundHop)
+        rms.push_back(std::sqrt(powerAboutMean(x.data() + start, kSoundFrame)));
     const double peak = *std::max_element(rms.begin(), rms.end());
-    if (peak <= 0) return {0, x.size()};
+    if (peak <= 0) return {};
     double threshold = peak * std::pow(10.0, -trimDb / 20.0);
     if (floorDb > 0) {
-        std::vector<double> sorted = rms;
-        std::sort(sorted.begin(), sorted.end());
-        const double at = 0.1 * double(sorted.size() - 1);
-        const size_t below = size_t(at);
-        const double tenth =
-            below + 1 < sorted.size()
-                ? sorted[below] + (at - double(below)) * (sorted[below + 1] - sorted[below])
-                : sorted[below];
-        threshold = std::max(threshold, tenth * std::pow(10.0, floorDb / 20.0));
-        if (threshold > peak) return {0, x.size()}; // nothing stands out of the noise
+        threshold = std::max(threshold, noiseFloor(rms) * std::pow(10.0, floorDb / 20.0));
+        if (threshold > peak) return {}; // nothing stands out of the noise
     }
-    size_t first = 0, last = rms.size();
-    while (first < rms.size() && rms[first] < threshold)
+    std::vector<char> loud(rms.size());
+    for (size_t i = 0; i < rms.size(); ++i)
+        loud[i] = rms[i] >= threshold;
+    return loud;
+}
+
+} // namespace
+
+std::pair<size_t, size_t> audibleRange(const std::vector<float> &x, double trimDb, double floorDb)
+{
+    const std::vector<char> loud = soundFrames(x, trimDb, floorDb);
+    if (loud.empty()) return {0, x.size()};
+    size_t first = 0, last = loud.size();
+    while (first < loud.size() && !loud[first])
         ++first;
-    while (last > first && rms[last - 1] < threshold)
+    while (last > first && !loud[last - 1])
         --last;
-    return {first * hop, std::min(x.size(), (last - 1) * hop + frame)};
+    return {first * kSoundHop, std::min(x.size(), (last - 1) * kSoundHop + kSoundFrame)};
+}
+
+std::pair<size_t, size_t> soundNearestMiddle(const std::vector<float> &x, double trimDb,
+                                             double floorDb, size_t gap)
+{
+    const std::vector<char> loud = soundFrames(x, trimDb, floorDb);
+    if (loud.empty()) return {0, x.size()};
+    // Quiet frames that lie wholly inside a silence of `gap` samples.
+    const size_t quietFrames = gap > kSoundFrame ? (gap - kSoundFrame) / kSoundHop + 1 : size_t(1);
+    // The stretches: [first, last) loud frames with no quiet run of quietFrames between them.
+    std::vector<std::pair<size_t, size_t>> parts;
+    for (size_t i = 0; i < loud.size();) {
+        if (!loud[i]) {
+            ++i;
+            continue;
+        }
+        size_t last = i + 1, quiet = 0;
+        for (size_t j = i + 1; j < loud.size() && quiet < quietFrames; ++j) {
+            if (loud[j]) {
+                last = j + 1;
+                quiet = 0;
+            } else {
+                ++quiet;
+            }
+        }
+        parts.emplace_back(i, last);
+        i = last;
+    }
+    const double middle = double(x.size()) / 2.0;
+    auto samplesOf = [&](const std::pair<size_t, size_t> &p) {
+        return std::make_pair(p.first * kSoundHop,
+                              std::min(x.size(), (p.second - 1) * kSoundHop + kSoundFrame));
+    };
+    size_t best = 0;
+    double bestDistance = std::numeric_limits<double>::infinity();
+    for (size_t k = 0; k < parts.size(); ++k) {
+        const auto [a, b] = samplesOf(parts[k]);
+        const double distance = middle < double(a)   ? double(a) - middle
+                                : middle > double(b) ? middle - double(b)
+                                                     : 0;
+        if (distance < bestDistance) {
+            bestDistance = distance;
+            best = k;
+        }
+    }
+    // Its part of the silences either side: up to halfway to the stretch before and after it,
+    // so that what is quieter than trimDb but belongs to the word (the release of "fork"'s k,
+    // a breath) stays with it; with none before or after it, from x's start or to its end, so
+    // that a word alone in its window is heard whole.
+    auto [first, last] = samplesOf(parts[best]);
+    first = best > 0 ? first - (first - std::min(first, samplesOf(parts[best - 1]).second)) / 2 : 0;
+    last = best + 1 < parts.size()
+               ? last + (std::max(last, samplesOf(parts[best + 1]).first) - last) / 2
+               : x.size();
+    return {first, last};
+}
+
+void quietenAllBut(std::vector<float> &x, size_t first, size_t last, size_t fade)
+{
+    const size_t n = x.size();
+    if (n <= kSoundFrame || (first == 0 && last >= n)) return;
+    // The RMS of the frame around each hop's block, and the gain that brings it down to the floor.
+    const size_t blocks = (n + kSoundHop - 1) / kSoundHop;
+    std::vector<double> rms(blocks);
+    for (size_t b = 0; b < blocks; ++b) {
+        const size_t centre = b * kSoundHop + kSoundHop / 2;
+        const size_t start =
+            std::min(centre > kSoundFrame / 2 ? centre - kSoundFrame / 2 : 0, n - kSoundFrame);
+        rms[b] = std::sqrt(powerAboutMean(x.data() + start, kSoundFrame));
+    }
+    const double floor = noiseFloor(rms);
+    std::vector<double> gain(blocks);
+    for (size_t b = 0; b < blocks; ++b)
+        gain[b] = rms[b] > floor ? floor / rms[b] : 1.0;
+    const double ramp = double(std::max<size_t>(fade, 1));
+    for (size_t i = 0; i < n; ++i) {
+        const double away = i < first ? double(first - i) : i >= last ? double(i - last + 1) : 0;
+        if (away <= 0) continue;
+        // Between the gains of the blocks whose centres lie either side of i.
+        const double at = (double(i) - double(kSoundHop) / 2) / double(kSoundHop);
+        const size_t b0 = at <= 0 ? 0 : std::min(size_t(at), blocks - 1);
+        const size_t b1 = std::min(b0 + 1, blocks - 1);
+        const double t = std::clamp(at - double(b0), 0.0, 1.0);
+        const double g = gain[b0] + t * (gain[b1] - gain[b0]);
+        const double w = std::min(1.0, away / ramp);
+        x[i] *= float(1.0 - w * (1.0 - g));
+    }
 }
 
 FilePattern::FilePattern(const std::string &pattern)

@@ -60,6 +60,20 @@ double powerAboutMean(const float *x, size_t n);
 std::pair<size_t, size_t> audibleRange(const std::vector<float> &x, double trimDb,
                                        double floorDb = 0);
 
+// The stretch of sound (audibleRange's frames and rule) nearest the middle of x, where a
+// silence of `gap` samples or more parts one stretch from the next: the word a listening window
+// is centred on, apart from the words said before and after it. [first, last) from halfway
+// through the silence before it (or x's start) to halfway through the one after it (or x's
+// end); [0, size) when no frame stands out.
+std::pair<size_t, size_t> soundNearestMiddle(const std::vector<float> &x, double trimDb,
+                                             double floorDb, size_t gap);
+
+// Turns all of x but [first, last) down to its noise floor (the quietest tenth of its frames'
+// RMS, audibleRange's frames): each frame louder than the floor is brought to it, the floor
+// itself is kept, and the gain eases in over `fade` samples either side. A window's other words
+// become the quiet around the one it is centred on, as a recording of it alone would have.
+void quietenAllBut(std::vector<float> &x, size_t first, size_t last, size_t fade);
+
 // Samples of one recording: mono, at the options' rate, trimmed, padded or cropped. The error
 // says why a file is not a readable recording (missing, not audio, truncated, empty).
 Result<std::vector<float>> decodeAudioFile(const std::string &path, const AudioFilesOptions &o);

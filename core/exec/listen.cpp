@@ -129,6 +129,12 @@ Result<Listener> Listener::make(Scorer scorer, std::vector<std::string> names, i
                      0};
     if (!(o.floorDb >= 0 && o.floorDb <= 60))
         return Error{"--floor-db must be from 0 to 60", {}, {}, 0};
+    if (!(o.isolateMs >= 0 && o.isolateMs <= windowMs / 2))
+        return Error{"--isolate-ms must be from 0 to half the window (" +
+                         std::to_string(int64_t(std::llround(windowMs / 2))) + " ms)",
+                     {},
+                     {},
+                     0};
     if (o.warps.size() > 4) return Error{"--warp takes at most 4 values", {}, {}, 0};
     for (double w : o.warps)
         if (!(w >= 0 && w <= 0.3)) return Error{"--warp must be from 0 to 0.3", {}, {}, 0};
@@ -226,6 +232,14 @@ void Listener::finish(const std::function<void(const ListenWindow &)> &onWindow,
     }
 }
 
+std::pair<size_t, size_t> Listener::isolate(std::vector<float> &samples) const
+{
+    const auto gap = size_t(std::llround(m_o.isolateMs / 1000.0 * double(m_rate)));
+    const auto [first, last] = data::soundNearestMiddle(samples, m_o.trimDb, m_o.floorDb, gap);
+    data::quietenAllBut(samples, first, last, size_t(std::llround(0.01 * double(m_rate))));
+    return {first, last};
+}
+
 void Listener::runWindow(const std::function<void(const ListenWindow &)> &onWindow,
                          const std::function<void(const Detection &)> &onDetection)
 {
@@ -236,14 +250,20 @@ void Listener::runWindow(const std::function<void(const ListenWindow &)> &onWind
         ++m_bufferStart;
     }
     const auto from = m_buffer.begin() + std::ptrdiff_t(start - m_bufferStart);
-    const std::vector<float> samples(from, from + std::ptrdiff_t(m_window));
+    std::vector<float> samples(from, from + std::ptrdiff_t(m_window));
 
     const auto t0 = std::chrono::steady_clock::now();
+    std::pair<size_t, size_t> stretch{0, 0};
+    if (m_o.isolateMs > 0 && m_o.trimDb > 0) stretch = isolate(samples);
     const std::vector<float> scores = m_score(samples);
     ListenWindow w;
     w.index = m_next++;
     w.start = double(start) / double(m_rate);
     w.end = double(start + m_window) / double(m_rate);
+    if (stretch.second > stretch.first) {
+        w.soundStart = double(start + int64_t(stretch.first)) / double(m_rate);
+        w.soundEnd = double(start + int64_t(stretch.second)) / double(m_rate);
+    }
     const std::vector<double> p = softmax(scores.data(), int64_t(scores.size()));
     w.probabilities.assign(p.begin(), p.end());
     w.milliseconds =

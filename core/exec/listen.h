@@ -26,6 +26,9 @@ struct ListenWindow {
     int32_t top = 0;                  // the class of averaged's largest value
     double soundOffset = 0;           // seconds from the window's middle to its sound's
     bool centred = true;              // whether the window counts (ListenOptions::centreMs)
+    // With ListenOptions::isolateMs: the stretch of sound the window was heard as (seconds from
+    // the stream's start); 0, 0 otherwise.
+    double soundStart = 0, soundEnd = 0;
     double milliseconds = 0;          // this window's preprocessing and forward pass
 };
 
@@ -112,6 +115,9 @@ private:
     int64_t received() const { return m_bufferStart + int64_t(m_buffer.size()); }
     Listener(Scorer scorer, std::vector<std::string> names, const ListenOptions &o, int64_t rate,
              int64_t window, int64_t hop);
+    // ListenOptions::isolateMs: silences all of a window but the sound it is centred on.
+    // Returns the stretch kept, [first, last) samples of the window.
+    std::pair<size_t, size_t> isolate(std::vector<float> &samples) const;
     void runWindow(const std::function<void(const ListenWindow &)> &onWindow,
                    const std::function<void(const Detection &)> &onDetection);
 

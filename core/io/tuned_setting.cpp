@@ -102,6 +102,7 @@ Result<TunedSetting> tunedSettingFromJson(const json &j, const std::string &path
     s.hopMs = jsonNumber(f, "hop_ms", 0);
     s.centreMs = jsonNumber(f, "centre_ms", 0);
     s.floorDb = jsonNumber(f, "floor_db", 0);
+    s.isolateMs = jsonNumber(f, "isolate_ms", 0);
     s.suppressMs = jsonNumber(f, "suppress_ms", 0);
     const json &how = j.contains("found_on") && j["found_on"].is_object() ? j["found_on"] : empty;
     s.recording = jsonString(how, "recording");
@@ -134,6 +135,7 @@ json tunedSettingJson(const TunedSetting &s)
               {"hop_ms", s.hopMs},
               {"centre_ms", s.centreMs},
               {"floor_db", s.floorDb},
+              {"isolate_ms", s.isolateMs},
               {"suppress_ms", s.suppressMs},
               {"ignore", sortedNames(s.ignore)}}},
             {"found_on",
@@ -199,6 +201,11 @@ std::string hearingDiffers(const TunedSetting &t, const TunedSetting &h)
         return "it was tuned with windows another distance apart (--hop-ms)";
     if (!same(t.centreMs, h.centreMs) || !same(t.floorDb, h.floorDb))
         return "it was tuned with another centring gate (--centre-ms, --floor-db)";
+    if (!same(t.isolateMs, h.isolateMs))
+        return t.isolateMs > 0 ? "it was tuned hearing each window's word otherwise isolated "
+                                 "(--isolate-ms)"
+                               : "it was tuned hearing each window whole, before words were "
+                                 "heard apart (--isolate-ms)";
     if (!same(t.suppressMs, h.suppressMs))
         return "it was tuned with another time between detections (--suppress-ms)";
     if (sortedNames(t.ignore) != sortedNames(h.ignore))

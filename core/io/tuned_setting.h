@@ -29,12 +29,14 @@ struct TunedSetting {
     std::string modelSha256;             // the model file's
     std::vector<std::string> withSha256; // the models listening with it (--with), sorted
     std::vector<double> warps;           // each window also heard 1 -+ w times as fast
-    // The detector's other options (--hop-ms, --centre-ms, --floor-db, --suppress-ms, --ignore)
+    // The detector's other options (--hop-ms, --centre-ms, --floor-db, --isolate-ms,
+    // --suppress-ms, --ignore)
     // and whether they were listen's defaults (for people: the options themselves are what is
     // compared, so that a setting tuned under older defaults is not taken under newer ones).
     // exec::describeDetector fills them in, for the engine and the window alike.
     bool defaultDetector = true;
     double hopMs = 0, centreMs = 0, floorDb = 0, suppressMs = 0;
+    double isolateMs = 0;            // 0 in a file written before --isolate-ms: windows heard whole
     std::vector<std::string> ignore; // plain class names, sorted
     // How it was found, for people.
     std::string recording, labels; // the files, as given
