@@ -502,6 +502,60 @@ private slots:
         QCOMPARE(soundNearestMiddle(silent, 30, 6, 1600), std::make_pair(size_t(0), size_t(16000)));
     }
 
+    // A window's other words turned down to its noise floor, not silenced: a tone in the middle
+    // of a second of noise (RMS 0.003) with a louder tone either side. Kept whole where asked;
+    // the neighbours come down to about the floor (never to silence); the floor between them is
+    // left as it was; nothing is made louder; the gain eases in over the fade.
+    void othersAreTurnedDownToTheFloor()
+    {
+        std::vector<float> x(16000);
+        uint32_t state = 7;
+        for (float &v : x) { // uniform noise, RMS 0.003
+            state = state * 1664525u + 1013904223u;
+            v = 0.0052f * (float(state >> 8) / float(1 << 24) * 2.0f - 1.0f);
+        }
+        const std::vector<float> noisy = x;
+        auto put = [&x](size_t from, size_t n, double hz) {
+            const std::vector<float> t = tone(hz, 16000, double(n) / 16000, 0.3f);
+            for (size_t i = 0; i < n; ++i)
+                x[from + i] += t[i];
+        };
+        put(800, 3200, 500);   // 0.05 to 0.25 s
+        put(6400, 3200, 700);  // 0.4 to 0.6 s
+        put(12000, 3200, 900); // 0.75 to 0.95 s
+        const std::vector<float> before = x;
+        const size_t first = 5200, last = 10800, fade = 160;
+        quietenAllBut(x, first, last, fade);
+        auto rms = [](const std::vector<float> &v, size_t a, size_t b) {
+            double s = 0;
+            for (size_t i = a; i < b; ++i)
+                s += double(v[i]) * double(v[i]);
+            return std::sqrt(s / double(b - a));
+        };
+        for (size_t i = first; i < last; ++i)
+            QCOMPARE(x[i], before[i]);
+        for (size_t i = 0; i < x.size(); ++i)
+            QVERIFY2(std::abs(x[i]) <= std::abs(before[i]) + 1e-7f, qPrintable(QString::number(i)));
+        // The neighbours, 0.21 RMS before, at the floor's 0.003 give or take half, not 0.
+        for (auto [a, b] : {std::pair<size_t, size_t>{1400, 3400}, {12600, 14600}}) {
+            const double r = rms(x, a, b);
+            QVERIFY2(r > 0.0015 && r < 0.0045, qPrintable(QString::number(r)));
+        }
+        // Noise alone (0.3 to 0.35 s, beside no tone) is as it was.
+        QVERIFY2(std::abs(rms(x, 4900, 5100) - rms(noisy, 4900, 5100)) < 0.0005,
+                 qPrintable(QString::number(rms(x, 4900, 5100))));
+        // Just outside the kept part the gain is still near 1; a fade later, the floor's.
+        std::vector<float> flat = tone(300, 16000, 1.0, 0.5f);
+        for (size_t i = 4000; i < 12000; ++i)
+            flat[i] *= 0.002f; // the quiet middle: the floor
+        std::vector<float> eased = flat;
+        quietenAllBut(eased, 3000, 13000, fade);
+        QCOMPARE(eased[5000], flat[5000]);
+        const double near = rms(eased, 13000, 13010) / rms(flat, 13000, 13010),
+                     far = rms(eased, 14500, 16000) / rms(flat, 14500, 16000);
+        QVERIFY2(near > 0.9 && far < 0.01, qPrintable(QString("%1 %2").arg(near).arg(far)));
+    }
+
     // listen --warp's other hearings of a window: played faster, a tone is higher and a sound
     // nearer the middle, which stays where it is; the length is the window's.
     void stretchingKeepsTheMiddleAndScalesFrequency()

@@ -722,6 +722,8 @@ private slots:
             io::hearingDiffers(hear({model}, apart), hear({model}, whole)).find("(--isolate-ms)") !=
             std::string::npos);
         nlohmann::json written = io::tunedSettingJson(onWhole);
+        QCOMPARE(written["version"].get<int>(), 2);
+        written["version"] = 1;
         written["for"].erase("isolate_ms");
         auto before = io::tunedSettingFromJson(written, "old listen.json");
         QVERIFY(before.ok());
@@ -757,10 +759,10 @@ private slots:
         QVERIFY(refused("{\"format\": \"flowbench.listen\", \"version\": 1, \"threshold\": "
                         "0.8, \"average\": 2}",
                         "which model"));
-        QVERIFY(refused("{\"format\": \"flowbench.listen\", \"version\": 2, \"threshold\": "
+        QVERIFY(refused("{\"format\": \"flowbench.listen\", \"version\": 3, \"threshold\": "
                         "0.8, \"average\": 2, \"for\": {\"model_sha256\": \"ab\"}}",
-                        "version 2;"));
-        QVERIFY(refused("{\"format\": \"flowbench.listen\", \"version\": 1.5}", "version 1.5;"));
+                        "version 3;"));
+        QVERIFY(refused("{\"format\": \"flowbench.listen\", \"version\": 2.5}", "version 2.5;"));
         QVERIFY(
             refused("{\"format\": \"flowbench.listen\", \"version\": 1e300}", "version 1e+300"));
         // Counts for people beyond an int: kept within one.

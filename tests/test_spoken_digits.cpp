@@ -766,8 +766,9 @@ private slots:
         }
         // That delay also moves the 100 ms grid of windows over the words, and where the
         // windows fall decides a digit or two of 12: the file, started 0 to 90 ms later, found
-        // 8 to 11 of them with the example at seed 1. The microphone must hear as the file
-        // does at some start: no fewer than the file's fewest, less one.
+        // 8 to 11 of them with the example at seed 1 (9 to 11 with each window heard whole).
+        // The microphone must hear as the file does at some start: no fewer than the file's
+        // fewest, less one.
         int fileFewest = int(truth.size()), fileMost = 0;
         QStringList fileLabels;
         for (int ms = 0; ms < 100; ms += 10) {

@@ -97,9 +97,8 @@ Options:
 The model's tuned setting: listen.json beside the model file (written by --keep, or by Try the
 Model's Tune... in the window) gives the threshold and windows averaged that you do not give,
 where it was tuned for this model file, these --with models and this detector (--warp,
---hop-ms, --centre-ms, --floor-db, --isolate-ms, --suppress-ms, --ignore); stderr says when it
-is used, or
-why not. Give --threshold and --average to listen at another.
+--hop-ms, --centre-ms, --floor-db, --isolate-ms, --suppress-ms, --ignore); stderr says when
+it is used, or why not. Give --threshold and --average to listen at another.
 
 Output (stdout, JSON lines):
   {"kind": "detection", "time", "start", "end", "class", "index", "probability", "window"}

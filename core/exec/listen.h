@@ -115,7 +115,8 @@ private:
     int64_t received() const { return m_bufferStart + int64_t(m_buffer.size()); }
     Listener(Scorer scorer, std::vector<std::string> names, const ListenOptions &o, int64_t rate,
              int64_t window, int64_t hop);
-    // ListenOptions::isolateMs: silences all of a window but the sound it is centred on.
+    // ListenOptions::isolateMs: turns all of a window but the sound it is centred on down to
+    // its noise floor.
     // Returns the stretch kept, [first, last) samples of the window.
     std::pair<size_t, size_t> isolate(std::vector<float> &samples) const;
     void runWindow(const std::function<void(const ListenWindow &)> &onWindow,

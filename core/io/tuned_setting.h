@@ -20,7 +20,9 @@ namespace fb::io {
 // detector are those it was tuned with (hearingDiffers). Here, not in the engine, because the
 // window reads and writes it too, and the window does not link the engine.
 inline constexpr const char *kTunedSettingFile = "listen.json";
-inline constexpr int kTunedSettingVersion = 1;
+// 2 since 2026-12-06, when "isolate_ms" came: a Flowbench before it would read a setting tuned on
+// isolated windows and apply it to whole ones. Version 1 files read as isolate_ms 0.
+inline constexpr int kTunedSettingVersion = 2;
 
 struct TunedSetting {
     double threshold = 0;
