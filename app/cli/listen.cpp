@@ -104,12 +104,13 @@ Output (stdout, JSON lines):
   {"kind": "detection", "time", "start", "end", "class", "index", "probability", "window"}
   {"kind": "window", "window", "start", "end", "top": [{"class", "probability"}, ...],
    "probabilities": {class: this window's probability, ...}, "sound_offset", "centred", "ms",
-   "sound": [start, end] (the part of the stream it was heard as; absent with --isolate-ms 0)}
+   "sound": [start, end] (the part of the stream it was heard as; absent with --isolate-ms 0
+   and for a model trained with trim_db 0)}
   {"kind": "progress", "seconds" (heard so far), "of" (the recording's)}   (with --progress)
   {"kind": "summary", "status": "ok", "input", "seconds", "windows", "detections",
    "models", "threads", "detector": {"average", "threshold", "hop_ms", "centre_ms",
-   "floor_db", "isolate_ms", "suppress_ms", "warp" (the largest W), "warps" (every W), "tuned" (the
-   listen.json used, or null)},
+   "floor_db", "isolate_ms", "suppress_ms", "warp" (the largest W), "warps" (every W),
+   "tuned" (the listen.json used, or null)},
    "latency_ms": {"p50", "p99", "max"}}           (last line; "status": "error" on failure)
   with --truth, detections gain "truth" (right, wrong or false_alarm), "said" (the label
   there, or null) and "note" (what the label's line holds after it, where it holds more: the
