@@ -1128,6 +1128,9 @@ private slots:
         panel.predictFiles({words});
         QVERIFY(panel.listening());
         QCOMPARE(panel.listenedFile(), words);
+        // Read for the strip in another thread first: the window's events go on meanwhile.
+        QVERIFY2(panel.status().startsWith("Reading words.wav (4.5 s)"),
+                 qPrintable(panel.status()));
         QVERIFY(stopped.wait(60000));
         heard.clear();
         for (const auto &h : panel.detections())
@@ -1160,14 +1163,28 @@ private slots:
         QVERIFY(QFile::resize(cut, 44 + 16000 * 2 * 4)); // 4 of its 4.5 s
         QSignalSpy answered(&panel, &fb::widgets::InferencePanel::predicted);
         panel.predictFiles({cut});
-        QCOMPARE(answered.count(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(answered.count(), 1, 30000);
         QVERIFY(!panel.listening());
+        QCOMPARE(history->count(), 2);
         QVERIFY2(panel.status().contains("cut.wav") && panel.status().contains("truncated"),
                  qPrintable(panel.status()));
         QCOMPARE(panel.listenedFile(), words);
         QCOMPARE(panel.detections().size(), 2);
         history->setCurrentRow(1);
         QCOMPARE(panel.stripEnd(), std::min(4.5, panel.detections()[1].time + 2.5));
+        // Stopped while it is read: it is not listened to, and the last one stays.
+        const QSignalSpy predictedBefore(&panel, &fb::widgets::InferencePanel::predicted);
+        panel.predictFiles({words});
+        QVERIFY(panel.listening());
+        panel.findChild<QPushButton *>("inferenceListen")->click();
+        QVERIFY(stopped.wait(30000));
+        QVERIFY(!panel.listening());
+        QVERIFY2(panel.status() == "words.wav: stopped before listening to it.",
+                 qPrintable(panel.status()));
+        QCOMPARE(panel.detections().size(), 2);
+        QCOMPARE(history->count(), 2);
+        QCOMPARE(predictedBefore.count(), 0);
+        QCOMPARE(panel.findChild<QPushButton *>("inferenceListen")->text(), QString("Listen"));
         // Stopped partway through a minute of the same words: what was heard stays.
         std::vector<float> minute;
         for (int r = 0; r < 13; ++r)
@@ -1176,6 +1193,7 @@ private slots:
         QVERIFY(fb::data::writeWav(longer.toStdString(), minute, 16000).ok());
         panel.predictFiles({longer});
         QVERIFY(panel.listening());
+        QTRY_VERIFY_WITH_TIMEOUT(!panel.status().startsWith("Reading"), 30000); // then heard
         QTRY_VERIFY_WITH_TIMEOUT(panel.windowsHeard() > 20, 60000);
         panel.stopListening();
         QVERIFY(stopped.wait(30000));

@@ -28,6 +28,8 @@
 #include <QFileDialog>
 #include <QFile>
 #include <QFileInfo>
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -164,6 +166,7 @@ InferencePanel::InferencePanel(QWidget *parent)
     , m_warp(new QCheckBox(tr("±8% speed too")))
     , m_tune(new QPushButton(tr("Tune…")))
     , m_stripTimer(new QTimer(this))
+    , m_read(new QFutureWatcher<FileRead>(this))
     , m_strip(new QLabel)
     , m_status(new QLabel)
     , m_title(new QLabel)
@@ -220,8 +223,10 @@ InferencePanel::InferencePanel(QWidget *parent)
         canRecord() ? tr("Listen continuously: the model hears the microphone a window at a "
                          "time and marks each word it detects")
                     : recordTip());
+    connect(m_read, &QFutureWatcher<FileRead>::finished, this, &InferencePanel::fileRead);
     connect(m_listenButton, &QPushButton::toggled, this, [this](bool on) {
-        if (!on && !m_file.isEmpty()) return stopListening(); // a recording heard
+        if (!on && (!m_readPath.isEmpty() || !m_file.isEmpty()))
+            return stopListening(); // a recording read or heard
         if (on == (m_listenSource != nullptr)) return;
         if (on) {
             QString why;
@@ -489,8 +494,8 @@ constexpr double kStripSeconds = 5.0;
 // a shorter one is predicted as one window.
 constexpr double kListenFileSeconds = 3.0;
 // A listened recording's samples are kept for the strip's picture up to this long (19 MB at
-// 16 kHz; they are read while the window waits: 5.5 s for an MP3 of 10 minutes on 2 cores); a
-// longer one is listened to without the picture.
+// 16 kHz; read in another thread before listening starts, since decoding takes a while: 5.5 s
+// for an MP3 of 10 minutes on 2 cores); a longer one is listened to without the picture.
 constexpr double kStripFileSeconds = 300.0;
 constexpr int kStripFileRate = 16000;
 
@@ -508,7 +513,7 @@ QProcessEnvironment oneThread()
 
 bool InferencePanel::listening() const
 {
-    return m_listen && m_listen->state() != QProcess::NotRunning;
+    return !m_readPath.isEmpty() || (m_listen && m_listen->state() != QProcess::NotRunning);
 }
 
 bool InferencePanel::startListening(QString *why)
@@ -560,16 +565,68 @@ bool InferencePanel::listenToFile(const QString &path, QString *why)
     if (busy()) return refuse(tr("Still predicting the previous files; a moment."));
     const auto seconds = fb::data::recordingSeconds(path.toStdString());
     if (!seconds.ok()) return refuse(QString::fromStdString(seconds.error().str()));
-    // Read before anything of the last recording heard is let go: a refusal leaves it as it was.
-    std::vector<float> samples;
-    if (seconds.value() <= kStripFileSeconds) {
-        auto read = fb::data::readRecording(path.toStdString(), kStripFileRate);
-        if (!read.ok()) return refuse(QString::fromStdString(read.error().str()));
-        samples = std::move(read).value();
+    if (seconds.value() > kStripFileSeconds) return startFileChild(path, seconds.value(), {}, why);
+    // Read for the strip in another thread, then heard (fileRead). What was heard last stays
+    // until then: a recording that cannot be read leaves it as it was.
+    m_readPath = path;
+    m_readSeconds = seconds.value();
+    m_readStopped = false;
+    m_read->setFuture(QtConcurrent::run([file = path.toStdString()] {
+        FileRead r;
+        auto read = fb::data::readRecording(file, kStripFileRate);
+        if (read.ok())
+            r.samples = std::move(read).value();
+        else
+            r.error = QString::fromStdString(read.error().str());
+        return r;
+    }));
+    m_title->setText(tr("Reading %1…").arg(QFileInfo(path).fileName().toHtmlEscaped()));
+    m_status->setText(tr("Reading %1 (%2 s) before listening to it.")
+                          .arg(QFileInfo(path).fileName())
+                          .arg(m_readSeconds, 0, 'f', 1));
+    m_record->setEnabled(false);
+    setListenSettingsEnabled(false);
+    {
+        const QSignalBlocker block(m_listenButton);
+        m_listenButton->setChecked(true);
     }
+    m_listenButton->setText(tr("Stop listening"));
+    m_listenButton->setEnabled(true); // to stop, with or without a microphone
+    return true;
+}
+
+void InferencePanel::fileRead()
+{
+    const QString path = m_readPath;
+    if (path.isEmpty()) return;
+    FileRead read = m_read->result();
+    m_readPath.clear();
+    const QString name = QFileInfo(path).fileName();
+    QString why;
+    if (m_readStopped) {
+        m_readStopped = false;
+        m_title->setText(tr("%1: stopped").arg(name.toHtmlEscaped()));
+        m_status->setText(tr("%1: stopped before listening to it.").arg(name));
+        showNotListening();
+        emit listeningStopped();
+        return;
+    }
+    if (!read.error.isEmpty())
+        why = read.error;
+    else if (startFileChild(path, m_readSeconds, std::move(read.samples), &why))
+        return;
+    m_title->clear();
+    m_status->setText(why);
+    showNotListening();
+    emit predicted(); // nothing to wait for: the status says why
+}
+
+bool InferencePanel::startFileChild(const QString &path, double seconds, std::vector<float> samples,
+                                    QString *why)
+{
     m_fileSamples = std::move(samples);
     m_file = path;
-    m_fileSeconds = seconds.value();
+    m_fileSeconds = seconds;
     m_fileNow = 0;
     m_fileStopped = false;
     // The child reads the file itself, as fast as it can hear it.
@@ -690,6 +747,11 @@ void InferencePanel::takeListenAudio()
 
 void InferencePanel::stopListening()
 {
+    if (!m_readPath.isEmpty()) {
+        // Still being read: it is not listened to once read (fileRead).
+        m_readStopped = true;
+        return;
+    }
     if (!m_file.isEmpty()) {
         // A recording: the child is ended where it is; what it heard so far stays listed.
         // After its summary the child is only ending: what it said stands.
@@ -1246,6 +1308,13 @@ void InferencePanel::listenEnded(int exitCode)
                                .arg(last.isEmpty() ? tr("the engine failed (exit %1)").arg(exitCode)
                                                    : last));
     }
+    drawStrip(); // the last window, and where a recording's listening ended
+    showNotListening();
+    emit listeningStopped();
+}
+
+void InferencePanel::showNotListening()
+{
     m_record->setEnabled(canRecord());
     {
         const QSignalBlocker block(m_listenButton);
@@ -1253,10 +1322,8 @@ void InferencePanel::listenEnded(int exitCode)
     }
     m_listenButton->setText(tr("Listen"));
     m_listenButton->setEnabled(canRecord());
-    drawStrip(); // the last window, and where a recording's listening ended
     setListenSettingsEnabled(true);
     if (model() != m_lookedAt) takeTunedSetting(); // chosen while listening
-    emit listeningStopped();
 }
 
 void InferencePanel::drawStrip()

@@ -25,6 +25,7 @@ class QListWidget;
 class QProcess;
 class QPushButton;
 class QTimer;
+template <typename T> class QFutureWatcher;
 
 namespace fb::widgets {
 
@@ -67,9 +68,11 @@ public:
     // alone that lasts more than 3 s is listened to this way; a shorter one is predicted as one
     // window (docs/audio.md, "Listen in the window").
     bool listenToFile(const QString &path, QString *why = nullptr);
-    // The recording Listen mode hears or heard last (empty for the microphone), and the time in
-    // it at the strip's right edge.
-    QString listenedFile() const { return m_file; }
+    // The recording Listen mode reads, hears or heard last (empty for the microphone), and the
+    // time in it at the strip's right edge. A recording of up to 5 minutes is read for the strip
+    // first, in another thread (an MP3 of 5 minutes takes seconds to decode): the status says
+    // "Reading…", listening() is true, and Stop listening stops it before it starts.
+    QString listenedFile() const { return m_readPath.isEmpty() ? m_file : m_readPath; }
     double stripEnd() const { return m_fileNow; }
     // Stops the microphone; the child hears the end of the stream, prints its summary and ends.
     // On a recording, the child is ended where it is.
@@ -246,6 +249,22 @@ private:
     std::vector<float> m_fileSamples; // its samples for the strip, mono at 16 kHz
     double m_fileSeconds = 0, m_fileNow = 0;
     bool m_fileStopped = false; // ended by Stop listening, not by the child
+    // A recording's samples read for the strip before its child starts (listenToFile), away
+    // from the window's thread; what was heard last stays until they are read.
+    struct FileRead {
+        std::vector<float> samples;
+        QString error;
+    };
+    QFutureWatcher<FileRead> *m_read;
+    QString m_readPath; // the recording being read; empty when none is
+    double m_readSeconds = 0;
+    bool m_readStopped = false; // Stop listening came while it was read
+    void fileRead();
+    // Listening to `path` (`seconds` long) with its samples for the strip (none past 5 minutes).
+    bool startFileChild(const QString &path, double seconds, std::vector<float> samples,
+                        QString *why);
+    // The Listen row as it is when nothing listens.
+    void showNotListening();
     bool m_summarised = false;  // the child's summary has come
     // The newest window's top classes, drawn at the strip's next tick (m_windowShown after).
     QStringList m_topClasses;
