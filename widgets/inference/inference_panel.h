@@ -51,7 +51,7 @@ public:
     QString model() const;
     // Predicts these files (as a drop does); the answers arrive with predicted(). One recording
     // longer than 3 s is listened to instead (listenToFile): listeningStopped() follows, or
-    // predicted() at once where it cannot be (the status says why). Hold to record's takes are
+    // predicted() where it cannot be (the status says why), at once or once it has been read. Hold to record's takes are
     // predicted whatever their length (listenToLong false).
     void predictFiles(const QStringList &files, bool listenToLong = true);
     bool busy() const;
