@@ -1172,9 +1172,13 @@ private slots:
         QCOMPARE(panel.detections().size(), 2);
         history->setCurrentRow(1);
         QCOMPARE(panel.stripEnd(), std::min(4.5, panel.detections()[1].time + 2.5));
-        // Stopped while it is read: it is not listened to, and the last one stays.
+        // Stopped while it is read: it is not listened to, and the last one stays, title and all.
+        auto *title = panel.findChild<QLabel *>("inferenceTitle");
+        const QString titleBefore = title->text();
+        QVERIFY2(titleBefore.contains("words.wav"), qPrintable(titleBefore));
         const QSignalSpy predictedBefore(&panel, &fb::widgets::InferencePanel::predicted);
         panel.predictFiles({words});
+        QVERIFY(title->text().startsWith("Reading words.wav"));
         QVERIFY(panel.listening());
         panel.findChild<QPushButton *>("inferenceListen")->click();
         QVERIFY(stopped.wait(30000));
@@ -1184,6 +1188,7 @@ private slots:
         QCOMPARE(panel.detections().size(), 2);
         QCOMPARE(history->count(), 2);
         QCOMPARE(predictedBefore.count(), 0);
+        QCOMPARE(title->text(), titleBefore);
         QCOMPARE(panel.findChild<QPushButton *>("inferenceListen")->text(), QString("Listen"));
         // Stopped partway through a minute of the same words: what was heard stays.
         std::vector<float> minute;

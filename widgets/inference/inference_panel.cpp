@@ -571,6 +571,7 @@ bool InferencePanel::listenToFile(const QString &path, QString *why)
     m_readPath = path;
     m_readSeconds = seconds.value();
     m_readStopped = false;
+    m_readTitle = m_title->text();
     m_read->setFuture(QtConcurrent::run([file = path.toStdString()] {
         FileRead r;
         auto read = fb::data::readRecording(file, kStripFileRate);
@@ -605,18 +606,21 @@ void InferencePanel::fileRead()
     QString why;
     if (m_readStopped) {
         m_readStopped = false;
-        m_title->setText(tr("%1: stopped").arg(name.toHtmlEscaped()));
+        m_title->setText(m_readTitle); // the last recording's, whose detections stay
         m_status->setText(tr("%1: stopped before listening to it.").arg(name));
         showNotListening();
         emit listeningStopped();
         return;
     }
-    if (!read.error.isEmpty())
-        why = read.error;
-    else if (startFileChild(path, m_readSeconds, std::move(read.samples), &why))
+    if (!read.error.isEmpty()) {
+        m_title->setText(m_readTitle); // the last recording's, whose detections stay
+        m_status->setText(read.error);
+    } else if (startFileChild(path, m_readSeconds, std::move(read.samples), &why)) {
         return;
-    m_title->clear();
-    m_status->setText(why);
+    } else {
+        m_title->clear(); // nothing of the last recording is left either
+        m_status->setText(why);
+    }
     showNotListening();
     emit predicted(); // nothing to wait for: the status says why
 }

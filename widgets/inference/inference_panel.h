@@ -259,6 +259,7 @@ private:
     QString m_readPath; // the recording being read; empty when none is
     double m_readSeconds = 0;
     bool m_readStopped = false; // Stop listening came while it was read
+    QString m_readTitle;        // the title before, given back if it is not heard
     void fileRead();
     // Listening to `path` (`seconds` long) with its samples for the strip (none past 5 minutes).
     bool startFileChild(const QString &path, double seconds, std::vector<float> samples,
