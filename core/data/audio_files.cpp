@@ -74,6 +74,12 @@ std::vector<char> soundFrames(const std::vector<float> &x, double trimDb, double
     return loud;
 }
 
+// The samples [first, last) of soundFrames' frames [firstFrame, lastFrame) in x of n samples.
+std::pair<size_t, size_t> framesToSamples(size_t firstFrame, size_t lastFrame, size_t n)
+{
+    return {firstFrame * kSoundHop, std::min(n, (lastFrame - 1) * kSoundHop + kSoundFrame)};
+}
+
 } // namespace
 
 std::pair<size_t, size_t> audibleRange(const std::vector<float> &x, double trimDb, double floorDb)
@@ -85,7 +91,7 @@ std::pair<size_t, size_t> audibleRange(const std::vector<float> &x, double trimD
         ++first;
     while (last > first && !loud[last - 1])
         --last;
-    return {first * kSoundHop, std::min(x.size(), (last - 1) * kSoundHop + kSoundFrame)};
+    return framesToSamples(first, last, x.size());
 }
 
 std::pair<size_t, size_t> soundNearestMiddle(const std::vector<float> &x, double trimDb,
@@ -116,8 +122,7 @@ std::pair<size_t, size_t> soundNearestMiddle(const std::vector<float> &x, double
     }
     const double middle = double(x.size()) / 2.0;
     auto samplesOf = [&](const std::pair<size_t, size_t> &p) {
-        return std::make_pair(p.first * kSoundHop,
-                              std::min(x.size(), (p.second - 1) * kSoundHop + kSoundFrame));
+        return framesToSamples(p.first, p.second, x.size());
     };
     size_t best = 0;
     double bestDistance = std::numeric_limits<double>::infinity();

@@ -166,7 +166,6 @@ InferencePanel::InferencePanel(QWidget *parent)
     , m_warp(new QCheckBox(tr("±8% speed too")))
     , m_tune(new QPushButton(tr("Tune…")))
     , m_stripTimer(new QTimer(this))
-    , m_read(new QFutureWatcher<FileRead>(this))
     , m_strip(new QLabel)
     , m_status(new QLabel)
     , m_title(new QLabel)
@@ -223,6 +222,7 @@ InferencePanel::InferencePanel(QWidget *parent)
         canRecord() ? tr("Listen continuously: the model hears the microphone a window at a "
                          "time and marks each word it detects")
                     : recordTip());
+    m_read = new QFutureWatcher<FileRead>(this);
     connect(m_read, &QFutureWatcher<FileRead>::finished, this, &InferencePanel::fileRead);
     connect(m_listenButton, &QPushButton::toggled, this, [this](bool on) {
         if (!on && (!m_readPath.isEmpty() || !m_file.isEmpty()))
@@ -585,14 +585,7 @@ bool InferencePanel::listenToFile(const QString &path, QString *why)
     m_status->setText(tr("Reading %1 (%2 s) before listening to it.")
                           .arg(QFileInfo(path).fileName())
                           .arg(m_readSeconds, 0, 'f', 1));
-    m_record->setEnabled(false);
-    setListenSettingsEnabled(false);
-    {
-        const QSignalBlocker block(m_listenButton);
-        m_listenButton->setChecked(true);
-    }
-    m_listenButton->setText(tr("Stop listening"));
-    m_listenButton->setEnabled(true); // to stop, with or without a microphone
+    showListenRow(true);
     return true;
 }
 
@@ -654,7 +647,6 @@ bool InferencePanel::startFileChild(const QString &path, double seconds, std::ve
                            "detection in the list to see the seconds around it")
                             .arg(name));
     showListening();
-    m_listenButton->setEnabled(true); // to stop, with or without a microphone
     return true;
 }
 
@@ -672,17 +664,24 @@ void InferencePanel::showListening()
 {
     m_history->clear();
     m_results.clear();
-    m_record->setEnabled(false);
     m_preview->hide();
     m_wave->hide();
     m_strip->setVisible(m_file.isEmpty() || !m_fileSamples.empty());
     m_stripTimer->start();
+    showListenRow(true);
+}
+
+void InferencePanel::showListenRow(bool listening)
+{
+    m_record->setEnabled(!listening && canRecord());
     {
         const QSignalBlocker block(m_listenButton);
-        m_listenButton->setChecked(true);
+        m_listenButton->setChecked(listening);
     }
-    m_listenButton->setText(tr("Stop listening"));
-    setListenSettingsEnabled(false); // read once, at the start
+    m_listenButton->setText(listening ? tr("Stop listening") : tr("Listen"));
+    // Listening, it stops, with or without a microphone (a recording heard).
+    m_listenButton->setEnabled(listening || canRecord());
+    setListenSettingsEnabled(!listening); // read once, at the start
 }
 
 bool InferencePanel::startListenChild(const QStringList &source, QString *why)
@@ -1319,14 +1318,7 @@ void InferencePanel::listenEnded(int exitCode)
 
 void InferencePanel::showNotListening()
 {
-    m_record->setEnabled(canRecord());
-    {
-        const QSignalBlocker block(m_listenButton);
-        m_listenButton->setChecked(false);
-    }
-    m_listenButton->setText(tr("Listen"));
-    m_listenButton->setEnabled(canRecord());
-    setListenSettingsEnabled(true);
+    showListenRow(false);
     if (model() != m_lookedAt) takeTunedSetting(); // chosen while listening
 }
 

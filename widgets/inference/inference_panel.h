@@ -51,8 +51,8 @@ public:
     QString model() const;
     // Predicts these files (as a drop does); the answers arrive with predicted(). One recording
     // longer than 3 s is listened to instead (listenToFile): listeningStopped() follows, or
-    // predicted() where it cannot be (the status says why), at once or once it has been read. Hold to record's takes are
-    // predicted whatever their length (listenToLong false).
+    // predicted() where it cannot be (the status says why), at once or once it has been read.
+    // Hold to record's takes are predicted whatever their length (listenToLong false).
     void predictFiles(const QStringList &files, bool listenToLong = true);
     bool busy() const;
 
@@ -255,7 +255,7 @@ private:
         std::vector<float> samples;
         QString error;
     };
-    QFutureWatcher<FileRead> *m_read;
+    QFutureWatcher<FileRead> *m_read = nullptr;
     QString m_readPath; // the recording being read; empty when none is
     double m_readSeconds = 0;
     bool m_readStopped = false; // Stop listening came while it was read
@@ -264,7 +264,10 @@ private:
     // Listening to `path` (`seconds` long) with its samples for the strip (none past 5 minutes).
     bool startFileChild(const QString &path, double seconds, std::vector<float> samples,
                         QString *why);
-    // The Listen row as it is when nothing listens.
+    // The Listen row while listening (or reading a recording to listen to) or not: Hold to
+    // record, the Listen button and the settings read when listening starts.
+    void showListenRow(bool listening);
+    // The row as it is when nothing listens, and a tuned setting of a model chosen meanwhile.
     void showNotListening();
     bool m_summarised = false;  // the child's summary has come
     // The newest window's top classes, drawn at the strip's next tick (m_windowShown after).
