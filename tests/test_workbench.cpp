@@ -25,6 +25,7 @@
 #include <QProcess>
 #include <QScopeGuard>
 #include <cstdio>
+#include "core/exec/listen_options.h"
 #include "core/exec/node_type.h"
 
 #include <QtTest>
@@ -613,7 +614,7 @@ private slots:
         app::DataSetDialog *dialog = win.w.dataSetDialog();
         QTRY_VERIFY_WITH_TIMEOUT(dialog->made() > 0, 60000);
         qunsetenv("FLOWBENCH_PROGRESS_SECONDS");
-        QCOMPARE(dialog->total(), 19323);
+        QCOMPARE(dialog->total(), 19720);
         dialog->buttons()->button(QDialogButtonBox::Cancel)->click();
         QTRY_VERIFY_WITH_TIMEOUT(!dialog->isWorking(), 10000);
         QCOMPARE(dialog->state(), app::DataSetDialog::State::Cancelled);
@@ -622,7 +623,7 @@ private slots:
         // The recordings being made at the cancel were finished before the child ended, and the
         // dialog's count is what is there: none is added after.
         const int kept = recordingsIn(digits);
-        QVERIFY2(kept > 0 && kept < 19323, qPrintable(QString::number(kept)));
+        QVERIFY2(kept > 0 && kept < 19720, qPrintable(QString::number(kept)));
         QCOMPARE(dialog->made(), kept);
         QTest::qWait(2000);
         QCOMPARE(recordingsIn(digits), kept);
@@ -672,6 +673,56 @@ private slots:
         Window again;
         QVERIFY(!again.w.findChild<QDockWidget *>(QStringLiteral("inspector_dock"))->isVisible());
         QSettings().remove("window/state");
+    }
+
+    // Listen's threshold and windows are kept only where the person chose other than the
+    // engine's defaults, so that a new default reaches everyone who never chose; a threshold
+    // saved before that (always, as "listen/detect_threshold") counts as a choice unless it is
+    // the old default, 0.85.
+    void listenChoicesAreKeptOnlyWhereTheyDifferFromTheDefaults()
+    {
+        const fb::exec::ListenOptions defaults;
+        const auto closed = [](Window &win) {
+            win.w.setAsker([](const QString &, const QString &, QMessageBox::StandardButtons) {
+                return QMessageBox::Discard;
+            });
+            QVERIFY(win.w.close());
+        };
+        QSettings().setValue("listen/detect_threshold", 0.85);
+        QSettings().setValue("listen/threshold", 0.6);
+        {
+            Window win;
+            QCOMPARE(win.w.inference()->listenThreshold(), defaults.threshold);
+            QCOMPARE(win.w.inference()->listenAverage(), defaults.average);
+            closed(win);
+        }
+        QSettings s;
+        QVERIFY(!s.contains("listen/chosen_threshold"));
+        QVERIFY(!s.contains("listen/detect_threshold"));
+        QVERIFY(!s.contains("listen/threshold"));
+        QVERIFY(!s.contains("listen/average"));
+        s.setValue("listen/detect_threshold", 0.7);
+        s.sync();
+        {
+            Window win;
+            QCOMPARE(win.w.inference()->listenThreshold(), 0.7);
+            win.w.inference()->setListenAverage(defaults.average + 2);
+            closed(win);
+        }
+        s.sync();
+        QCOMPARE(s.value("listen/chosen_threshold").toDouble(), 0.7);
+        QCOMPARE(s.value("listen/average").toInt(), defaults.average + 2);
+        {
+            Window win;
+            QCOMPARE(win.w.inference()->listenThreshold(), 0.7);
+            QCOMPARE(win.w.inference()->listenAverage(), defaults.average + 2);
+            win.w.inference()->setListenThreshold(defaults.threshold);
+            win.w.inference()->setListenAverage(defaults.average);
+            closed(win);
+        }
+        s.sync();
+        QVERIFY(!s.contains("listen/chosen_threshold"));
+        QVERIFY(!s.contains("listen/average"));
     }
 
     // Paused, the status bar says so (not a stale rate and ETA) and the wires drop their live

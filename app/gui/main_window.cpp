@@ -49,6 +49,7 @@
 
 #include "app/gui/data_set_dialog.h"
 #include "app/gui/theme.h"
+#include "core/exec/listen_options.h"
 #include "core/graph/node_types.h"
 #include "core/graph/pipeline_file.h"
 #include "core/io/run_folder.h"
@@ -869,11 +870,18 @@ void MainWindow::restoreSettings()
     const int device = m_device->findData(m_wantedDevice);
     auto *model = qobject_cast<QStandardItemModel *>(m_device->model());
     if (device >= 0 && model && model->item(device)->isEnabled()) m_device->setCurrentIndex(device);
-    // The panel starts at the engine's defaults; a saved choice replaces them. The threshold's
-    // key is new with its default of 0.85 (2026-12-03): the old key, "listen/threshold", holds
-    // the old default of 0.6 for everyone who never chose one, and is left unread.
-    m_inference->setListenThreshold(
-        s.value("listen/detect_threshold", m_inference->listenThreshold()).toDouble());
+    // The panel starts at the engine's defaults; a saved choice replaces them. A choice is saved
+    // only where it differs from the default (saveSettings), so that a new default reaches
+    // everyone who never chose. Until 2026-12-07 the threshold was saved always, as
+    // "listen/detect_threshold" (and "listen/threshold" before 2026-12-03, with the default of
+    // 0.6 then): such a value equal to the default of its day (0.85) is no choice, and is
+    // dropped; another is taken as the person's own.
+    QVariant threshold = s.value("listen/chosen_threshold");
+    if (!threshold.isValid()) {
+        const QVariant saved = s.value("listen/detect_threshold");
+        if (saved.isValid() && std::abs(saved.toDouble() - 0.85) > 1e-9) threshold = saved;
+    }
+    if (threshold.isValid()) m_inference->setListenThreshold(threshold.toDouble());
     m_inference->setListenAverage(s.value("listen/average", m_inference->listenAverage()).toInt());
     m_inference->setListenWarp(s.value("listen/warp", m_inference->listenWarp()).toBool());
     m_inference->setTuneChoices(
@@ -888,10 +896,19 @@ void MainWindow::saveSettings()
     s.setValue("window/geometry", saveGeometry());
     s.setValue("window/state", saveState());
     s.setValue("run/device", m_device->currentData());
-    // The user's own setting, not a run's tuned one that the row holds now.
-    s.setValue("listen/detect_threshold", m_inference->ownListenThreshold());
+    // The user's own setting, not a run's tuned one that the row holds now, and only where it is
+    // not the engine's default (restoreSettings).
+    const fb::exec::ListenOptions defaults;
+    const auto keep = [&s](const char *key, double value, double byDefault) {
+        if (std::abs(value - byDefault) > 1e-9)
+            s.setValue(key, value);
+        else
+            s.remove(key);
+    };
+    keep("listen/chosen_threshold", m_inference->ownListenThreshold(), defaults.threshold);
+    s.remove("listen/detect_threshold");
     s.remove("listen/threshold");
-    s.setValue("listen/average", m_inference->ownListenAverage());
+    keep("listen/average", m_inference->ownListenAverage(), defaults.average);
     s.setValue("listen/warp", m_inference->listenWarp());
     s.setValue("listen/tune_recording", m_inference->tuneRecording());
     s.setValue("listen/tune_labels", m_inference->tuneLabels());
