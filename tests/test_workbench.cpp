@@ -682,6 +682,13 @@ private slots:
     void listenChoicesAreKeptOnlyWhereTheyDifferFromTheDefaults()
     {
         const fb::exec::ListenOptions defaults;
+        // Whatever happens here, the next tests start with no listen choice saved.
+        auto cleared = qScopeGuard([] {
+            for (const char *key : {"listen/chosen_threshold", "listen/detect_threshold",
+                                    "listen/threshold", "listen/average", "listen/warp"})
+                QSettings().remove(key);
+            QSettings().remove("window/state");
+        });
         const auto closed = [](Window &win) {
             win.w.setAsker([](const QString &, const QString &, QMessageBox::StandardButtons) {
                 return QMessageBox::Discard;
@@ -707,22 +714,39 @@ private slots:
             Window win;
             QCOMPARE(win.w.inference()->listenThreshold(), 0.7);
             win.w.inference()->setListenAverage(defaults.average + 2);
+            win.w.inference()->setListenWarp(false);
             closed(win);
         }
         s.sync();
         QCOMPARE(s.value("listen/chosen_threshold").toDouble(), 0.7);
         QCOMPARE(s.value("listen/average").toInt(), defaults.average + 2);
+        QCOMPARE(s.value("listen/warp").toBool(), false);
         {
             Window win;
             QCOMPARE(win.w.inference()->listenThreshold(), 0.7);
             QCOMPARE(win.w.inference()->listenAverage(), defaults.average + 2);
+            QVERIFY(!win.w.inference()->listenWarp());
             win.w.inference()->setListenThreshold(defaults.threshold);
             win.w.inference()->setListenAverage(defaults.average);
+            win.w.inference()->setListenWarp(true);
             closed(win);
         }
         s.sync();
         QVERIFY(!s.contains("listen/chosen_threshold"));
         QVERIFY(!s.contains("listen/average"));
+        QVERIFY(!s.contains("listen/warp"));
+        // A threshold chosen under the new key is the person's, even the old default's 0.85.
+        s.setValue("listen/chosen_threshold", 0.85);
+        s.setValue("listen/detect_threshold", 0.7);
+        s.sync();
+        {
+            Window win;
+            QCOMPARE(win.w.inference()->listenThreshold(), 0.85);
+            closed(win);
+        }
+        s.sync();
+        QCOMPARE(s.value("listen/chosen_threshold").toDouble(), 0.85);
+        QVERIFY(!s.contains("listen/detect_threshold"));
     }
 
     // Paused, the status bar says so (not a stale rate and ETA) and the wires drop their live

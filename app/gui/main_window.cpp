@@ -909,7 +909,7 @@ void MainWindow::saveSettings()
     s.remove("listen/detect_threshold");
     s.remove("listen/threshold");
     keep("listen/average", m_inference->ownListenAverage(), defaults.average);
-    s.setValue("listen/warp", m_inference->listenWarp());
+    keep("listen/warp", m_inference->listenWarp(), !defaults.warps.empty());
     s.setValue("listen/tune_recording", m_inference->tuneRecording());
     s.setValue("listen/tune_labels", m_inference->tuneLabels());
     s.setValue("listen/tune_budget", m_inference->tuneBudget());
