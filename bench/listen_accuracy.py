@@ -219,7 +219,7 @@ def main():
         _, _, _, quiet_fa, _, raised = score(d, quiet_truth)
         if not args:
             alarms = raised
-        rows.append((" ".join(args) or "defaults (average 4, threshold 0.8, centre 300 ms)",
+        rows.append((" ".join(args) or "defaults (average 4, threshold 0.85, centre 300 ms)",
                      digits, right, wrong, fa, quiet_fa, hours))
         print(f"{rows[-1][0]}: {right}/{digits} digits, {quiet_fa} false alarms in "
               f"{hours * 60:.1f} min", file=sys.stderr)

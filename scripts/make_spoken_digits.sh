@@ -478,24 +478,26 @@ digit_forms=("z'i@roU" "w'Vn" "w'0n" "t'u:" "Tr'i:" "f'o@" "f'O:" "f'O@" "f'aIv"
 digit_codas=(p t k b d g f v T s z S tS m n l)
 digit_onsets=(p b t d k g f s S h m n l r w j)
 digit_plus_test_words=" f'O@k sw'0n "
-# The words, in order: each form with each coda it does not end with, then each onset it does not
-# start with.
-digit_plus_words=()
-for form in "${digit_forms[@]}"; do
-    bare=${form//\'/}
-    for c in "${digit_codas[@]}"; do [[ $bare == *"$c" ]] || digit_plus_words+=("$form$c"); done
-    for o in "${digit_onsets[@]}"; do [[ $bare == "$o"* ]] || digit_plus_words+=("$o$form"); done
-done
 digit_plus_negatives=()
 n=0
-for w in "${digit_plus_words[@]}"; do
-    [[ $digit_plus_test_words == *" $w "* ]] && continue
-    for ((k = 0; k < 2; k++)); do
-        n=$((n + 1))
-        h=$(( (n * 1103515245 + 12345) % 2147483648 ))
-        accent=${accents[$(( (h >> 4) % 6 ))]}
-        variant=${variants[$(( (h >> 8) % ${#variants[@]} ))]}
-        digit_plus_negatives+=("$accent+$variant/[[$w]]/$(( 120 + (h >> 12) % 80 ))/$(( 25 + (h >> 19) % 50 ))/$n")
+for form in "${digit_forms[@]}"; do
+    bare=${form//\'/}
+    plus=()
+    for c in "${digit_codas[@]}"; do
+        [[ $bare == *"$c" ]] || plus+=("$form$c")
+    done
+    for o in "${digit_onsets[@]}"; do
+        [[ $bare == "$o"* ]] || plus+=("$o$form")
+    done
+    for w in "${plus[@]}"; do
+        [[ $digit_plus_test_words == *" $w "* ]] && continue
+        for ((k = 0; k < 2; k++)); do
+            n=$((n + 1))
+            h=$(( (n * 1103515245 + 12345) % 2147483648 ))
+            accent=${accents[$(( (h >> 4) % 6 ))]}
+            variant=${variants[$(( (h >> 8) % ${#variants[@]} ))]}
+            digit_plus_negatives+=("$accent+$variant/[[$w]]/$(( 120 + (h >> 12) % 80 ))/$(( 25 + (h >> 19) % 50 ))/$n")
+        done
     done
 done
 every="${FLOWBENCH_PROGRESS_SECONDS:-2}"
@@ -556,22 +558,6 @@ n_made_up_voices=240
 for ((i = 1; i <= n_made_up_voices; i++)); do
     printf -v v 'fbv%03d' "$i"
     speakers+=("espeak ${accents[i % 6]}+$v 1 4")
-done
-# A digit with one sound more said by a made-up voice too (2026-12-07): each of the forms
-# above once more, by one of the 240 in its own accent, numbered after them (a folder made before
-# gains them). Said by espeak-ng's own variants alone, they left "fork" as sure as "four" in
-# made-up voices never heard; with these three seeds found 5.5 points more of the digits of
-# accents never heard within 2 false alarms an hour, and were less sure of every word, so that
-# listen's threshold went from 0.85 to 0.8 with them
-# (bench/results/listen-made-up-plus-landed-20261207.md).
-n_plus=$n
-for w in "${digit_plus_words[@]}"; do
-    [[ $digit_plus_test_words == *" $w "* ]] && continue
-    n_plus=$((n_plus + 1))
-    h=$(( (n_plus * 1103515245 + 12345) % 2147483648 ))
-    i=$(( 1 + (h >> 4) % n_made_up_voices ))
-    printf -v v 'fbv%03d' "$i"
-    digit_plus_negatives+=("${accents[i % 6]}+$v/[[$w]]/$(( 120 + (h >> 12) % 80 ))/$(( 25 + (h >> 19) % 50 ))/$n_plus")
 done
 # festival's voices that read their own script (above), as festival's others: 12 takes of each
 # digit and 32 other words, theirs from script_others. Last, so that a folder made before gains

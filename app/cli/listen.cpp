@@ -55,7 +55,7 @@ Options:
   --window-ms MS     the window (default and only value: the length the model was trained on)
   --hop-ms MS        from one window to the next (default 100)
   --average K        windows averaged (default 4, or the model's tuned setting)
-  --threshold P      averaged probability of a detection (default 0.8, or the model's tuned
+  --threshold P      averaged probability of a detection (default 0.85, or the model's tuned
                      setting: lower finds more words and raises more false alarms)
   --suppress-ms S    no detection this soon after another (default 500)
   --centre-ms C      a window counts only when its sound's middle is within C ms of its own,

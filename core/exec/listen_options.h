@@ -32,14 +32,9 @@ struct ListenOptions {
     // 97.6, 95.1 and 96.1% of new voices' digits at 2.3, 0 and 1.4 an hour, and 4 windows at 0.8 to
     // 0.9 was each seed's best setting within 2 an hour (bench/listen_curve.py;
     // bench/results/listen-default-threshold-20261203.md). The example before it: 90.7 and 86.8% at
-    // 1.4 and 0.5, against 92.7 and 89.3% within 2 at its best (0.8). 0.8 since 2026-12-07, when
-    // the example learnt its digits with a sound more said by made-up voices too and became less
-    // sure of everything ("fork" as "four" among it): at 0.85 its three seeds found 83.4 to 88.3%
-    // of new voices' digits at 0.5 to 1.9 false alarms an hour, at 0.8 91.2 to 94.1% at 0.9 to
-    // 2.3, as the example before it found at 0.85 (91.2 to 92.7% at 0.9 to 2.8;
-    // bench/results/listen-made-up-plus-landed-20261207.md).
+    // 1.4 and 0.5, against 92.7 and 89.3% within 2 at its best (0.8).
     int average = 4;         // windows averaged (1 = no averaging)
-    double threshold = 0.8;  // averaged probability that makes a detection
+    double threshold = 0.85; // averaged probability that makes a detection
     double suppressMs = 500; // no detection this soon after the previous one
     // A window counts (its probabilities join the average) only when its sound is centred: the
     // middle of the part within `trimDb` of its loudest (what audio_folder keeps of a
