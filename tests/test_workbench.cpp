@@ -735,17 +735,17 @@ private slots:
         QVERIFY(!s.contains("listen/chosen_threshold"));
         QVERIFY(!s.contains("listen/average"));
         QVERIFY(!s.contains("listen/warp"));
-        // A threshold chosen under the new key is the person's, even the old default's 0.85.
-        s.setValue("listen/chosen_threshold", 0.85);
+        // A threshold chosen under the new key wins over one saved under the old.
+        s.setValue("listen/chosen_threshold", 0.75);
         s.setValue("listen/detect_threshold", 0.7);
         s.sync();
         {
             Window win;
-            QCOMPARE(win.w.inference()->listenThreshold(), 0.85);
+            QCOMPARE(win.w.inference()->listenThreshold(), 0.75);
             closed(win);
         }
         s.sync();
-        QCOMPARE(s.value("listen/chosen_threshold").toDouble(), 0.85);
+        QCOMPARE(s.value("listen/chosen_threshold").toDouble(), 0.75);
         QVERIFY(!s.contains("listen/detect_threshold"));
     }
 
