@@ -675,10 +675,11 @@ private slots:
         QSettings().remove("window/state");
     }
 
-    // Listen's threshold and windows are kept only where the person chose other than the
-    // engine's defaults, so that a new default reaches everyone who never chose; a threshold
+    // Listen's threshold, windows and speeds box are kept only where the person chose other than
+    // the engine's defaults, so that a new default reaches everyone who never chose; a threshold
     // saved before that (always, as "listen/detect_threshold") counts as a choice unless it is
-    // the old default, 0.85.
+    // 0.85, what it held for everyone (while the default is 0.85 too, that case looks the same
+    // as a choice of the default; the old keys' removal and the other values tell).
     void listenChoicesAreKeptOnlyWhereTheyDifferFromTheDefaults()
     {
         const fb::exec::ListenOptions defaults;

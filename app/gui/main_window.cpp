@@ -876,10 +876,12 @@ void MainWindow::restoreSettings()
     // "listen/detect_threshold" (and "listen/threshold" before 2026-12-03, with the default of
     // 0.6 then): such a value equal to the default of its day (0.85) is no choice, and is
     // dropped; another is taken as the person's own.
+    constexpr double kSavedForEveryone = 0.85; // what "listen/detect_threshold" held unchosen
     QVariant threshold = s.value("listen/chosen_threshold");
     if (!threshold.isValid()) {
         const QVariant saved = s.value("listen/detect_threshold");
-        if (saved.isValid() && std::abs(saved.toDouble() - 0.85) > 1e-9) threshold = saved;
+        if (saved.isValid() && std::abs(saved.toDouble() - kSavedForEveryone) > 1e-9)
+            threshold = saved;
     }
     if (threshold.isValid()) m_inference->setListenThreshold(threshold.toDouble());
     m_inference->setListenAverage(s.value("listen/average", m_inference->listenAverage()).toInt());
@@ -899,17 +901,20 @@ void MainWindow::saveSettings()
     // The user's own setting, not a run's tuned one that the row holds now, and only where it is
     // not the engine's default (restoreSettings).
     const fb::exec::ListenOptions defaults;
-    const auto keep = [&s](const char *key, double value, double byDefault) {
-        if (std::abs(value - byDefault) > 1e-9)
-            s.setValue(key, value);
-        else
+    const auto keep = [&s](const char *key, const QVariant &value, bool isDefault) {
+        if (isDefault)
             s.remove(key);
+        else
+            s.setValue(key, value);
     };
-    keep("listen/chosen_threshold", m_inference->ownListenThreshold(), defaults.threshold);
+    const double threshold = m_inference->ownListenThreshold();
+    keep("listen/chosen_threshold", threshold, std::abs(threshold - defaults.threshold) < 1e-9);
     s.remove("listen/detect_threshold");
     s.remove("listen/threshold");
-    keep("listen/average", m_inference->ownListenAverage(), defaults.average);
-    keep("listen/warp", m_inference->listenWarp(), !defaults.warps.empty());
+    const int average = m_inference->ownListenAverage();
+    keep("listen/average", average, average == defaults.average);
+    const bool warp = m_inference->listenWarp();
+    keep("listen/warp", warp, warp == !defaults.warps.empty());
     s.setValue("listen/tune_recording", m_inference->tuneRecording());
     s.setValue("listen/tune_labels", m_inference->tuneLabels());
     s.setValue("listen/tune_budget", m_inference->tuneBudget());
