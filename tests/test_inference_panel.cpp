@@ -145,6 +145,20 @@ private slots:
         QVERIFY(b);
         QCOMPARE(b->data()->size(), 2);
         QCOMPARE(b->data()->at(0)->value, night.probabilities[0]);
+        // One model so far: the entries do not name it.
+        QVERIFY2(!history->item(0)->text().contains("("), qPrintable(history->item(0)->text()));
+
+        // The same file tried with another model (here the run's model file named rather than
+        // its folder): every entry now says which model answered it.
+        panel.setModel(m_run + "/model.safetensors");
+        drop(panel, {m_dir.filePath("try/night.pgm")});
+        QVERIFY(done.wait(60000));
+        QCOMPARE(history->count(), 4);
+        QCOMPARE(history->item(0)->text(), QString("night.pgm: dark (run)"));
+        QCOMPARE(history->item(3)->text(), QString("night.pgm: dark (run/model)"));
+        QVERIFY2(history->item(3)->toolTip().contains("model: " + m_run + "/model.safetensors"),
+                 qPrintable(history->item(3)->toolTip()));
+        QCOMPARE(panel.results()[3].model, m_run + "/model.safetensors");
     }
 
     // The microphone button works where there is an input device and says why not where there

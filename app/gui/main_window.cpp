@@ -908,7 +908,10 @@ void MainWindow::saveSettings()
             s.setValue(key, value);
     };
     const double threshold = m_inference->ownListenThreshold();
-    keep("listen/chosen_threshold", threshold, std::abs(threshold - defaults.threshold) < 1e-9);
+    // Compared as the row shows it (two decimals), so that a default with a third decimal reads
+    // as the default and not as a choice.
+    keep("listen/chosen_threshold", threshold,
+         std::lround(threshold * 100) == std::lround(defaults.threshold * 100));
     s.remove("listen/detect_threshold");
     s.remove("listen/threshold");
     const int average = m_inference->ownListenAverage();

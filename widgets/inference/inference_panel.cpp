@@ -255,6 +255,8 @@ InferencePanel::InferencePanel(QWidget *parent)
     m_average->setObjectName("inferenceListenAverage");
     m_average->setRange(1, 20);
     m_average->setValue(defaults.average);
+    m_ownThreshold = defaults.threshold;
+    m_ownAverage = defaults.average;
     m_average->setToolTip(tr("Windows (0.1 s apart) whose probabilities are averaged before the "
                              "threshold"));
     m_with->setObjectName("inferenceListenWith");
@@ -1464,9 +1466,10 @@ void InferencePanel::predictFiles(const QStringList &files, bool listenToLong)
     }
     m_pending.clear();
     m_batchStart = int(m_results.size());
+    m_batchModel = model();
     m_status->setText(tr("Predicting %n file(s)…", nullptr, int(files.size())));
-    m_process->start(m_cli,
-                     QStringList{"infer", model(), "--top", "5", "--inputs", "--saliency"} + files);
+    m_process->start(
+        m_cli, QStringList{"infer", m_batchModel, "--top", "5", "--inputs", "--saliency"} + files);
 }
 
 void InferencePanel::readLines()
@@ -1499,13 +1502,42 @@ void InferencePanel::readLines()
             r.saliency = overlayOf(floatsOf(eventString(j, "saliency")), shape, r.audio);
         if (j.contains("waveform")) r.waveform = floatsOf(eventString(j, "waveform"));
         r.sampleRate = int(std::clamp(eventNumber(j, "sample_rate"), 0.0, 1e6));
+        r.model = m_batchModel;
         m_results << r;
-        auto *item = new QListWidgetItem(
-            QFileInfo(r.input).fileName() +
-            (r.error.isEmpty() ? QStringLiteral(": ") + r.classes.value(0) : tr(": unreadable")));
-        item->setToolTip(r.error.isEmpty() ? r.input : r.error);
-        m_history->addItem(item);
+        m_history->addItem(new QListWidgetItem);
+        labelHistory();
         m_history->setCurrentRow(m_history->count() - 1);
+    }
+}
+
+namespace {
+
+// A model's short name for the list: a run folder's name, or a file's folder and name
+// ("ru-s1/model", "checkpoints/epoch-3").
+QString modelName(const QString &path)
+{
+    const QFileInfo f(QDir::cleanPath(path)); // "runs/x/" is "x"
+    if (f.isDir() || f.suffix().isEmpty()) return f.fileName();
+    return f.dir().dirName() + "/" + f.completeBaseName();
+}
+
+} // namespace
+
+void InferencePanel::labelHistory()
+{
+    bool several = false;
+    for (const Result &r : m_results)
+        several = several || r.model != m_results.first().model;
+    for (int i = 0; i < m_results.size() && i < m_history->count(); ++i) {
+        const Result &r = m_results[i];
+        QString text =
+            QFileInfo(r.input).fileName() +
+            (r.error.isEmpty() ? QStringLiteral(": ") + r.classes.value(0) : tr(": unreadable"));
+        if (several) text += QStringLiteral(" (%1)").arg(modelName(r.model));
+        m_history->item(i)->setText(text);
+        m_history->item(i)->setToolTip(
+            (r.error.isEmpty() ? r.input : r.error) +
+            (r.model.isEmpty() ? QString() : tr("\nmodel: %1").arg(r.model)));
     }
 }
 

@@ -165,6 +165,7 @@ public:
         QImage saliency;         // what moved the prediction: red where covering it hurt
         QVector<float> waveform; // recordings
         int sampleRate = 0;
+        QString model; // the model that answered (the field as the batch started)
     };
     const QList<Result> &results() const { return m_results; }
 
@@ -283,8 +284,9 @@ private:
     // rather than the user's own, kept here; a change the user makes to one of them makes that
     // one theirs.
     bool m_thresholdTuned = false, m_averageTuned = false, m_settingRow = false;
-    double m_ownThreshold = 0.85;
-    int m_ownAverage = 4;
+    // Set from the row (the engine's defaults, exec::ListenOptions) in the constructor.
+    double m_ownThreshold = 0;
+    int m_ownAverage = 0;
     QString m_lookedAt;         // the model takeTunedSetting last looked at
     bool m_statusTuned = false; // the status speaks of a model's tuned setting
     void setRowTuned(double threshold, int average);
@@ -300,6 +302,11 @@ private:
     QByteArray m_pending;
     QList<Result> m_results;
     int m_batchStart = 0;
+    QString m_batchModel; // the model the running batch asked
+    // The list's entries, each with the model that answered it where the list holds answers of
+    // more than one (a file tried again with another model reads "click.wav: 8 (ru-s1)" above
+    // "click.wav: background (cl-s1)").
+    void labelHistory();
 };
 
 } // namespace fb::widgets
