@@ -149,7 +149,7 @@ commands:
   make-data spoken-digits
                           make the spoken_digits example's recordings on this machine with
                           espeak-ng, flite, festival and sox (a few minutes): progress on
-                          stderr ("made N of 19323"), last stdout line {"status", "path",
+                          stderr ("made N of 19870"), last stdout line {"status", "path",
                           "recordings"}; run
                           again, it makes only what is missing
       --out DIR               where (default ~/.local/share/flowbench/spoken_digits, the

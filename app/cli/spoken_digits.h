@@ -42,7 +42,7 @@ std::string findSpokenDigitsScript(std::vector<std::string> *looked = nullptr);
 // ("espeak-ng", "sox"; flite and festival's text2wave past espeak-ng's voices).
 std::vector<std::string> missingSpokenDigitsTools(int voices = 0);
 
-// Runs the script: its progress ("spoken digits: made N of 19323") goes to stderr as it comes.
+// Runs the script: its progress ("spoken digits: made N of 19870") goes to stderr as it comes.
 // SIGINT, SIGTERM or SIGHUP stop it; the recordings made are kept and a later call makes only
 // the rest.
 SpokenDigitsOutcome makeSpokenDigits(const SpokenDigitsRequest &request);

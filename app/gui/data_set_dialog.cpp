@@ -116,7 +116,7 @@ void DataSetDialog::reject()
 
 void DataSetDialog::readStderr()
 {
-    // "made 340 of 19323" every few seconds ("stopped with 340 of 19323 made" at a cancel);
+    // "made 340 of 19870" every few seconds ("stopped with 340 of 19870 made" at a cancel);
     // "making 13305 recordings in ..." says the total first.
     static const QRegularExpression made(QStringLiteral("(?:made|with) (\\d+) of (\\d+)"));
     static const QRegularExpression making(QStringLiteral("making (\\d+) recordings"));
