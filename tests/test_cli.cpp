@@ -266,8 +266,9 @@ private slots:
     // `make-data spoken-digits` runs scripts/make_spoken_digits.sh (found in the source tree of
     // this build tree): a count people can follow on stderr, the folder and count on stdout.
     // Two of the 547 voices (2 x 33 recordings, their real hard negative, 2 words holding a
-    // digit, 4 background noises and, since version 7 of the data set, their 11 digits with one
-    // sound more; in version 5, 84 too, with 11 made-up hard negatives) keep it quick.
+    // digit, 4 background noises, since version 7 of the data set their 11 digits with one sound
+    // more, and since 2026-12-07 2 short sounds; in version 5, 84, with 11 made-up hard
+    // negatives) keep it quick.
     void makeDataMakesSpokenDigitsWithProgress()
     {
         if (const QString why = missingSpeechTools(); !why.isEmpty()) QSKIP(qPrintable(why));
@@ -280,22 +281,22 @@ private slots:
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QCOMPARE(r.summary["status"].toString(), QString("ok"));
         QCOMPARE(r.summary["path"].toString(), QDir(out).absolutePath());
-        QCOMPARE(r.summary["recordings"].toInt(), 84);
-        QCOMPARE(QDir(out).entryList({"*_*_*.wav"}, QDir::Files).size(), 84);
+        QCOMPARE(r.summary["recordings"].toInt(), 86);
+        QCOMPARE(QDir(out).entryList({"*_*_*.wav"}, QDir::Files).size(), 86);
         // The count grows, and people see it between the start and the end.
-        static const QRegularExpression made("made (\\d+) of 84\n");
+        static const QRegularExpression made("made (\\d+) of 86\n");
         QList<int> counts;
         for (auto it = made.globalMatch(r.err); it.hasNext();)
             counts << it.next().captured(1).toInt();
         QVERIFY2(!counts.isEmpty(), qPrintable(r.err));
         QVERIFY2(std::is_sorted(counts.begin(), counts.end()), qPrintable(r.err));
-        QVERIFY2(std::any_of(counts.begin(), counts.end(), [](int n) { return n > 0 && n < 84; }),
+        QVERIFY2(std::any_of(counts.begin(), counts.end(), [](int n) { return n > 0 && n < 86; }),
                  qPrintable(r.err));
         // A complete folder is left as it is.
         const CliResult again = cli(args, 60000, env);
         QCOMPARE(again.exitCode, 0);
-        QVERIFY2(again.err.contains("84 recordings already in"), qPrintable(again.err));
-        QCOMPARE(again.summary["recordings"].toInt(), 84);
+        QVERIFY2(again.err.contains("86 recordings already in"), qPrintable(again.err));
+        QCOMPARE(again.summary["recordings"].toInt(), 86);
     }
 
     // The listening tests' recordings (tests/make_listen_recording.sh) say other words that the
@@ -332,7 +333,7 @@ private slots:
     // the Indian diphones' background before a word and 1.7 s after it, clicks that trimming
     // keeps; the uncut words last 2.1 to 2.6 s; the Russian voice's first pause can be shorter
     // than the 0.1 s kept before a word, and its "two" came out empty until the cut started at 0
-    // there). Each voice: 12 takes of each digit and 32 other words, 2 background clips.
+    // there). Each voice: 12 takes of each digit and 32 other words, 2 background clips, a short sound.
     void festivalScriptVoicesSayTheirScriptCut()
     {
         if (const QString why = missingSpeechTools(); !why.isEmpty()) QSKIP(qPrintable(why));
@@ -350,7 +351,8 @@ private slots:
                          .entryList({QString("*_festival-%1_*.wav").arg(voice)}, QDir::Files)
                          .size(),
                      12 * 10 + 32);
-        QCOMPARE(QDir(out).entryList({"background_*.wav"}, QDir::Files).size(), 6);
+        // 2 clips of noise and one short sound a voice (background_click-*, since 2026-12-07).
+        QCOMPARE(QDir(out).entryList({"background_*.wav"}, QDir::Files).size(), 9);
         const QStringList raw = QDir(out + "/.raw").entryList({"festival-*.wav"});
         QCOMPARE(raw.size(), 3 * 42);
         // sox's stat of a file or of its first 30 ms: the RMS amplitude.
@@ -403,8 +405,9 @@ private slots:
         const QString out = dir.filePath("digits");
         const QString why = makeSpokenDigitsOf("^festival-cs-krb$", out);
         QVERIFY2(why.isEmpty(), qPrintable(why));
-        // 12 takes of each digit, 32 other words, 2 background clips; 42 raw words.
-        QCOMPARE(QDir(out).entryList({"*_*_*.wav"}, QDir::Files).size(), 12 * 10 + 32 + 2);
+        // 12 takes of each digit, 32 other words, 2 background clips and a short sound; 42 raw
+        // words.
+        QCOMPARE(QDir(out).entryList({"*_*_*.wav"}, QDir::Files).size(), 12 * 10 + 32 + 2 + 1);
         const QStringList raw = QDir(out + "/.raw").entryList({"festival-cs-krb-*.wav"});
         QCOMPARE(raw.size(), 42);
         // The last two digits said and two other words, each against a festival of its own; the

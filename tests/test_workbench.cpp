@@ -553,8 +553,8 @@ private slots:
 
     // File > Make Spoken-Digits Data Set runs `flowbench-cli make-data spoken-digits` and shows
     // its count in a progress dialog, then where the recordings went; the example opened then
-    // has nothing to point at. Two voices (84 recordings with their hard negatives, digits with
-    // one sound more and background noise) keep it quick.
+    // has nothing to point at. Two voices (86 recordings with their hard negatives, digits with
+    // one sound more, background noise and short sounds) keep it quick.
     void makesTheSpokenDigitsWithProgress()
     {
         if (const QString why = missingSpeechTools(); !why.isEmpty()) QSKIP(qPrintable(why));
@@ -578,19 +578,19 @@ private slots:
         QVERIFY(why.contains("already"));
         bool sawCount = false;
         connect(dialog, &app::DataSetDialog::progressed, this, [&](int made, int total) {
-            if (made > 0 && made < total && total == 84 &&
-                dialog->text().contains(QString("Made %1 of 84 recordings").arg(made)) &&
-                dialog->progressBar()->value() == made && dialog->progressBar()->maximum() == 84)
+            if (made > 0 && made < total && total == 86 &&
+                dialog->text().contains(QString("Made %1 of 86 recordings").arg(made)) &&
+                dialog->progressBar()->value() == made && dialog->progressBar()->maximum() == 86)
                 sawCount = true;
         });
         QTRY_VERIFY_WITH_TIMEOUT(!dialog->isWorking(), 120000);
         qunsetenv("FLOWBENCH_PROGRESS_SECONDS");
         QCOMPARE(dialog->state(), app::DataSetDialog::State::Done);
         QVERIFY(sawCount);
-        QVERIFY2(dialog->text().contains("Done: 84 recordings in " + digits),
+        QVERIFY2(dialog->text().contains("Done: 86 recordings in " + digits),
                  qPrintable(dialog->text()));
-        QVERIFY(win.w.log()->text().contains("Done: 84 recordings in " + digits));
-        QCOMPARE(recordingsIn(digits), 84);
+        QVERIFY(win.w.log()->text().contains("Done: 86 recordings in " + digits));
+        QCOMPARE(recordingsIn(digits), 86);
         QPushButton *close = dialog->buttons()->button(QDialogButtonBox::Close);
         QVERIFY(close);
         close->click();
