@@ -58,6 +58,7 @@ LIMITS = (0, 2, 5, 10, 20, 50, 100)
 NEVER = 1.01  # a threshold no average of probabilities reaches: the class is never detected
 WARP = "0.08"  # listen's default --warp; always passed, so that the cache key says how it heard
 HOP_MS = 100.0  # listen's default --hop-ms
+THRESHOLD = 0.85  # listen's default --threshold
 HOP = HOP_MS / 1000  # the same, in seconds
 FLOOR_DB = 6.0  # listen's default --floor-db (0 before 2026-12-04)
 # listen --isolate-ms, set by --isolate-ms (a global, as IGNORED is: every hearing of a run
@@ -365,9 +366,9 @@ def main():
                   f"{best[1]:.1f} |")
         else:
             print(f"| {limit} | - | - | - |")
-    right, digits, alarms, hours = tally(data, lambda wins: detect(wins, 4, 0.85, hop))
+    right, digits, alarms, hours = tally(data, lambda wins: detect(wins, 4, THRESHOLD, hop))
     name = "defaults" if a.hop_ms == HOP_MS else f"listen's other defaults at --hop-ms {a.hop_ms:g}"
-    print(f"{name} (--average 4 --threshold 0.85): {100 * right / digits:.1f}% at "
+    print(f"{name} (--average 4 --threshold {THRESHOLD:g}): {100 * right / digits:.1f}% at "
           f"{alarms / hours:.1f} an hour")
     for average, threshold in settings:
         right, digits, alarms, hours = tally(

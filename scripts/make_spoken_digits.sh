@@ -998,15 +998,8 @@ make_one() {
         (( (g / 600) % 3 == 0 )) && chain+=(reverb $(( 20 + (g / 1800) % 60 )))
         chain+=(rate 16000 norm -$(( 1 + (h / 20) % 20 )))
         local noise=${noises[$(( (h / 3) % 3 ))]} level=${levels[$(( (g / 11) % 6 ))]}
-        if [[ -n $FB_SPEAK ]]; then
-            recipe "$out/$name.wav" silence noise "$noise" "$level" effects "${chain[@]}"
-            return
-        fi
-        sox $FB_R -q -V1 -n -r 16000 -c 1 -b 16 "$tmp/speech.wav" "${chain[@]}" &&
-            sox $FB_R -q -V1 "$tmp/speech.wav" -r 16000 -c 1 -b 16 "$tmp/noise.wav" rate 48000 synth 0 \
-                "$noise" vol "$level" rate 16000 &&
-            sox $FB_R -q -V1 -m -v 1 "$tmp/speech.wav" -v 1 "$tmp/noise.wav" "$out/$name.tmp.wav" &&
-            mv "$out/$name.tmp.wav" "$out/$name.wav"
+        local source=(silence) src=-n
+        make_take
         return
     fi
     # Speech: the engine's voice (espeak-ng's at a speed and pitch of its own), then tempo and
@@ -1067,6 +1060,13 @@ make_one() {
     esac
     chain+=(rate 16000 norm -$(( 1 + (g / 200000) % 20 )))
     local noise=${noises[$(( (h / 7) % 3 ))]} level=${levels[$(( (g / 11) % 10 ))]}
+    make_take
+}
+# make_one's last step for a take, a word or a short sound: its source through the effects
+# `chain`, over a noise floor of colour `noise` at `level`, into `out`/`name`.wav; it reads
+# these locals of make_one (bash's dynamic scope), `source` (the recipe's source fields) for
+# flowbench-speak and `src` (a file, or -n for none) for the sox commands.
+make_take() {
     if [[ -n $FB_SPEAK ]]; then
         recipe "$out/$name.wav" "${source[@]}" noise "$noise" "$level" effects "${chain[@]}"
         return
@@ -1184,8 +1184,8 @@ pseudo_word() {
     done
     pseudo=$w
 }
-export -f work make_one make_raw_voice raw_of crc_init cksum_of pseudo_word espeak_voice \
-    festival_voice festival_word festival_script_word festival_script festival_keep \
+export -f work make_one make_take make_raw_voice raw_of crc_init cksum_of pseudo_word \
+    espeak_voice festival_voice festival_word festival_script_word festival_script festival_keep \
     is_script_voice recipe
 
 # flowbench-speak (app/speak) makes the recordings in one process with libespeak-ng and libsox,

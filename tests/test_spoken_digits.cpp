@@ -94,6 +94,18 @@ Run run(const QString &program, const QStringList &args, int timeoutMs = 600000,
     return r;
 }
 
+// listen's detections among its output lines, as CLASS@TIME.
+QStringList detections(const QStringList &lines)
+{
+    QStringList d;
+    for (const QString &line : lines) {
+        const QJsonObject o = QJsonDocument::fromJson(line.toUtf8()).object();
+        if (o["kind"] == "detection")
+            d << o["class"].toString() + "@" + QString::number(o["time"].toDouble());
+    }
+    return d;
+}
+
 QJsonObject lastLine(const QString &out)
 {
     return QJsonDocument::fromJson(out.trimmed().split('\n').last().toUtf8()).object();
@@ -537,15 +549,6 @@ private slots:
         piped.start(FLOWBENCH_CLI, {"listen", m_trained.filePath("run"), "--stdin"});
         QVERIFY(piped.waitForFinished(300000));
         QCOMPARE(piped.exitCode(), 0);
-        auto detections = [](const QStringList &out) {
-            QStringList d;
-            for (const QString &line : out) {
-                const QJsonObject o = QJsonDocument::fromJson(line.toUtf8()).object();
-                if (o["kind"] == "detection")
-                    d << o["class"].toString() + "@" + QString::number(o["time"].toDouble());
-            }
-            return d;
-        };
         const QStringList fromStdin =
             QString::fromUtf8(piped.readAllStandardOutput()).trimmed().split('\n');
         QCOMPARE(detections(fromStdin), detections(lines));
@@ -717,12 +720,7 @@ private slots:
         QVERIFY2(make.exitCode == 0, qPrintable(make.err));
         const Run l = run(FLOWBENCH_CLI, {"listen", m_trained.filePath("run"), rec});
         QVERIFY2(l.exitCode == 0, qPrintable(l.err.right(2000)));
-        QStringList heard;
-        for (const QString &line : l.out.trimmed().split('\n')) {
-            const QJsonObject o = QJsonDocument::fromJson(line.toUtf8()).object();
-            if (o["kind"] == "detection")
-                heard << QString("%1 at %2 s").arg(o["class"].toString()).arg(o["time"].toDouble());
-        }
+        const QStringList heard = detections(l.out.trimmed().split('\n'));
         qInfo("200 short sounds: %lld detected as a digit (%s)",
               static_cast<long long>(heard.size()), qPrintable(heard.join(", ")));
         QVERIFY2(heard.size() <= kClicksDetected, qPrintable(heard.join(", ")));

@@ -1467,6 +1467,13 @@ void InferencePanel::predictFiles(const QStringList &files, bool listenToLong)
     m_pending.clear();
     m_batchStart = int(m_results.size());
     m_batchModel = model();
+    // A model other than one that answered before: from now on every entry names its model.
+    const bool several = std::any_of(m_results.begin(), m_results.end(),
+                                     [this](const Result &r) { return r.model != m_batchModel; });
+    const bool relabel = several && !m_historyNamesModels;
+    m_historyNamesModels = several;
+    for (int i = 0; relabel && i < m_results.size() && i < m_history->count(); ++i)
+        labelHistoryItem(i);
     m_status->setText(tr("Predicting %n file(s)…", nullptr, int(files.size())));
     m_process->start(
         m_cli, QStringList{"infer", m_batchModel, "--top", "5", "--inputs", "--saliency"} + files);
@@ -1505,7 +1512,7 @@ void InferencePanel::readLines()
         r.model = m_batchModel;
         m_results << r;
         m_history->addItem(new QListWidgetItem);
-        labelHistory();
+        labelHistoryItem(int(m_results.size()) - 1);
         m_history->setCurrentRow(m_history->count() - 1);
     }
 }
@@ -1523,22 +1530,16 @@ QString modelName(const QString &path)
 
 } // namespace
 
-void InferencePanel::labelHistory()
+void InferencePanel::labelHistoryItem(int i)
 {
-    bool several = false;
-    for (const Result &r : m_results)
-        several = several || r.model != m_results.first().model;
-    for (int i = 0; i < m_results.size() && i < m_history->count(); ++i) {
-        const Result &r = m_results[i];
-        QString text =
-            QFileInfo(r.input).fileName() +
-            (r.error.isEmpty() ? QStringLiteral(": ") + r.classes.value(0) : tr(": unreadable"));
-        if (several) text += QStringLiteral(" (%1)").arg(modelName(r.model));
-        m_history->item(i)->setText(text);
-        m_history->item(i)->setToolTip(
-            (r.error.isEmpty() ? r.input : r.error) +
-            (r.model.isEmpty() ? QString() : tr("\nmodel: %1").arg(r.model)));
-    }
+    const Result &r = m_results[i];
+    QString text =
+        QFileInfo(r.input).fileName() +
+        (r.error.isEmpty() ? QStringLiteral(": ") + r.classes.value(0) : tr(": unreadable"));
+    if (m_historyNamesModels) text += QStringLiteral(" (%1)").arg(modelName(r.model));
+    m_history->item(i)->setText(text);
+    m_history->item(i)->setToolTip((r.error.isEmpty() ? r.input : r.error) +
+                                   tr("\nmodel: %1").arg(r.model));
 }
 
 void InferencePanel::finishBatch(int exitCode)

@@ -303,10 +303,11 @@ private:
     QList<Result> m_results;
     int m_batchStart = 0;
     QString m_batchModel; // the model the running batch asked
-    // The list's entries, each with the model that answered it where the list holds answers of
-    // more than one (a file tried again with another model reads "click.wav: 8 (ru-s1)" above
-    // "click.wav: background (cl-s1)").
-    void labelHistory();
+    // The list's entry for m_results[i]: the file and its answer, and the model that gave it
+    // once the list holds answers of more than one (a file tried again with another model reads
+    // "click.wav: 8 (ru-s1)" above "click.wav: background (cl-s1)").
+    void labelHistoryItem(int i);
+    bool m_historyNamesModels = false; // set by predictFiles from the answers in the list
 };
 
 } // namespace fb::widgets
