@@ -92,10 +92,15 @@ seconds() { awk -v s="$1" 'BEGIN { printf "%.4f", s / 16000 }'; }
 # A gap's noise is cut from one long stream of each colour at a running offset (a synth of its
 # own under -R would start every gap with the same noise).
 R=(sox -R -q)
+# The streams and the floor are lengths in samples: the null input is given the rate (-r before
+# -n), or sox synthesizes at its null input's 48 kHz and resamples, and a length in samples comes
+# out a third as long. Until 2026-12-07 it did: the floor ran out a third of the way in, and the
+# rest of the recording was digital silence between the words (bench/results/
+# listen-noise-before-eight-20261207.md).
 longest=$(( gap_lo + gap_span > 25600 ? gap_lo + gap_span : 25600 ))
 streams=$(( n * longest )) # samples: n gaps of the longest (1.6 s), the most the gaps can take
-"${R[@]}" -n -r 16000 -c 1 -b 16 "$tmp/pink.wav" synth "${streams}s" pinknoise vol 0.05
-"${R[@]}" -n -r 16000 -c 1 -b 16 "$tmp/brown.wav" synth "${streams}s" brownnoise vol 0.1
+"${R[@]}" -r 16000 -c 1 -n -b 16 "$tmp/pink.wav" synth "${streams}s" pinknoise vol 0.05
+"${R[@]}" -r 16000 -c 1 -n -b 16 "$tmp/brown.wav" synth "${streams}s" brownnoise vol 0.1
 colours=(pink brown)
 noise_at=0 # samples of the two streams used so far
 for ((i = 0; i < n; i++)); do
@@ -132,6 +137,6 @@ parts+=("$tmp/tail.wav")
 "${R[@]}" "${parts[@]}" "$tmp/speech.wav"
 # The floor: the same seed's pink noise past the part the gaps' stream holds, so that it never
 # repeats a gap's noise.
-"${R[@]}" -n -r 16000 -c 1 -b 16 "$tmp/floor.wav" synth \
+"${R[@]}" -r 16000 -c 1 -n -b 16 "$tmp/floor.wav" synth \
     "$(( streams + $(soxi -s "$tmp/speech.wav") ))s" pinknoise vol 0.003 trim "${streams}s"
 "${R[@]}" -m "$tmp/speech.wav" "$tmp/floor.wav" -b 16 "$out"
