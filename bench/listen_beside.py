@@ -93,7 +93,8 @@ def pick(folder, voices, per_digit, seed, only=None):
 
 
 def build(words, condition, tmp):
-    """One recording of every word in the condition, and its truth file."""
+    """One recording of every word in the condition, its truth file beside it, and the truth as
+    listen_accuracy.py's read_truth gives it."""
     kind, _, side = condition.partition(" ")
     length = len(words) * int(BESIDE * RATE)
     if kind != "quiet":
@@ -113,8 +114,8 @@ def build(words, condition, tmp):
         n = samples(word)
         parts += [gap, before, word, after]
         start = t + int((GAP + BESIDE) * RATE)
-        truth.append(f"{start / RATE:.4f}\t{(start + n) / RATE:.4f}\t{label}\t{label}\t"
-                     f"{os.path.basename(word)}")
+        truth.append([start / RATE, (start + n) / RATE, label, False, label,
+                      os.path.basename(word)])
         t = start + n + int(BESIDE * RATE)
     parts.append(gap)
     speech = f"{tmp}/speech.wav"
@@ -125,8 +126,8 @@ def build(words, condition, tmp):
     out = f"{tmp}/{condition.replace(' ', '-')}.wav"
     sox("-m", speech, floor, "-b", "16", out)
     with open(out + ".tsv", "w") as f:
-        f.write("\n".join(truth) + "\n")
-    return out
+        f.writelines(f"{a:.4f}\t{b:.4f}\t{c}\t{w}\t{v}\n" for a, b, c, _, w, v in truth)
+    return out, truth
 
 
 def main():
@@ -158,9 +159,7 @@ def main():
 
     scores = {}
     for condition in CONDITIONS:
-        rec = build(words, condition, tmp)
-        truth = [[float(r[0]), float(r[1]), r[2], False, r[3], r[4]]
-                 for r in (line.split("\t") for line in open(rec + ".tsv").read().splitlines())]
+        rec, truth = build(words, condition, tmp)
         scores[condition] = [row[0] for row in peaks(windows(a.model, rec, a.cache), truth, 4)]
         print(f"heard: {condition}", file=sys.stderr, flush=True)
 

@@ -606,10 +606,8 @@ private slots:
         QVERIFY2(samples.ok(), samples.ok() ? "" : samples.error().message.c_str());
         const std::vector<float> &x = samples.value();
         for (size_t at = 0; at + 1600 <= x.size(); at += 1600) {
-            double power = 0;
-            for (size_t k = at; k < at + 1600; ++k)
-                power += double(x[k]) * x[k];
-            const double db = 10 * std::log10(std::max(power / 1600, 1e-20));
+            const double power = fb::data::powerAboutMean(x.data() + at, 1600);
+            const double db = 10 * std::log10(std::max(power, 1e-20));
             QVERIFY2(db > -85, qPrintable(QString("%1 dBFS at %2 s of %3 s")
                                               .arg(db, 0, 'f', 1)
                                               .arg(double(at) / 16000)
