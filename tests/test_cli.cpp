@@ -1790,6 +1790,16 @@ private slots:
                     .contains("not an image"));
         // A folder that holds no model is refused with exit 2.
         QCOMPARE(cli({"infer", dir.path(), files[0]}).exitCode, 2);
+        // Hearing a recording at other speeds (--warp) is for models of recordings: a picture
+        // model refuses it, saying so, and takes --warp 0 (heard once) as it is.
+        const CliResult warped = cli({"infer", out, "--warp", "0.08", files[0]});
+        QCOMPARE(warped.exitCode, 2);
+        QVERIFY2(warped.err.contains("--warp is for models of recordings") &&
+                     warped.err.contains("reads pictures"),
+                 qPrintable(warped.err.left(500)));
+        const CliResult once = cli({"infer", out, "--warp", "0", files[0]});
+        QCOMPARE(once.exitCode, 0);
+        QVERIFY2(!once.err.contains("heard at"), qPrintable(once.err));
     }
 
     // Every precision trains on the CPU, which computes float32 and says so for the GPU-only

@@ -9,6 +9,7 @@
 
 #include "core/data/audio_files.h"
 #include "core/data/utterances.h"
+#include "core/exec/inference.h"
 #include "widgets/audio/pcm.h"
 #include "widgets/audio/record_panel.h"
 #include "widgets/inference/inference_panel.h"
@@ -669,6 +670,8 @@ private slots:
         QVERIFY(bad.waitForFinished(60000));
         QCOMPARE(bad.exitCode(), 2);
         QVERIFY(bad.readAllStandardError().contains("--warp needs numbers separated by commas"));
+        inferHearsARecordingThreeWays(dir.filePath("run"), x);
+        if (QTest::currentTestFailed()) return;
         panel.setModel(dir.filePath("run"));
 
         // Tune: the same file with its labels (as Audacity exports them), heard at every
@@ -1304,6 +1307,99 @@ private slots:
         QVERIFY(refused.waitForFinished(30000));
         QCOMPARE(refused.exitCode(), 2);
         QVERIFY(refused.readAllStandardError().contains("--threads needs a whole number"));
+    }
+
+private:
+    // `infer` hears a recording three ways by default (--warp 0.08), as listen hears a window:
+    // its probabilities are the mean of the model's for the recording as decoded and played
+    // 0.92 and 1.08 times as fast (data::stretchedAroundMiddle), computed here from the
+    // decoded samples infer gives back (--inputs); --warp 0 hears it once, as the evaluation.
+    static void inferHearsARecordingThreeWays(const QString &run, const std::vector<float> &words)
+    {
+        // A piece of the words' recording with "high" off its middle, and a tone between the
+        // two words' pitches, which the model is less sure of.
+        QTemporaryDir dir;
+        const QString high = dir.filePath("high.wav"), between = dir.filePath("between.wav");
+        QVERIFY(fb::data::writeWav(high.toStdString(),
+                                   std::vector<float>(words.begin() + 6000, words.begin() + 24000),
+                                   16000)
+                    .ok());
+        std::vector<float> tone(16000);
+        for (size_t k = 0; k < tone.size(); ++k)
+            tone[k] = k > 5000 && k < 10000 ? float(0.15 * std::sin(2 * M_PI * 1100 * k / 16000.0))
+                                            : 0.0f;
+        QVERIFY(fb::data::writeWav(between.toStdString(), tone, 16000).ok());
+        auto predictor = fb::exec::Predictor::open(run.toStdString());
+        QVERIFY2(predictor.ok(), predictor.ok() ? "" : predictor.error().str().c_str());
+        fb::exec::Predictor &p = *predictor.value();
+        const int classes = int(p.classNames().size());
+        QCOMPARE(classes, 3);
+        auto infer = [&](const QStringList &warp, QString *err) {
+            QProcess c;
+            c.start(FLOWBENCH_CLI, QStringList{"infer", run, "--top", "3", "--inputs"} + warp +
+                                       QStringList{high, between});
+            c.waitForFinished(60000);
+            *err = QString::fromUtf8(c.readAllStandardError());
+            QList<QJsonObject> out;
+            if (c.exitCode() == 0)
+                for (const QByteArray &line : c.readAllStandardOutput().trimmed().split('\n'))
+                    out << QJsonDocument::fromJson(line).object();
+            return out;
+        };
+        QString err, errOnce;
+        const QList<QJsonObject> three = infer({}, &err), once = infer({"--warp", "0"}, &errOnce);
+        QCOMPARE(three.size(), 2);
+        QCOMPARE(once.size(), 2);
+        QVERIFY2(err.contains("each recording heard at 0.92, 1 and 1.08 times its speed"),
+                 qPrintable(err));
+        QVERIFY2(!errOnce.contains("heard at"), qPrintable(errOnce));
+        double moved = 0;
+        for (int i = 0; i < 2; ++i) {
+            const QByteArray b = QByteArray::fromBase64(three[i]["waveform"].toString().toLatin1());
+            std::vector<float> wave(size_t(b.size()) / sizeof(float));
+            std::memcpy(wave.data(), b.constData(), size_t(b.size()));
+            QCOMPARE(three[i]["waveform"], once[i]["waveform"]);
+            std::vector<double> mean(size_t(classes), 0.0), alone;
+            for (double speed : {1.0, 0.92, 1.08}) {
+                const std::vector<float> heard =
+                    speed == 1.0 ? wave : fb::data::stretchedAroundMiddle(wave, speed);
+                const std::vector<float> s = p.scores(heard, 1);
+                const std::vector<double> q = fb::exec::softmax(s.data(), classes);
+                if (speed == 1.0) alone = q;
+                for (int c = 0; c < classes; ++c)
+                    mean[size_t(c)] += q[size_t(c)] / 3;
+            }
+            auto check = [&](const QJsonObject &o, const std::vector<double> &want) {
+                const QJsonArray top = o["top"].toArray();
+                QCOMPARE(top.size(), classes);
+                for (int j = 0; j < classes; ++j) {
+                    const QJsonObject t = top[j].toObject();
+                    const double got = t["probability"].toDouble(),
+                                 expected = want[size_t(t["index"].toInt())];
+                    QVERIFY2(std::abs(got - expected) < 2e-6,
+                             qPrintable(QString("%1 %2: %3, expected %4")
+                                            .arg(o["input"].toString(), t["class"].toString())
+                                            .arg(got)
+                                            .arg(expected)));
+                    if (j > 0) QVERIFY(got <= top[j - 1].toObject()["probability"].toDouble());
+                }
+            };
+            check(three[i], mean);
+            check(once[i], alone);
+            for (int c = 0; c < classes; ++c)
+                moved = std::max(moved, std::abs(mean[size_t(c)] - alone[size_t(c)]));
+        }
+        // The hearings must differ, or the comparison shows nothing.
+        qInfo("three hearings moved a probability by up to %.4f", moved);
+        QVERIFY2(moved > 1e-3, qPrintable(QString::number(moved)));
+        // Out of range, or not numbers: bad usage (exit 2), saying what.
+        for (const char *w : {"0.5", "x", "0.01,0.02,0.03,0.04,0.05"}) {
+            QProcess c;
+            c.start(FLOWBENCH_CLI, {"infer", run, "--warp", QString(w), high});
+            c.waitForFinished(60000);
+            QCOMPARE(c.exitCode(), 2);
+            QVERIFY(c.readAllStandardError().contains("--warp"));
+        }
     }
 };
 

@@ -4,6 +4,7 @@
 #include "core/graph/pipeline_file.h"
 #include "core/graph/validate.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -79,6 +80,18 @@ std::vector<std::string> split(const std::string &text, char sep)
         from = at + 1;
     }
     return out;
+}
+
+bool warpList(const std::string &text, std::vector<double> &out)
+{
+    out.clear();
+    for (const std::string &part : split(text, ',')) {
+        char *end = nullptr;
+        const double w = std::strtod(part.c_str(), &end);
+        if (part.empty() || *end != '\0' || !std::isfinite(w)) return false;
+        out.push_back(w);
+    }
+    return true;
 }
 
 bool wholeNumber(const char *text, long lo, long hi, long &out)

@@ -40,6 +40,10 @@ Result<exec::RunSummary> runCatching(const std::function<Result<exec::RunSummary
 // part): sweep's value lists, listen's --warp and --ignore.
 std::vector<std::string> split(const std::string &text, char sep);
 
+// --warp's value, numbers separated by commas ("0.04,0.08"), for listen and infer; false when a
+// part is not a finite number. Their range is the engine's to judge (exec::warpsProblem).
+bool warpList(const std::string &text, std::vector<double> &out);
+
 // A whole number from lo to hi, the whole text of it.
 bool wholeNumber(const char *text, long lo, long hi, long &out);
 

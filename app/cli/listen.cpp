@@ -328,13 +328,8 @@ int listen(int argc, char **argv)
                 continue;
             }
             if (a == "--warp") {
-                o.warps.clear();
-                for (const std::string &part : split(v, ',')) {
-                    double w = 0;
-                    if (!number(part, w))
-                        return usage("--warp needs numbers separated by commas, not '" + v + "'");
-                    o.warps.push_back(w);
-                }
+                if (!warpList(v, o.warps))
+                    return usage("--warp needs numbers separated by commas, not '" + v + "'");
                 continue;
             }
             if (a == "--ignore") {

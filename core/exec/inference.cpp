@@ -1,5 +1,6 @@
 #include "core/exec/inference.h"
 
+#include "core/exec/listen_options.h"
 #include "core/exec/node_type.h"
 
 #include "core/backend/backend.h"
@@ -188,6 +189,7 @@ struct Predictor::State {
     nn::Model model;
     Backend *backend = nullptr;
     std::string pipeline; // the saved pipeline's text
+    std::vector<double> speeds{1.0}; // each recording's hearings (setWarps)
 
     // One decoded sample through every stage, in place.
     void preprocess(std::vector<float> &a) const
@@ -238,6 +240,21 @@ void Predictor::setThreads(int threads)
 bool Predictor::audio() const
 {
     return m_s->audio;
+}
+
+Status Predictor::setWarps(const std::vector<double> &warps)
+{
+    if (std::string why = warpsProblem(warps); !why.empty()) return makeError(why);
+    const std::vector<double> speeds = hearingSpeeds(warps);
+    if (!m_s->audio && speeds.size() > 1)
+        return makeError("--warp is for models of recordings; " + m_s->file + " reads pictures");
+    m_s->speeds = speeds;
+    return {};
+}
+
+const std::vector<double> &Predictor::speeds() const
+{
+    return m_s->speeds;
 }
 
 Result<std::unique_ptr<Predictor>> Predictor::open(const std::string &path,
@@ -396,12 +413,17 @@ std::vector<Result<Prediction>> Predictor::predictFiles(const std::vector<std::s
     const Shape &sample = m_s->shapes.back();
     const int64_t classes = int64_t(m_s->classNames.size());
     const size_t k = size_t(std::clamp<int64_t>(topK, 1, classes));
-    for (size_t first = 0; first < paths.size(); first += kChunk) {
-        const size_t count = std::min(kChunk, paths.size() - first);
+    // Each input's hearings are rows of the batch one after another (setWarps).
+    const std::vector<double> &speeds = m_s->audio ? m_s->speeds : std::vector<double>{1.0};
+    const size_t hearings = speeds.size(), numel = size_t(sample.numel());
+    // At most kChunk rows a forward pass, however many hearings: the memory a batch takes.
+    const size_t perChunk = std::max<size_t>(1, kChunk / hearings);
+    for (size_t first = 0; first < paths.size(); first += perChunk) {
+        const size_t count = std::min(perChunk, paths.size() - first);
         std::vector<Prediction> preds(count);
         std::vector<std::optional<Error>> errors(count);
         std::vector<size_t> rows; // inputs of this chunk that decoded, in order
-        std::vector<float> x(count * size_t(sample.numel()));
+        std::vector<float> x(count * hearings * numel);
         for (size_t i = 0; i < count; ++i) {
             const auto start = Clock::now();
             // As the data flow does: a recording's samples as they are, an image's bytes to
@@ -425,9 +447,14 @@ std::vector<Result<Prediction>> Predictor::predictFiles(const std::vector<std::s
                 for (size_t j = 0; j < a.size(); ++j)
                     a[j] = float(pixels.value()[j]) / 255.0f;
             }
+            float *dst = x.data() + rows.size() * hearings * numel;
+            for (size_t h = 1; h < hearings; ++h) {
+                std::vector<float> heard = data::stretchedAroundMiddle(a, speeds[h]);
+                m_s->preprocess(heard);
+                std::copy(heard.begin(), heard.end(), dst + h * numel);
+            }
             m_s->preprocess(a);
-            std::copy(a.begin(), a.end(),
-                      x.begin() + std::ptrdiff_t(rows.size() * size_t(sample.numel())));
+            std::copy(a.begin(), a.end(), dst);
             preds[i].sample = std::move(a);
             preds[i].milliseconds = msSince(start);
             rows.push_back(i);
@@ -435,27 +462,43 @@ std::vector<Result<Prediction>> Predictor::predictFiles(const std::vector<std::s
         if (!rows.empty()) {
             const auto start = Clock::now();
             const int64_t n = int64_t(rows.size());
-            const Tensor scores = scoresOf(m_s->model, *m_s->backend, x.data(), n, sample);
+            const Tensor scores =
+                scoresOf(m_s->model, *m_s->backend, x.data(), n * int64_t(hearings), sample);
             const double share = msSince(start) / double(n);
             for (int64_t r = 0; r < n; ++r) {
-                const float *row = scores.f32() + r * classes;
+                const float *rows0 = scores.f32() + r * int64_t(hearings) * classes;
                 // Finite weights can still overflow on an input (found by fuzz_model: weights
                 // of 2e37 gave infinite scores and NaN probabilities): no prediction then.
-                if (!std::all_of(row, row + classes, [](float v) { return std::isfinite(v); })) {
+                if (!std::all_of(rows0, rows0 + int64_t(hearings) * classes,
+                                 [](float v) { return std::isfinite(v); })) {
                     errors[rows[size_t(r)]] =
                         fileError(paths[first + rows[size_t(r)]],
                                   "the model's scores for it are not numbers (NaN or infinite): "
                                   "its weights overflow on this input; is the model damaged?");
                     continue;
                 }
-                const std::vector<double> p = softmax(row, classes);
+                // Heard once, the scores rank the classes, as the evaluation's arg-max does;
+                // heard several ways, the mean of the hearings' probabilities.
+                std::vector<double> p = softmax(rows0, classes), rank(rows0, rows0 + classes);
+                if (hearings > 1) {
+                    for (size_t h = 1; h < hearings; ++h) {
+                        const std::vector<double> q =
+                            softmax(rows0 + int64_t(h) * classes, classes);
+                        for (size_t c = 0; c < q.size(); ++c)
+                            p[c] += q[c];
+                    }
+                    for (double &v : p)
+                        v /= double(hearings);
+                    rank = p;
+                }
                 std::vector<int32_t> order(static_cast<size_t>(classes));
                 for (int32_t c = 0; c < int32_t(classes); ++c)
                     order[size_t(c)] = c;
                 // Most probable first; ties keep the lower class first, as the evaluation's
                 // arg-max does.
-                std::stable_sort(order.begin(), order.end(),
-                                 [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+                std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+                    return rank[size_t(a)] > rank[size_t(b)];
+                });
                 Prediction &pred = preds[rows[size_t(r)]];
                 for (size_t j = 0; j < k; ++j)
                     pred.top.push_back(

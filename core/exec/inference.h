@@ -73,6 +73,15 @@ public:
     // process setting: Debian's oneDNN runs on OpenMP, whose thread count is the process's.
     void setThreads(int threads);
     bool audio() const; // recordings in, rather than images
+    // Recordings only: each is also heard played 1 - w and 1 + w times as fast for each w of
+    // warps above 0 (data::stretchedAroundMiddle after decoding: a longer and a shorter vocal
+    // tract, a lower and a higher voice), and its probabilities are the mean of the hearings',
+    // as listen hears each window (ListenOptions::warps). No warps (the default) hear each
+    // recording once, as the evaluation does. A prediction's sample and saliency are those of
+    // the hearing at its own speed. The error says why the warps cannot be heard (each 0 to
+    // 0.3, at most 4), or that the model reads pictures.
+    Status setWarps(const std::vector<double> &warps);
+    const std::vector<double> &speeds() const; // the hearings: 1 first, then the warped ones
 
     // The model's scores ([n, classes], row by row) for n decoded samples: an image's pixels
     // scaled to [0, 1] (channels x height x width, as data::decodeImageFile gives them over

@@ -135,9 +135,7 @@ Result<Listener> Listener::make(Scorer scorer, std::vector<std::string> names, i
                      {},
                      {},
                      0};
-    if (o.warps.size() > 4) return Error{"--warp takes at most 4 values", {}, {}, 0};
-    for (double w : o.warps)
-        if (!(w >= 0 && w <= 0.3)) return Error{"--warp must be from 0 to 0.3", {}, {}, 0};
+    if (std::string why = warpsProblem(o.warps); !why.empty()) return Error{why, {}, {}, 0};
     const int64_t hop = std::max<int64_t>(1, std::llround(o.hopMs * double(rate) / 1000.0));
     return Listener(std::move(scorer), std::move(names), o, rate, window, hop);
 }

@@ -14,6 +14,25 @@
 
 namespace fb::exec {
 
+// The speeds a recording is heard at for these warps, as listen hears each window and infer
+// each recording (--warp): 1, then 1 - w and 1 + w for each w above 0.
+inline std::vector<double> hearingSpeeds(const std::vector<double> &warps)
+{
+    std::vector<double> out{1.0};
+    for (double w : warps)
+        if (w > 0) out.insert(out.end(), {1.0 - w, 1.0 + w});
+    return out;
+}
+
+// Why these warps cannot be heard ("" when they can): each 0 to 0.3, at most 4 of them.
+inline std::string warpsProblem(const std::vector<double> &warps)
+{
+    if (warps.size() > 4) return "--warp takes at most 4 values";
+    for (double w : warps)
+        if (!(w >= 0 && w <= 0.3)) return "--warp must be from 0 to 0.3";
+    return {};
+}
+
 // Keyword spotting with a model trained on fixed-length recordings (docs/audio.md, "Listen"):
 // windows of the model's length slide over a stream every hop, each goes through the model's
 // saved preprocessing and the model (one forward per window, as a live microphone gives them),
@@ -78,19 +97,18 @@ struct ListenOptions {
     // more with none in 2.2 hours, for each of three models (docs/audio-history.md, "Each window
     // heard three ways").
     std::vector<double> warps = {0.08};
-    // The speeds each window is heard at: 1, then 1 - w and 1 + w for each w of warps above 0.
-    std::vector<double> speeds() const
-    {
-        std::vector<double> out{1.0};
-        for (double w : warps)
-            if (w > 0) out.insert(out.end(), {1.0 - w, 1.0 + w});
-        return out;
-    }
+    // The speeds each window is heard at (hearingSpeeds below).
+    std::vector<double> speeds() const;
     // Classes that are never detected: by name, case-insensitive, with or without underscores
     // around them ("_background_noise_", Speech Commands' own spelling, too).
     std::vector<std::string> ignore = {"background", "background_noise", "unknown", "silence",
                                        "noise"};
 };
+
+inline std::vector<double> ListenOptions::speeds() const
+{
+    return hearingSpeeds(warps);
+}
 
 // A class name as --ignore and label files match it: lower case, without surrounding
 // underscores ("_Background_Noise_" is "background_noise").

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""What hearing each recording three ways does to `flowbench-cli infer`: the share of recordings
+named right, heard once (`--warp 0`, as the evaluation) and heard with each --warp given
+(`--warp 0.08`, infer's default: also played 0.92 and 1.08 times as fast, the probabilities the
+mean of the three), over groups of voices.
+
+    python3 bench/infer_hearings.py --model runs/<run> --words ~/.local/share/flowbench/spoken_digits \
+        --voices '^flite-' --voices '^festival-(cs|ca)-'
+    python3 bench/infer_hearings.py --model runs/<run> --words DATA --held-out --voices '^espeak-' \
+        --voices '^flite-' --voices '^festival-' --voices .
+
+--words is a folder `audio_folder` reads (LABEL_SPEAKER_INDEX.wav); each --voices a regular
+expression over the speaker, one group of recordings each, every recording of a matching speaker
+in it. --held-out keeps only those the model never trained on (its evaluate node's, as
+`flowbench-cli held-out-stream` lists them), for a model trained on that folder; for a model
+trained with those voices held out (validation_speakers), every recording of theirs is new to
+it already. --held-out lists the words only, not the background noise. Printed: for each
+group the share named right (every class, the digits alone, and the other words and sounds) at
+each hearing, and how many recordings each hearing named right that the single one did not, and
+the other way round. Every recording is heard by one `infer` process per setting.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from listen_beside import held_out  # noqa: E402
+from listen_curve import CLI  # noqa: E402
+
+NAME = re.compile(r"^([^_]+)_(.+)_([^_]+)\.wav$")
+
+
+def predictions(model, files, warp):
+    """infer's top class for each file, heard at --warp warp."""
+    r = subprocess.run([CLI, "infer", model, "--top", "1", "--warp", warp] + files,
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"infer_hearings: infer --warp {warp} failed: {r.stderr[-2000:]}")
+    out = {}
+    for line in r.stdout.splitlines():
+        o = json.loads(line)
+        out[o["input"]] = o["top"][0]["class"]
+    if len(out) != len(files):
+        sys.exit(f"infer_hearings: infer gave {len(out)} predictions for {len(files)} files")
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", required=True, help="a run folder or a model file")
+    ap.add_argument("--words", required=True, help="a folder of LABEL_SPEAKER_INDEX.wav")
+    ap.add_argument("--voices", action="append", required=True,
+                    help="a regular expression over the speaker: one group (repeatable)")
+    ap.add_argument("--held-out", action="store_true",
+                    help="only the recordings the model's evaluation held out")
+    ap.add_argument("--warp", action="append", default=None,
+                    help="the hearings to set beside --warp 0 (repeatable; default 0.08)")
+    a = ap.parse_args()
+    warps = a.warp or ["0.08"]
+    only = None
+    if a.held_out:
+        with tempfile.TemporaryDirectory() as tmp:
+            only = held_out(a.model, tmp)
+    groups = []
+    for voices in a.voices:
+        files = []
+        for f in sorted(os.listdir(a.words)):
+            m = NAME.match(f)
+            if m and re.search(voices, m.group(2)) and (only is None or f in only):
+                files.append(os.path.join(a.words, f))
+        if not files:
+            sys.exit(f"infer_hearings: no recording in {a.words} of a speaker matching {voices!r}")
+        groups.append((voices, files))
+    every = sorted({f for _, files in groups for f in files})
+    heard = {w: predictions(a.model, every, w) for w in ["0"] + warps}
+    print(f"model {a.model}; words {a.words}{' (held out)' if a.held_out else ''}")
+    print("| voices | recordings | digits | " +
+          " | ".join(f"--warp {w}: all, digits, others" for w in ["0"] + warps) +
+          " | " + " | ".join(f"{w}: gained, lost" for w in warps) + " |")
+    print("|---|---:|---:|" + "---:|" * (1 + 2 * len(warps)))
+    for voices, files in groups:
+        label = {f: NAME.match(os.path.basename(f)).group(1) for f in files}
+        digits = [f for f in files if label[f].isdigit()]
+        others = [f for f in files if not label[f].isdigit()]
+
+        def share(fs, w):
+            return 100 * sum(heard[w][f] == label[f] for f in fs) / max(len(fs), 1)
+
+        cells = []
+        for w in ["0"] + warps:
+            cells.append(f"{share(files, w):.2f}, {share(digits, w):.2f}, {share(others, w):.2f}%")
+        for w in warps:
+            gained = sum(heard[w][f] == label[f] != heard["0"][f] for f in files)
+            lost = sum(heard["0"][f] == label[f] != heard[w][f] for f in files)
+            cells.append(f"{gained}, {lost}")
+        print(f"| `{voices}` | {len(files)} | {len(digits)} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
