@@ -901,10 +901,12 @@ private:
         for (const QString &name : QDir(kData).entryList({"*.wav"}, QDir::Files, QDir::Name))
             if (heldOut.match(speakerOf(name)).hasMatch()) files << kData + "/" + name;
         // Heard once, as the evaluation hears them (inferReproducesTheEvaluation), and as infer
-        // hears a recording by default, three ways.
-        for (QList<int> *predicted : {&m_heldOutPredicted, &m_heldOutHeard3}) {
+        // hears a recording by default, three ways. Kept only once both are there: the first
+        // being kept is what says they were made.
+        QList<int> once, threeWays;
+        for (QList<int> *predicted : {&once, &threeWays}) {
             const QStringList warp =
-                predicted == &m_heldOutPredicted ? QStringList{"--warp", "0"} : QStringList{};
+                predicted == &once ? QStringList{"--warp", "0"} : QStringList{};
             const Run inf =
                 ::run(FLOWBENCH_CLI, QStringList{"infer", run, "--top", "1"} + warp + files);
             if (inf.exitCode != 0) return fail("infer: " + inf.err.right(2000));
@@ -921,6 +923,8 @@ private:
                                   .toInt();
         }
         m_heldOutFiles = files;
+        m_heldOutHeard3 = threeWays;
+        m_heldOutPredicted = once;
         return true;
     }
 

@@ -473,8 +473,10 @@ std::vector<Result<Prediction>> Predictor::predictFiles(const std::vector<std::s
                                  [](float v) { return std::isfinite(v); })) {
                     errors[rows[size_t(r)]] =
                         fileError(paths[first + rows[size_t(r)]],
-                                  "the model's scores for it are not numbers (NaN or infinite): "
-                                  "its weights overflow on this input; is the model damaged?");
+                                  std::string("the model's scores for it") +
+                                      (hearings > 1 ? " (or one of its --warp hearings)" : "") +
+                                      " are not numbers (NaN or infinite): its weights overflow "
+                                      "on this input; is the model damaged?");
                     continue;
                 }
                 // Heard once, the scores rank the classes, as the evaluation's arg-max does;

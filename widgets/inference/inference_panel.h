@@ -87,8 +87,9 @@ public:
     int listenAverage() const;
     void setListenWith(const QStringList &models);
     QStringList listenWith() const;
-    // Whether every window is also heard 8% faster and slower (`listen --warp 0.08`, the
-    // engine's default; off: `--warp 0`, a third of the work).
+    // Whether every window, and every recording predicted, is also heard 8% faster and slower
+    // (`listen --warp 0.08` and `infer --warp 0.08`, the engine's default; off: `--warp 0`, a
+    // third of the work).
     void setListenWarp(bool on);
     bool listenWarp() const;
     struct Heard {
