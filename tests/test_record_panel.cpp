@@ -209,6 +209,18 @@ std::vector<float> toneWords(int seconds)
     return take;
 }
 
+// One second at 16 kHz: a 1100 Hz tone from 0.31 to 0.63 s in silence, between the pitches of
+// listensLiveInTryTheModel's two words, which its model is less sure of.
+std::vector<float> toneBetween()
+{
+    std::vector<float> tone(16000);
+    for (size_t k = 0; k < tone.size(); ++k)
+        tone[k] = k > 5000 && k < 10000
+                      ? float(0.15 * std::sin(2 * M_PI * 1100 * double(k) / 16000.0))
+                      : 0.0f;
+    return tone;
+}
+
 } // namespace
 
 class TestRecordPanel : public QObject {
@@ -677,12 +689,7 @@ private slots:
         // ways with the "±8% speed too" box on (infer's default), once with it off (--warp 0).
         {
             const QString clip = dir.filePath("between.wav");
-            std::vector<float> tone(16000);
-            for (size_t k = 0; k < tone.size(); ++k)
-                tone[k] = k > 5000 && k < 10000
-                              ? float(0.15 * std::sin(2 * M_PI * 1100 * double(k) / 16000.0))
-                              : 0.0f;
-            QVERIFY(fb::data::writeWav(clip.toStdString(), tone, 16000).ok());
+            QVERIFY(fb::data::writeWav(clip.toStdString(), toneBetween(), 16000).ok());
             QList<double> shown;
             for (bool warp : {true, false}) {
                 QProcess c;
@@ -1355,8 +1362,7 @@ private:
     // decoded samples infer gives back (--inputs); --warp 0 hears it once, as the evaluation.
     static void inferHearsARecordingThreeWays(const QString &run, const std::vector<float> &words)
     {
-        // A piece of the words' recording with "high" off its middle, and a tone between the
-        // two words' pitches, which the model is less sure of.
+        // A piece of the words' recording with "high" off its middle, and toneBetween().
         QTemporaryDir dir;
         const QString high = dir.filePath("high.wav"), between = dir.filePath("between.wav"),
                       notAudio = dir.filePath("notes.wav");
@@ -1364,11 +1370,7 @@ private:
                                    std::vector<float>(words.begin() + 6000, words.begin() + 24000),
                                    16000)
                     .ok());
-        std::vector<float> tone(16000);
-        for (size_t k = 0; k < tone.size(); ++k)
-            tone[k] = k > 5000 && k < 10000 ? float(0.15 * std::sin(2 * M_PI * 1100 * k / 16000.0))
-                                            : 0.0f;
-        QVERIFY(fb::data::writeWav(between.toStdString(), tone, 16000).ok());
+        QVERIFY(fb::data::writeWav(between.toStdString(), toneBetween(), 16000).ok());
         // Between the two, a file that is no recording: answered with its error, and the
         // recording after it still gets its own hearings.
         QFile notes(notAudio);

@@ -413,8 +413,9 @@ std::vector<Result<Prediction>> Predictor::predictFiles(const std::vector<std::s
     const Shape &sample = m_s->shapes.back();
     const int64_t classes = int64_t(m_s->classNames.size());
     const size_t k = size_t(std::clamp<int64_t>(topK, 1, classes));
-    // Each input's hearings are rows of the batch one after another (setWarps).
-    const std::vector<double> &speeds = m_s->audio ? m_s->speeds : std::vector<double>{1.0};
+    // Each input's hearings are rows of the batch one after another (setWarps; a model of
+    // pictures is always heard once).
+    const std::vector<double> &speeds = m_s->speeds;
     const size_t hearings = speeds.size(), numel = size_t(sample.numel());
     // At most kChunk rows a forward pass, however many hearings: the memory a batch takes.
     const size_t perChunk = std::max<size_t>(1, kChunk / hearings);
