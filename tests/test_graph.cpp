@@ -1081,6 +1081,38 @@ void TestGraph::lossParamsReachTheLoss()
     };
     QVERIFY2(std::abs(lossWith(nullptr) - 0.753109127) < 1e-6, "the default: no smoothing");
     QVERIFY(std::abs(lossWith("loss.label_smoothing=0.3") - 0.903109127) < 1e-6);
+    // logit_adjustment: evaluation reads the outputs as they are; training adds tau x log(the
+    // class's share of the training labels): counts 1, 1, 2 add log(1/4), log(1/4), log(1/2),
+    // and the gradient is the adjusted softmax's.
+    QVERIFY(std::abs(lossWith("loss.logit_adjustment=1") - 0.753109127) < 1e-6);
+    {
+        PipelineDocument doc = parseOrFail(minimalPipeline());
+        QVERIFY(applySetting(doc, "loss.logit_adjustment=1", exec::nodeTypes()).ok());
+        auto job = exec::readTrainingJob(doc);
+        QVERIFY(job.ok());
+        const std::unique_ptr<nn::Loss> loss = exec::buildLoss(job.value());
+        QVERIFY2(!loss->capturable(), "the adjusted step uploads its offsets");
+        loss->setClassCounts({1, 1, 2});
+        Tensor logits = Tensor::empty({2, 3}), labels = Tensor::empty({2}, DType::I32),
+               grad = Tensor::empty({2, 3});
+        const float l[] = {1, 2, 3, 0, 0, 0};
+        std::copy(std::begin(l), std::end(l), logits.f32());
+        labels.data<int32_t>()[0] = 2, labels.data<int32_t>()[1] = 1;
+        const LossResult r = loss->compute(referenceBackend(), logits, labels, &grad);
+        QVERIFY2(std::abs(r.loss - 0.805361488) < 1e-6,
+                 qPrintable(QString::number(r.loss, 'g', 9)));
+        const double want[] = {0.0270323, 0.0734814, -0.1005137, 0.125, -0.375, 0.25};
+        for (int i = 0; i < 6; ++i)
+            QVERIFY(std::abs(grad.f32()[i] - want[i]) < 1e-6);
+        // 0.5 with counts 0, 2, 4: a class with no sample counts as half of one.
+        PipelineDocument half = parseOrFail(minimalPipeline());
+        QVERIFY(applySetting(half, "loss.logit_adjustment=0.5", exec::nodeTypes()).ok());
+        const std::unique_ptr<nn::Loss> halfLoss =
+            exec::buildLoss(exec::readTrainingJob(half).value());
+        halfLoss->setClassCounts({0, 2, 4});
+        const float h = halfLoss->compute(referenceBackend(), logits, labels, &grad).loss;
+        QVERIFY2(std::abs(h - 0.669041326) < 1e-6, qPrintable(QString::number(h, 'g', 9)));
+    }
     // 1 would make every class the target alike: refused, naming the parameter.
     PipelineDocument doc = parseOrFail(minimalPipeline());
     const Status s = applySetting(doc, "loss.label_smoothing=1", exec::nodeTypes());

@@ -744,6 +744,11 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
             return nodeError(job.outputNode, s.error().message);
         }
     }
+    // How common each class is in training, for a loss that weighs it (logit adjustment).
+    std::vector<int64_t> classCounts(size_t(classes), 0);
+    for (const auto label : flow.dataset().labels)
+        if (label >= 0 && label < classes) ++classCounts[size_t(label)];
+    loss->setClassCounts(classCounts);
     FB_TRY(checkMemory(model, job, backend));
     model.initialize(job.seed);
     model.setProfiling(options.profile);

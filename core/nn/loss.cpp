@@ -1,5 +1,8 @@
 #include "core/nn/loss.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace fb::nn {
 
 Status Loss::check(const Shape &out, int32_t classes) const
@@ -19,19 +22,52 @@ namespace {
 
 class CrossEntropy final : public Loss {
 public:
-    explicit CrossEntropy(float smoothing)
+    CrossEntropy(float smoothing, float adjustment)
         : m_smoothing(smoothing)
+        , m_adjustment(adjustment)
     {}
     std::string type() const override { return "cross_entropy"; }
+    // The adjusted step uploads its offsets when the batch's shape changes: not capturable.
+    bool capturable() const override { return m_adjustment == 0.0f; }
+    void setClassCounts(const std::vector<int64_t> &counts) override
+    {
+        double total = 0;
+        for (int64_t c : counts)
+            total += double(std::max<int64_t>(c, 0));
+        m_offsets.assign(counts.size(), 0.0f);
+        if (total <= 0) return;
+        for (size_t c = 0; c < counts.size(); ++c)
+            m_offsets[c] =
+                float(double(m_adjustment) * std::log(std::max(double(counts[c]), 0.5) / total));
+    }
     LossResult compute(Backend &b, const Tensor &out, const Tensor &labels,
                        const Tensor *dout) override
     {
-        return b.softmaxCrossEntropy(out.f32(), labels.data<int32_t>(), out.shape()[0],
-                                     out.shape()[1], dout ? dout->f32() : nullptr, m_smoothing);
+        const int64_t n = out.shape()[0], classes = out.shape()[1];
+        const float *logits = out.f32();
+        if (dout && m_adjustment != 0.0f && int64_t(m_offsets.size()) == classes) {
+            // The offsets are constants, so the gradient with respect to the adjusted outputs is
+            // the gradient with respect to the outputs.
+            if (!m_rows.defined() || m_rows.shape() != out.shape() ||
+                m_rows.device() != out.device()) {
+                Tensor host = Tensor::empty(out.shape());
+                for (int64_t i = 0; i < n; ++i)
+                    std::copy(m_offsets.begin(), m_offsets.end(), host.f32() + i * classes);
+                m_rows = b.empty(out.shape());
+                b.upload(m_rows.raw(), host.raw(), host.bytes());
+                m_adjusted = b.empty(out.shape());
+            }
+            b.add(logits, m_rows.f32(), m_adjusted.f32(), n * classes);
+            logits = m_adjusted.f32();
+        }
+        return b.softmaxCrossEntropy(logits, labels.data<int32_t>(), n, classes,
+                                     dout ? dout->f32() : nullptr, m_smoothing);
     }
 
 private:
-    float m_smoothing;
+    float m_smoothing, m_adjustment;
+    std::vector<float> m_offsets; // tau * log(share), one per class
+    Tensor m_rows, m_adjusted;    // the offsets for every row of a batch; the adjusted outputs
 };
 
 class Mse final : public Loss {
@@ -71,9 +107,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<Loss> makeCrossEntropy(float labelSmoothing)
+std::unique_ptr<Loss> makeCrossEntropy(float labelSmoothing, float logitAdjustment)
 {
-    return std::make_unique<CrossEntropy>(labelSmoothing);
+    return std::make_unique<CrossEntropy>(labelSmoothing, logitAdjustment);
 }
 std::unique_ptr<Loss> makeMse()
 {

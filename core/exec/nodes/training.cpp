@@ -96,11 +96,20 @@ void addTraining(NodeCatalog &c)
     c.add(loss(
         "cross_entropy", "Cross-entropy loss",
         "Softmax cross-entropy of the model's outputs against the labels, mean over the batch.",
-        [](const NodeParams &p) { return nn::makeCrossEntropy(p.f("label_smoothing")); },
+        [](const NodeParams &p) {
+            return nn::makeCrossEntropy(p.f("label_smoothing"), p.f("logit_adjustment"));
+        },
         {floatParam("label_smoothing", 0.0, halfOpen(0, 1),
                     "Target (1 - s) for the label and s / classes for every class, as PyTorch's "
                     "label_smoothing; 0 = the label alone. Keeps the model from growing ever "
-                    "surer of its training labels (0.1 is usual).")}));
+                    "surer of its training labels (0.1 is usual)."),
+         floatParam("logit_adjustment", 0.0, closed(0, 4),
+                    "In training, adds this times log(the class's share of the training labels) "
+                    "to each output before the softmax (Menon et al. 2021's logit-adjusted "
+                    "loss): the model learns to name a class for the evidence, not for how "
+                    "common the class was in training. 1: every class as likely as every other "
+                    "(a class the data has many of, such as 'unknown', wins no more for it); "
+                    "0: as common as in the training data.")}));
     c.add(loss("mse", "Mean squared error",
                "Mean squared error of the model's outputs against one-hot labels.",
                [](const NodeParams &) { return nn::makeMse(); }));
