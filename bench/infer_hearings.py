@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""What hearing each recording three ways does to `flowbench-cli infer`: the share of recordings
-named right, heard once (`--warp 0`, as the evaluation) and heard with each --warp given
-(`--warp 0.08`, infer's default: also played 0.92 and 1.08 times as fast, the probabilities the
-mean of the three), over groups of voices.
+"""What hearing each recording three ways, and taking the training data's class shares out of
+the probabilities, do to `flowbench-cli infer`: the share of recordings named right, heard once
+and as trained (`--warp 0 --balance 0`, as the evaluation) and with each --warp and --balance
+given (`--warp 0.08 --balance 0.5`, infer's defaults: also played 0.92 and 1.08 times as fast,
+the probabilities the mean of the three, each over its class's share of the training labels to
+the power 0.5), over groups of voices.
 
     python3 bench/infer_hearings.py --model runs/<run> --words ~/.local/share/flowbench/spoken_digits \
         --voices '^flite-' --voices '^festival-(cs|ca)-'
+    python3 bench/infer_hearings.py ... --balance 0 --balance 0.5 --balance 1
     python3 bench/infer_hearings.py --model runs/<run> --words DATA --held-out --voices '^espeak-' \
         --voices '^flite-' --voices '^festival-' --voices .
 
@@ -35,12 +38,13 @@ from listen_curve import CLI  # noqa: E402
 NAME = re.compile(r"^([^_]+)_(.+)_([^_]+)\.wav$")
 
 
-def predictions(model, files, warp):
-    """infer's top class for each file, heard at --warp warp."""
-    r = subprocess.run([CLI, "infer", model, "--top", "1", "--warp", warp] + files,
-                       capture_output=True, text=True)
+def predictions(model, files, warp, balance):
+    """infer's top class for each file, heard at --warp warp and --balance balance."""
+    r = subprocess.run([CLI, "infer", model, "--top", "1", "--warp", warp, "--balance", balance]
+                       + files, capture_output=True, text=True)
     if r.returncode != 0:
-        sys.exit(f"infer_hearings: infer --warp {warp} failed: {r.stderr[-2000:]}")
+        sys.exit(f"infer_hearings: infer --warp {warp} --balance {balance} failed: "
+                 f"{r.stderr[-2000:]}")
     out = {}
     for line in r.stdout.splitlines():
         o = json.loads(line)
@@ -60,8 +64,14 @@ def main():
                     help="only the recordings the model's evaluation held out")
     ap.add_argument("--warp", action="append", default=None,
                     help="the hearings to set beside --warp 0 (repeatable; default 0.08)")
+    ap.add_argument("--balance", action="append", default=None,
+                    help="infer's --balance for each setting but the first (repeatable; default "
+                         "0.5); the first, --warp 0, is heard as the evaluation hears, balance 0")
     a = ap.parse_args()
-    warps = a.warp or ["0.08"]
+    # Each setting a (warp, balance): the evaluation's first, then every --warp at every
+    # --balance.
+    settings = [("0", "0")] + [(w, b) for w in a.warp or ["0.08"] for b in a.balance or ["0.5"]]
+    base, rest = settings[0], settings[1:]
     only = None
     if a.held_out:
         with tempfile.TemporaryDirectory() as tmp:
@@ -77,12 +87,12 @@ def main():
             sys.exit(f"infer_hearings: no recording in {a.words} of a speaker matching {voices!r}")
         groups.append((voices, files))
     every = sorted({f for _, files in groups for f in files})
-    heard = {w: predictions(a.model, every, w) for w in ["0"] + warps}
+    heard = {st: predictions(a.model, every, *st) for st in settings}
     print(f"model {a.model}; words {a.words}{' (held out)' if a.held_out else ''}")
     print("| voices | recordings | digits | " +
-          " | ".join(f"--warp {w}: all, digits, others" for w in ["0"] + warps) +
-          " | " + " | ".join(f"{w}: gained, lost" for w in warps) + " |")
-    print("|---|---:|---:|" + "---:|" * (1 + 2 * len(warps)))
+          " | ".join(f"--warp {w} --balance {b}: all, digits, others" for w, b in settings) +
+          " | " + " | ".join(f"{w}, {b}: gained, lost" for w, b in rest) + " |")
+    print("|---|---:|---:|" + "---:|" * (1 + 2 * len(rest)))
     for voices, files in groups:
         label = {f: NAME.match(os.path.basename(f)).group(1) for f in files}
         digits = [f for f in files if label[f].isdigit()]
@@ -92,11 +102,12 @@ def main():
             return 100 * sum(heard[w][f] == label[f] for f in fs) / max(len(fs), 1)
 
         cells = []
-        for w in ["0"] + warps:
-            cells.append(f"{share(files, w):.2f}, {share(digits, w):.2f}, {share(others, w):.2f}%")
-        for w in warps:
-            gained = sum(heard[w][f] == label[f] != heard["0"][f] for f in files)
-            lost = sum(heard["0"][f] == label[f] != heard[w][f] for f in files)
+        for st in settings:
+            cells.append(f"{share(files, st):.2f}, {share(digits, st):.2f}, "
+                         f"{share(others, st):.2f}%")
+        for st in rest:
+            gained = sum(heard[st][f] == label[f] != heard[base][f] for f in files)
+            lost = sum(heard[base][f] == label[f] != heard[st][f] for f in files)
             cells.append(f"{gained}, {lost}")
         print(f"| `{voices}` | {len(files)} | {len(digits)} | " + " | ".join(cells) + " |")
 

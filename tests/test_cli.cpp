@@ -1669,6 +1669,8 @@ private slots:
             meta["pipeline"] = meta["pipeline"].toString().replace("\"lr\": 0.05", "\"lr\": -1");
         header["__metadata__"] = meta;
         QByteArray json = QJsonDocument(header).toJson(QJsonDocument::Compact);
+        // At least one space of padding, so that a header one byte short is still whole JSON.
+        json.append(' ');
         while (json.size() % 8)
             json.append(' ');
         const quint64 old = n;

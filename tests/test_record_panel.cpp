@@ -10,6 +10,7 @@
 #include "core/data/audio_files.h"
 #include "core/data/utterances.h"
 #include "core/exec/inference.h"
+#include "core/io/safetensors.h"
 #include "widgets/audio/pcm.h"
 #include "widgets/audio/record_panel.h"
 #include "widgets/inference/inference_panel.h"
@@ -34,6 +35,7 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <csignal>
@@ -1397,13 +1399,16 @@ private:
             return out;
         };
         QString err, errOnce;
-        const QList<QJsonObject> three = infer({}, &err), once = infer({"--warp", "0"}, &errOnce);
+        const QList<QJsonObject> three = infer({"--balance", "0"}, &err),
+                                 once = infer({"--warp", "0", "--balance", "0"}, &errOnce);
         QCOMPARE(three.size(), 2);
         QCOMPARE(once.size(), 2);
         QVERIFY2(err.contains("each recording heard at 0.92, 1 and 1.08 times its speed"),
                  qPrintable(err));
         QVERIFY2(!errOnce.contains("heard at"), qPrintable(errOnce));
+        QVERIFY2(!err.contains("class shares"), qPrintable(err));
         double moved = 0;
+        std::vector<std::vector<double>> means; // each recording's, heard three ways
         for (int i = 0; i < 2; ++i) {
             const QByteArray b = QByteArray::fromBase64(three[i]["waveform"].toString().toLatin1());
             std::vector<float> wave(size_t(b.size()) / sizeof(float));
@@ -1436,12 +1441,68 @@ private:
             };
             check(three[i], mean);
             check(once[i], alone);
+            means.push_back(mean);
             for (int c = 0; c < classes; ++c)
                 moved = std::max(moved, std::abs(mean[size_t(c)] - alone[size_t(c)]));
         }
         // The hearings must differ, or the comparison shows nothing.
         qInfo("three hearings moved a probability by up to %.4f", moved);
         QVERIFY2(moved > 1e-4, qPrintable(QString::number(moved)));
+
+        // --balance b (0.5 by default): each probability over its class's share of the training
+        // labels to the power b, summed to 1 again; the shares are the counts the run saved with
+        // the model, one per class, as many as the clips it trained on of each.
+        auto saved = fb::io::readSafetensors(p.modelFile());
+        QVERIFY(saved.ok());
+        QVERIFY(saved->metadata.count("class_counts"));
+        const auto counts =
+            nlohmann::json::parse(saved->metadata.at("class_counts")).get<std::vector<int64_t>>();
+        QCOMPARE(int(counts.size()), classes);
+        QVERIFY2(*std::min_element(counts.begin(), counts.end()) > 0 &&
+                     *std::min_element(counts.begin(), counts.end()) <
+                         *std::max_element(counts.begin(), counts.end()),
+                 "the test's classes must be uneven for the balance to show");
+        const std::vector<double> logShares = fb::exec::logClassShares(counts);
+        double shifted = 0;
+        for (const double b : {0.5, 1.0}) {
+            QString said;
+            const QList<QJsonObject> balanced =
+                b == 0.5 ? infer({}, &said) : infer({"--balance", "1"}, &said);
+            QCOMPARE(balanced.size(), 2);
+            QVERIFY2(said.contains(b == 0.5 ? "class shares taken out halfway (--balance 0.5"
+                                            : "class shares taken out wholly (--balance 1"),
+                     qPrintable(said));
+            for (int i = 0; i < 2; ++i) {
+                std::vector<double> want = means[size_t(i)];
+                double sum = 0;
+                for (int c = 0; c < classes; ++c)
+                    sum += want[size_t(c)] *= std::exp(-b * logShares[size_t(c)]);
+                const QJsonArray top = balanced[i]["top"].toArray();
+                QCOMPARE(top.size(), classes);
+                for (int j = 0; j < classes; ++j) {
+                    const QJsonObject t = top[j].toObject();
+                    const double got = t["probability"].toDouble(),
+                                 expected = want[size_t(t["index"].toInt())] / sum;
+                    QVERIFY2(std::abs(got - expected) < 1e-5,
+                             qPrintable(QString("--balance %1, %2: %3, expected %4")
+                                            .arg(b)
+                                            .arg(t["class"].toString())
+                                            .arg(got)
+                                            .arg(expected)));
+                    if (j > 0) QVERIFY(got <= top[j - 1].toObject()["probability"].toDouble());
+                    shifted = std::max(
+                        shifted, std::abs(got - means[size_t(i)][size_t(t["index"].toInt())]));
+                }
+            }
+        }
+        QVERIFY2(shifted > 1e-4, qPrintable(QString::number(shifted)));
+        for (const char *b : {"1.5", "-0.1", "x", ""}) {
+            QProcess c;
+            c.start(FLOWBENCH_CLI, {"infer", run, "--balance", QString(b), high});
+            c.waitForFinished(60000);
+            QCOMPARE(c.exitCode(), 2);
+            QVERIFY(c.readAllStandardError().contains("--balance needs a number from 0"));
+        }
         // Out of range, or not numbers: bad usage (exit 2), saying what.
         for (const char *w : {"0.5", "x", "0.01,0.02,0.03,0.04,0.05"}) {
             QProcess c;

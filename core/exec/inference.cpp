@@ -157,12 +157,28 @@ json savedPreprocessing(const TrainingJob &job, const Shape &sourceSample)
 std::map<std::string, std::string> inferenceMetadata(const graph::PipelineDocument &doc,
                                                      const TrainingJob &job,
                                                      const Shape &sourceSample,
-                                                     const std::vector<std::string> &classNames)
+                                                     const std::vector<std::string> &classNames,
+                                                     const std::vector<int64_t> &classCounts)
 {
-    return {{"pipeline", graph::serializePipeline(doc)},
-            {"preprocessing", savedPreprocessing(job, sourceSample)
-                                  .dump(-1, ' ', false, json::error_handler_t::replace)},
-            {"class_names", json(classNames).dump(-1, ' ', false, json::error_handler_t::replace)}};
+    std::map<std::string, std::string> meta{
+        {"pipeline", graph::serializePipeline(doc)},
+        {"preprocessing", savedPreprocessing(job, sourceSample)
+                              .dump(-1, ' ', false, json::error_handler_t::replace)},
+        {"class_names", json(classNames).dump(-1, ' ', false, json::error_handler_t::replace)}};
+    if (!classCounts.empty()) meta["class_counts"] = json(classCounts).dump();
+    return meta;
+}
+
+std::vector<double> logClassShares(const std::vector<int64_t> &counts)
+{
+    double total = 0;
+    for (int64_t c : counts)
+        total += double(std::max<int64_t>(c, 0));
+    if (total <= 0) return {};
+    std::vector<double> shares;
+    for (int64_t c : counts)
+        shares.push_back(std::log(std::max(double(c), 0.5) / total));
+    return shares;
 }
 
 std::vector<double> softmax(const float *row, int64_t classes)
@@ -190,6 +206,8 @@ struct Predictor::State {
     Backend *backend = nullptr;
     std::string pipeline; // the saved pipeline's text
     std::vector<double> speeds{1.0}; // each recording's hearings (setWarps)
+    std::vector<double> logShares;   // the training labels' class shares (logClassShares)
+    double balance = 0;              // setBalance
 
     // One decoded sample through every stage, in place.
     void preprocess(std::vector<float> &a) const
@@ -257,6 +275,24 @@ const std::vector<double> &Predictor::speeds() const
     return m_s->speeds;
 }
 
+Status Predictor::setBalance(double b)
+{
+    if (!(b >= 0 && b <= 1))
+        return makeError("--balance must be from 0 (as trained) to 1 (every class alike)");
+    m_s->balance = b;
+    return {};
+}
+
+double Predictor::balance() const
+{
+    return m_s->balance;
+}
+
+bool Predictor::knowsClassShares() const
+{
+    return !m_s->logShares.empty();
+}
+
 Result<std::unique_ptr<Predictor>> Predictor::open(const std::string &path,
                                                    const std::string &deviceName)
 {
@@ -282,6 +318,16 @@ Result<std::unique_ptr<Predictor>> Predictor::open(const std::string &path,
         s->preprocessing = json::parse(meta.at("preprocessing"));
         FB_TRY(checkSavedPreprocessing(s->preprocessing, s->file));
         s->classNames = json::parse(meta.at("class_names")).get<std::vector<std::string>>();
+        // Optional: models saved before 2026-12-07 have none.
+        if (const auto counts = meta.find("class_counts"); counts != meta.end()) {
+            FB_TRY(checkJsonNesting(counts->second, s->file + " (saved class_counts)"));
+            const auto n = json::parse(counts->second).get<std::vector<int64_t>>();
+            if (n.size() != s->classNames.size())
+                return fileError(s->file, "its saved class_counts has " + std::to_string(n.size()) +
+                                              " counts for " +
+                                              std::to_string(s->classNames.size()) + " classes");
+            s->logShares = logClassShares(n);
+        }
         const std::string kind = s->preprocessing.value("kind", "");
         s->audio = kind == "audio";
         if (s->audio) {
@@ -492,6 +538,15 @@ std::vector<Result<Prediction>> Predictor::predictFiles(const std::vector<std::s
                     }
                     for (double &v : p)
                         v /= double(hearings);
+                    rank = p;
+                }
+                if (m_s->balance > 0 && !m_s->logShares.empty()) {
+                    // p_c / share_c^b, summed to 1 again (setBalance).
+                    double sum = 0;
+                    for (size_t c = 0; c < p.size(); ++c)
+                        sum += p[c] *= std::exp(-m_s->balance * m_s->logShares[c]);
+                    for (double &v : p)
+                        v /= sum;
                     rank = p;
                 }
                 std::vector<int32_t> order(static_cast<size_t>(classes));

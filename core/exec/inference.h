@@ -22,11 +22,13 @@ namespace fb::exec {
 // model reads. The chain is the evaluate node's (what the reported
 // accuracy was measured on) or else the training chain, without its random stages.
 nlohmann::json savedPreprocessing(const TrainingJob &job, const Shape &sampleShape);
-// The metadata entries above, for a run of `doc` with those class names.
+// The metadata entries above, for a run of `doc` with those class names; with classCounts (the
+// training labels of each class) also "class_counts", which Predictor::setBalance reads.
 std::map<std::string, std::string> inferenceMetadata(const graph::PipelineDocument &doc,
                                                      const TrainingJob &job,
                                                      const Shape &sampleShape,
-                                                     const std::vector<std::string> &classNames);
+                                                     const std::vector<std::string> &classNames,
+                                                     const std::vector<int64_t> &classCounts = {});
 
 // Softmax of one row of scores (logits), in double: the probabilities every prediction reports.
 std::vector<double> softmax(const float *row, int64_t classes);
@@ -48,6 +50,11 @@ struct Prediction {
     // recording's features. Positive: the cell spoke for the prediction.
     std::vector<float> saliency;
 };
+
+// How common each class was among the training labels, as inferenceMetadata saves it
+// ("class_counts"): the natural log of each class's share, a class with no sample counting as
+// half of one (as cross_entropy's logit adjustment counts it). Empty for no counts.
+std::vector<double> logClassShares(const std::vector<int64_t> &counts);
 
 // A trained model opened for predictions on the CPU or a GPU.
 class Predictor {
@@ -82,6 +89,16 @@ public:
     // 0.3, at most 4), or that the model reads pictures.
     Status setWarps(const std::vector<double> &warps);
     const std::vector<double> &speeds() const; // the hearings: 1 first, then the warped ones
+    // How far the classes' shares of the training labels are taken out of the probabilities
+    // (b from 0 to 1): each class's probability divided by its share to the power b, the whole
+    // summed to 1 again; at 1 every class is as likely beforehand as every other (the balanced
+    // decision: a class the training data had many of wins no more for it), at 0 (the default)
+    // they are as the model gives them, as the evaluation reads them. A model saved without
+    // class counts (trained before 2026-12-07) cannot be balanced: knowsClassShares() is false
+    // and nothing changes. Applied after the hearings' mean.
+    Status setBalance(double b);
+    double balance() const;
+    bool knowsClassShares() const;
 
     // The model's scores ([n, classes], row by row) for n decoded samples: an image's pixels
     // scaled to [0, 1] (channels x height x width, as data::decodeImageFile gives them over

@@ -744,7 +744,8 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
             return nodeError(job.outputNode, s.error().message);
         }
     }
-    // How common each class is in training, for a loss that weighs it (logit adjustment).
+    // How common each class is in training: for a loss that weighs it (logit adjustment), and
+    // saved with the model (Predictor::setBalance).
     std::vector<int64_t> classCounts(size_t(classes), 0);
     for (const auto label : flow.dataset().labels)
         if (label >= 0 && label < classes) ++classCounts[size_t(label)];
@@ -983,7 +984,7 @@ Result<RunSummary> runPipeline(const graph::PipelineDocument &doc, const RunOpti
         evalFlows.empty() ? flow.dataset() : evalFlows.front()->dataset();
     const std::map<std::string, std::string> inference =
         inferenceMetadata(doc, job, Shape{evaluated.channels, evaluated.height, evaluated.width},
-                          data::classNames(flow.dataset(), classes));
+                          data::classNames(flow.dataset(), classes), classCounts);
     auto checkpoint = [&](const char *reason) -> Status {
         std::string dir;
         lossLog.flush(); // the losses up to a checkpoint are on disk with it
