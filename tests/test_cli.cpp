@@ -1616,6 +1616,10 @@ private slots:
                                        << "does not match its checksum";
         QTest::newRow("header one byte short") << "short"
                                                << "bytes but the data section has";
+        QTest::newRow("class counts that are no numbers") << "counts"
+                                                          << "its saved class_counts is damaged";
+        QTest::newRow("a class count short") << "counts1"
+                                             << "its saved class_counts is damaged";
         // Found by fuzz_model: finite weights of 2e37 overflow to infinite scores, which gave
         // NaN probabilities; the input is answered with an error instead (exit 1, as for any
         // input that cannot be predicted).
@@ -1665,6 +1669,8 @@ private slots:
             QString::fromUtf8(QJsonDocument(pre).toJson(QJsonDocument::Compact));
         if (damage == "inf" || damage == "huge")
             meta.remove("flowbench_data_crc32"); // as an older file: no sum
+        if (damage == "counts") meta["class_counts"] = "[4, \"x\"]";
+        if (damage == "counts1") meta["class_counts"] = "[8]";
         if (damage == "pipeline")
             meta["pipeline"] = meta["pipeline"].toString().replace("\"lr\": 0.05", "\"lr\": -1");
         header["__metadata__"] = meta;

@@ -321,12 +321,15 @@ Result<std::unique_ptr<Predictor>> Predictor::open(const std::string &path,
         // Optional: models saved before 2026-12-07 have none.
         if (const auto counts = meta.find("class_counts"); counts != meta.end()) {
             FB_TRY(checkJsonNesting(counts->second, s->file + " (saved class_counts)"));
-            const auto n = json::parse(counts->second).get<std::vector<int64_t>>();
-            if (n.size() != s->classNames.size())
-                return fileError(s->file, "its saved class_counts has " + std::to_string(n.size()) +
-                                              " counts for " +
-                                              std::to_string(s->classNames.size()) + " classes");
-            s->logShares = logClassShares(n);
+            const json n = json::parse(counts->second, nullptr, false);
+            if (!n.is_array() || n.size() != s->classNames.size() ||
+                !std::all_of(n.begin(), n.end(),
+                             [](const json &v) { return v.is_number_integer(); }))
+                return fileError(s->file,
+                                 "its saved class_counts is damaged: it should hold one whole "
+                                 "number for each of its " +
+                                     std::to_string(s->classNames.size()) + " classes");
+            s->logShares = logClassShares(n.get<std::vector<int64_t>>());
         }
         const std::string kind = s->preprocessing.value("kind", "");
         s->audio = kind == "audio";
