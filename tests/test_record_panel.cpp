@@ -688,16 +688,22 @@ private slots:
         if (QTest::currentTestFailed()) return;
         panel.setModel(dir.filePath("run"));
         // A short recording opened in the panel is predicted as infer predicts it: heard three
-        // ways with the "±8% speed too" box on (infer's default), once with it off (--warp 0).
+        // ways with the "±8% speed too" box on (infer's default), once with it off (--warp 0);
+        // balanced halfway with "Balance classes" on (infer's default), as trained with it off
+        // (--balance 0).
         {
             const QString clip = dir.filePath("between.wav");
             QVERIFY(fb::data::writeWav(clip.toStdString(), toneBetween(), 16000).ok());
+            QVERIFY(panel.listenWarp() && panel.balanceClasses());
             QList<double> shown;
-            for (bool warp : {true, false}) {
+            for (const auto [warp, balance] :
+                 {std::pair{true, true}, std::pair{false, true}, std::pair{true, false}}) {
                 QProcess c;
-                c.start(FLOWBENCH_CLI, QStringList{"infer", dir.filePath("run"), "--top", "1"} +
-                                           (warp ? QStringList{} : QStringList{"--warp", "0"}) +
-                                           QStringList{clip});
+                c.start(FLOWBENCH_CLI,
+                        QStringList{"infer", dir.filePath("run"), "--top", "1"} +
+                            (warp ? QStringList{} : QStringList{"--warp", "0"}) +
+                            (balance ? QStringList{} : QStringList{"--balance", "0"}) +
+                            QStringList{clip});
                 QVERIFY(c.waitForFinished(60000));
                 QCOMPARE(c.exitCode(), 0);
                 const QJsonObject top = QJsonDocument::fromJson(c.readAllStandardOutput())
@@ -705,6 +711,7 @@ private slots:
                                             .toArray()[0]
                                             .toObject();
                 panel.setListenWarp(warp);
+                panel.setBalanceClasses(balance);
                 QSignalSpy done(&panel, &fb::widgets::InferencePanel::predicted);
                 panel.predictFiles({clip});
                 QVERIFY(done.wait(60000));
@@ -717,9 +724,12 @@ private slots:
                                         .arg(top["probability"].toDouble())));
                 shown << r.probabilities.first();
             }
-            QVERIFY2(std::abs(shown[0] - shown[1]) > 1e-4,
-                     qPrintable(QString("%1 %2").arg(shown[0]).arg(shown[1])));
+            // Each box changes what is shown, or the comparison shows nothing.
+            for (int other : {1, 2})
+                QVERIFY2(std::abs(shown[0] - shown[other]) > 1e-4,
+                         qPrintable(QString("%1 %2").arg(shown[0]).arg(shown[other])));
             panel.setListenWarp(true);
+            panel.setBalanceClasses(true);
         }
 
         // Tune: the same file with its labels (as Audacity exports them), heard at every

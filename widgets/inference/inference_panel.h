@@ -92,6 +92,11 @@ public:
     // third of the work).
     void setListenWarp(bool on);
     bool listenWarp() const;
+    // "Balance classes": on (the default), a dropped or opened recording's probabilities have
+    // the training data's class shares taken out halfway (infer's default for recordings,
+    // --balance 0.5); off, as trained (--balance 0). Pictures are read as trained either way.
+    void setBalanceClasses(bool on);
+    bool balanceClasses() const;
     struct Heard {
         QString label;
         double time = 0, probability = 0; // seconds from the start of listening
@@ -215,6 +220,7 @@ private:
     QLineEdit *m_with; // other runs, separated by ';'
     QPushButton *m_addWith;
     QCheckBox *m_warp;
+    QCheckBox *m_balance;
     QPushButton *m_tune; // Tune…: a labelled recording heard at every setting
     QProcess *m_listen = nullptr;
     QAudioSource *m_listenSource = nullptr;
