@@ -11,6 +11,7 @@
 #include "core/data/utterances.h"
 #include "core/exec/inference.h"
 #include "core/io/safetensors.h"
+#include "core/nn/loss.h"
 #include "widgets/audio/pcm.h"
 #include "widgets/audio/record_panel.h"
 #include "widgets/inference/inference_panel.h"
@@ -1472,7 +1473,7 @@ private:
                      *std::min_element(counts.begin(), counts.end()) <
                          *std::max_element(counts.begin(), counts.end()),
                  "the test's classes must be uneven for the balance to show");
-        const std::vector<double> logShares = fb::exec::logClassShares(counts);
+        const std::vector<double> logShares = fb::nn::logClassShares(counts);
         double shifted = 0;
         for (const double b : {0.5, 1.0}) {
             QString said;

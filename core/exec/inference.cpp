@@ -14,6 +14,7 @@
 #include "core/graph/validate.h"
 #include "core/io/run_folder.h"
 #include "core/io/safetensors.h"
+#include "core/nn/loss.h"
 
 #include <algorithm>
 #include <chrono>
@@ -169,18 +170,6 @@ std::map<std::string, std::string> inferenceMetadata(const graph::PipelineDocume
     return meta;
 }
 
-std::vector<double> logClassShares(const std::vector<int64_t> &counts)
-{
-    double total = 0;
-    for (int64_t c : counts)
-        total += double(std::max<int64_t>(c, 0));
-    if (total <= 0) return {};
-    std::vector<double> shares;
-    for (int64_t c : counts)
-        shares.push_back(std::log(std::max(double(c), 0.5) / total));
-    return shares;
-}
-
 std::vector<double> softmax(const float *row, int64_t classes)
 {
     const float top = *std::max_element(row, row + classes);
@@ -206,7 +195,7 @@ struct Predictor::State {
     Backend *backend = nullptr;
     std::string pipeline; // the saved pipeline's text
     std::vector<double> speeds{1.0}; // each recording's hearings (setWarps)
-    std::vector<double> logShares;   // the training labels' class shares (logClassShares)
+    std::vector<double> logShares;   // the training labels' class shares (nn::logClassShares)
     double balance = 0;              // setBalance
 
     // One decoded sample through every stage, in place.
@@ -283,11 +272,6 @@ Status Predictor::setBalance(double b)
     return {};
 }
 
-double Predictor::balance() const
-{
-    return m_s->balance;
-}
-
 bool Predictor::knowsClassShares() const
 {
     return !m_s->logShares.empty();
@@ -329,7 +313,7 @@ Result<std::unique_ptr<Predictor>> Predictor::open(const std::string &path,
                                  "its saved class_counts is damaged: it should hold one whole "
                                  "number for each of its " +
                                      std::to_string(s->classNames.size()) + " classes");
-            s->logShares = logClassShares(n.get<std::vector<int64_t>>());
+            s->logShares = nn::logClassShares(n.get<std::vector<int64_t>>());
         }
         const std::string kind = s->preprocessing.value("kind", "");
         s->audio = kind == "audio";

@@ -23,7 +23,8 @@ namespace fb::exec {
 // accuracy was measured on) or else the training chain, without its random stages.
 nlohmann::json savedPreprocessing(const TrainingJob &job, const Shape &sampleShape);
 // The metadata entries above, for a run of `doc` with those class names; with classCounts (the
-// training labels of each class) also "class_counts", which Predictor::setBalance reads.
+// training labels of each class) also "class_counts", which Predictor::setBalance reads
+// (as nn::logClassShares).
 std::map<std::string, std::string> inferenceMetadata(const graph::PipelineDocument &doc,
                                                      const TrainingJob &job,
                                                      const Shape &sampleShape,
@@ -50,11 +51,6 @@ struct Prediction {
     // recording's features. Positive: the cell spoke for the prediction.
     std::vector<float> saliency;
 };
-
-// How common each class was among the training labels, as inferenceMetadata saves it
-// ("class_counts"): the natural log of each class's share, a class with no sample counting as
-// half of one (as cross_entropy's logit adjustment counts it). Empty for no counts.
-std::vector<double> logClassShares(const std::vector<int64_t> &counts);
 
 // A trained model opened for predictions on the CPU or a GPU.
 class Predictor {
@@ -97,7 +93,6 @@ public:
     // class counts (trained before 2026-12-07) cannot be balanced: knowsClassShares() is false
     // and nothing changes. Applied after the hearings' mean.
     Status setBalance(double b);
-    double balance() const;
     bool knowsClassShares() const;
 
     // The model's scores ([n, classes], row by row) for n decoded samples: an image's pixels

@@ -31,14 +31,10 @@ public:
     bool capturable() const override { return m_adjustment == 0.0f; }
     void setClassCounts(const std::vector<int64_t> &counts) override
     {
-        double total = 0;
-        for (int64_t c : counts)
-            total += double(std::max<int64_t>(c, 0));
+        const std::vector<double> shares = logClassShares(counts);
         m_offsets.assign(counts.size(), 0.0f);
-        if (total <= 0) return;
-        for (size_t c = 0; c < counts.size(); ++c)
-            m_offsets[c] =
-                float(double(m_adjustment) * std::log(std::max(double(counts[c]), 0.5) / total));
+        for (size_t c = 0; c < shares.size(); ++c)
+            m_offsets[c] = float(double(m_adjustment) * shares[c]);
     }
     LossResult compute(Backend &b, const Tensor &out, const Tensor &labels,
                        const Tensor *dout) override
@@ -106,6 +102,18 @@ private:
 };
 
 } // namespace
+
+std::vector<double> logClassShares(const std::vector<int64_t> &counts)
+{
+    double total = 0;
+    for (int64_t c : counts)
+        total += double(std::max<int64_t>(c, 0));
+    if (total <= 0) return {};
+    std::vector<double> shares;
+    for (int64_t c : counts)
+        shares.push_back(std::log(std::max(double(c), 0.5) / total));
+    return shares;
+}
 
 std::unique_ptr<Loss> makeCrossEntropy(float labelSmoothing, float logitAdjustment)
 {

@@ -37,6 +37,10 @@ public:
 // likely if every class were as common as every other. Evaluation (no dout) reads the outputs as
 // they are. Needs setClassCounts; a class with no training sample counts as half of one.
 std::unique_ptr<Loss> makeCrossEntropy(float labelSmoothing = 0.0f, float logitAdjustment = 0.0f);
+// The natural log of each class's share of the training labels (counts per class), a class
+// with no sample counting as half of one; empty when there are none. What cross_entropy's logit
+// adjustment adds (times tau) and what Predictor::setBalance divides by.
+std::vector<double> logClassShares(const std::vector<int64_t> &counts);
 // Mean squared error against one-hot labels.
 std::unique_ptr<Loss> makeMse();
 
