@@ -9,9 +9,10 @@
 espeak-ng says --words made-up words (1 to 3 syllables of English onsets, vowels and codas in
 espeak-ng's phonemes, never a digit nor what an accent may make of one: `digit_like`) in the
 spoken-digits data set's own espeak-ng voices; the model hears each one (`flowbench-cli infer`, one
-process), and the ones it calls a class other than unknown or background with at least --threshold
-are the hard negatives. --out becomes the data set (links to --data's recordings) plus those, as
-"unknown" recordings of the voice that said them, so the speaker split keeps them with that voice.
+process, as listen hears a window: three ways, `--balance 0`), and the ones it calls a class other
+than unknown or background with at least --threshold are the hard negatives. --out becomes the
+data set (links to --data's recordings) plus those, as "unknown" recordings of the voice that said
+them, so the speaker split keeps them with that voice.
 The words the model already rejects teach it little; the ones it mistakes are the sounds near a
 digit that no word list has. This is the mining step of production keyword spotters, done with
 speech synthesis instead of hours of recorded speech (docs/audio-history.md has what it did to the
@@ -260,7 +261,10 @@ def main():
         with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
             heard.update(zip(ex.map(lambda j: beside(*j), noisy), paths))
 
-    r = subprocess.run([CLI, "infer", a.model] + list(heard), capture_output=True, text=True)
+    # Heard as listen hears a window (three ways, the class shares as trained): infer's default
+    # --balance 0.5 for recordings would take more words for a digit than listen ever does.
+    r = subprocess.run([CLI, "infer", a.model, "--warp", "0.08", "--balance", "0"] + list(heard),
+                       capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"infer failed: {r.stderr[-2000:]}")
     said = {p: j for p, j in zip(paths, jobs)}
