@@ -339,6 +339,7 @@ Result<Shape> RoomMicrophone::outputShape(const Shape &in) const
         return makeError("low_cut_min must be above 0 and not above low_cut_max");
     if (!(o.highCutMin <= o.highCutMax))
         return makeError("high_cut_min must not be above high_cut_max");
+    if (!(o.bandOrder >= 1 && o.bandOrder <= 16)) return makeError("band_order must be 1 to 16");
     if (!(o.lowCutMax < o.highCutMin))
         return makeError("low_cut_max must be below high_cut_min, or the band holds nothing");
     return in;
@@ -406,10 +407,12 @@ void RoomMicrophone::apply(const float *in, float *out, int64_t n, const Shape &
             float *packed = product.ptr<float>();
             for (int j = 0; j < nFft; ++j) {
                 const double f = double((j + 1) / 2) * rate / double(nFft); // element j's bin
-                // Second-order Butterworth high-pass and low-pass magnitudes.
-                const double r = f / lowCut, q = f / highCut;
-                const double hp2 = r * r * r * r / (1.0 + r * r * r * r); // |H|^2, 0 at 0 Hz
-                packed[j] *= float(std::sqrt(hp2 / (1.0 + q * q * q * q)));
+                // Butterworth high-pass and low-pass magnitudes of the order asked for:
+                // |H|^2 = 1 / (1 + (f / corner)^(2 order)), and the high-pass's the mirror.
+                const double r = std::pow(f / lowCut, 2 * m_o.bandOrder),
+                             q = std::pow(f / highCut, 2 * m_o.bandOrder);
+                const double hp2 = r / (1.0 + r); // |H|^2, 0 at 0 Hz
+                packed[j] *= float(std::sqrt(hp2 / (1.0 + q)));
             }
         }
         cv::Mat z;

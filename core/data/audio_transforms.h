@@ -128,14 +128,16 @@ private:
 // direct-to-reverberant ratio drawn from [drrMinDb, drrMaxDb] says. With probability bandP, apart
 // from it, the result goes through a microphone's or a channel's band: a high-pass corner drawn
 // log-uniformly from [lowCutMin, lowCutMax] Hz and a low-pass corner from [highCutMin, highCutMax]
-// Hz (second-order Butterworth magnitudes, zero phase), so that a cheap microphone's thin bass or a
-// telephone's 300 to 3400 Hz is heard. The output keeps the input's length, its direct sound at
-// the same time (the tail past the end is cut), and its RMS (the level is feature_norm's and the
-// noise stages' business). The data set's recordings may each carry one room or channel baked in
-// (scripts/make_spoken_digits.sh); this gives every epoch another, and a data set recorded in one
-// room (the Record panel's) rooms it never had. Its own code: our libraries have a DFT (OpenCV's,
-// used here) but no room or impulse-response model; the exponentially decaying noise tail is the
-// textbook one (Schroeder's statistical model of a diffuse field). Waveforms [1, 1, samples].
+// Hz (Butterworth magnitudes of bandOrder, 2 by default; zero phase), so that a cheap microphone's
+// thin bass or a telephone's 300 to 3400 Hz is heard; a high order (8 and up) is nearly a wall, as
+// a recording made at a lower sample rate holds nothing above half of it. The output keeps the
+// input's length, its direct sound at the same time (the tail past the end is cut), and its RMS
+// (the level is feature_norm's and the noise stages' business). The data set's recordings may each
+// carry one room or channel baked in (scripts/make_spoken_digits.sh); this gives every epoch
+// another, and a data set recorded in one room (the Record panel's) rooms it never had. Its own
+// code: our libraries have a DFT (OpenCV's, used here) but no room or impulse-response model; the
+// exponentially decaying noise tail is the textbook one (Schroeder's statistical model of a diffuse
+// field). Waveforms [1, 1, samples].
 class RoomMicrophone : public Transform {
 public:
     struct Options {
@@ -146,6 +148,7 @@ public:
         float bandP = 0.5f;
         float lowCutMin = 50.0f, lowCutMax = 400.0f;     // Hz
         float highCutMin = 3000.0f, highCutMax = 7500.0f; // Hz
+        int bandOrder = 2;                                // the Butterworth filters' order, 1 to 16
     };
     explicit RoomMicrophone(Options o);
     bool random() const override { return true; }

@@ -292,7 +292,11 @@ void addAudioAugmentation(NodeCatalog &c)
                     "high_cut_max."),
          floatParam("high_cut_max", 7500, closed(1, 100000),
                     "Highest low-pass corner (Hz; at half the sample rate or above: hardly "
-                    "any cut).")});
+                    "any cut)."),
+         intParam("band_order", 2, closed(1, 16),
+                  "The band's Butterworth order: 2 falls 12 dB an octave past a corner (a "
+                  "microphone's), 12 and up is nearly a wall (a recording made at a lower sample "
+                  "rate, 8 kHz's 4 kHz).")});
     room.spec.role = NodeRole::Transform;
     room.makeTransform = [](const NodeParams &p, const DataSpec &chain) {
         data::RoomMicrophone::Options o;
@@ -307,6 +311,7 @@ void addAudioAugmentation(NodeCatalog &c)
         o.lowCutMax = p.f("low_cut_max");
         o.highCutMin = p.f("high_cut_min");
         o.highCutMax = p.f("high_cut_max");
+        o.bandOrder = int(p.i("band_order"));
         return std::make_shared<data::RoomMicrophone>(o);
     };
     c.add(std::move(room));
