@@ -659,6 +659,65 @@ private slots:
         QCOMPARE(same, x);
     }
 
+    // clip (Clipping): every sample beyond the drawn level under the peak flattened to it, the
+    // rest as it was; the level drawn within its range, seeded; p 0 and silence unchanged.
+    void clippingFlattensThePeaksAtALevelInItsRange()
+    {
+        const std::vector<float> x = tone(440, 16000, 0.5, 0.5f);
+        const Shape s{1, 1, int64_t(x.size())};
+        const Clipping six(6, 6, 1);
+        QVERIFY(six.random());
+        QCOMPARE(six.outputShape(s).value(), s);
+        QVERIFY(!six.outputShape(Shape{1, 28, 28}).ok());
+        QVERIFY(!Clipping(7, 6, 1).outputShape(s).ok());
+        QVERIFY(!Clipping(-1, 6, 1).outputShape(s).ok());
+        std::vector<float> y(x.size());
+        const uint64_t seed = 5;
+        six.apply(x.data(), y.data(), 1, s, &seed);
+        const float ceiling = 0.5f * std::pow(10.0f, -6.0f / 20); // 0.2506
+        size_t flat = 0;
+        for (size_t k = 0; k < x.size(); ++k) {
+            if (std::abs(x[k]) <= ceiling) {
+                QCOMPARE(y[k], x[k]);
+            } else {
+                QCOMPARE(std::abs(y[k]), ceiling);
+                QVERIFY(y[k] * x[k] > 0);
+                ++flat;
+            }
+        }
+        // A sine above half its peak two thirds of the time.
+        QVERIFY2(flat > x.size() * 6 / 10 && flat < x.size() * 7 / 10,
+                 qPrintable(QString::number(flat)));
+        // In place, as a pipeline runs it, the same.
+        std::vector<float> inPlace = x;
+        six.apply(inPlace.data(), inPlace.data(), 1, s, &seed);
+        QCOMPARE(inPlace, y);
+
+        // 0 to 12 dB: each seed's level within it, the same again for the same seed, spread over
+        // it.
+        const Clipping range(0, 12, 1);
+        double lo = 99, hi = -1;
+        for (uint64_t sd = 1; sd <= 40; ++sd) {
+            std::vector<float> a(x.size()), b(x.size());
+            range.apply(x.data(), a.data(), 1, s, &sd);
+            range.apply(x.data(), b.data(), 1, s, &sd);
+            QCOMPARE(a, b);
+            const float top = *std::max_element(a.begin(), a.end());
+            const double db = 20 * std::log10(0.5 / top);
+            QVERIFY2(db >= -1e-3 && db <= 12.001, qPrintable(QString::number(db)));
+            lo = std::min(lo, db);
+            hi = std::max(hi, db);
+        }
+        QVERIFY2(lo < 3 && hi > 9, qPrintable(QString("%1 to %2").arg(lo).arg(hi)));
+
+        std::vector<float> same(x.size());
+        Clipping(6, 6, 0).apply(x.data(), same.data(), 1, s, &seed);
+        QCOMPARE(same, x);
+        std::vector<float> quiet(x.size(), 0.0f), heard(x.size(), 1.0f);
+        six.apply(quiet.data(), heard.data(), 1, s, &seed);
+        QCOMPARE(heard, quiet);
+    }
+
     // room_mic (RoomMicrophone): a room's tail after the sound, decaying at its reverberation
     // time, the direct sound where it was, nothing before it, the level kept; a microphone's band
     // cuts below and above its corners by the Butterworth magnitudes of its order; seeded; p 0

@@ -217,6 +217,7 @@ void TestGraph::builtinTypes()
                                             "noise_beside",
                                             "speech_beside",
                                             "speed_perturb",
+                                            "clip",
                                             "room_mic",
                                             "vtlp",
                                             "pcen",

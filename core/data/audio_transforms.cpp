@@ -324,6 +324,45 @@ void SpeedPerturb::apply(const float *in, float *out, int64_t n, const Shape &in
     }
 }
 
+Clipping::Clipping(float gainMinDb, float gainMaxDb, float p)
+    : m_min(gainMinDb)
+    , m_max(gainMaxDb)
+    , m_p(p)
+{}
+
+Result<Shape> Clipping::outputShape(const Shape &in) const
+{
+    if (Status waves = checkWaveforms(in); !waves) return waves.error();
+    if (!(m_min >= 0 && m_min <= m_max))
+        return makeError("gain_min must be at least 0 dB and not above gain_max");
+    return in;
+}
+
+void Clipping::apply(const float *in, float *out, int64_t n, const Shape &inShape,
+                     const uint64_t *seeds) const
+{
+    const int64_t len = inShape.numel();
+    for (int64_t i = 0; i < n; ++i) {
+        Rng rng(seeds[i]);
+        const float *x = in + i * len;
+        float *y = out + i * len;
+        // Both draws always, so that p does not change the level a sample gets.
+        const bool clip = rng.uniform() < m_p;
+        const double overDb = rng.uniform(m_min, m_max);
+        float peak = 0.0f;
+        for (int64_t k = 0; k < len; ++k)
+            peak = std::max(peak, std::abs(x[k]));
+        if (!clip || peak <= 0.0f) {
+            if (y != x) std::copy_n(x, len, y);
+            continue;
+        }
+        // Flattened at the peak's level less overDb, the rest as it was.
+        const auto ceiling = float(double(peak) * std::pow(10.0, -overDb / 20.0));
+        for (int64_t k = 0; k < len; ++k)
+            y[k] = std::clamp(x[k], -ceiling, ceiling);
+    }
+}
+
 RoomMicrophone::RoomMicrophone(Options o)
     : m_o(o)
 {}

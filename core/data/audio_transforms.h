@@ -119,6 +119,24 @@ private:
     float m_max, m_p;
 };
 
+// A recording driven past full scale (a speaker close to a laptop's microphone, an input gain
+// set too high): each waveform, with probability p, scaled so that its peak lies a level drawn
+// uniformly from [gainMinDb, gainMaxDb] over full scale, cut off at full scale, and scaled back,
+// so that its level is kept and every peak above that many dB under the loudest is flattened.
+// Hard clipping, as an ADC's: a waveform's peak then reads flat tops, whose harmonics spread over
+// the whole band. Silence stays silence. Waveforms [1, 1, samples].
+class Clipping : public Transform {
+public:
+    Clipping(float gainMinDb, float gainMaxDb, float p);
+    bool random() const override { return true; }
+    Result<Shape> outputShape(const Shape &in) const override;
+    void apply(const float *in, float *out, int64_t n, const Shape &inShape,
+               const uint64_t *seeds) const override;
+
+private:
+    float m_min, m_max, m_p;
+};
+
 // A room and a microphone, drawn for each waveform (multi-condition training, as keyword
 // spotters trained for rooms they never heard are: Ko et al. 2017's simulated reverberation,
 // Kaldi's and Google's room-simulated recipes). With probability p the waveform is heard in a

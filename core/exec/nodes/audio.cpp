@@ -265,6 +265,20 @@ void addAudioAugmentation(NodeCatalog &c)
         [](const NodeParams &p) {
             return std::make_shared<data::SpeedPerturb>(p.f("max_change"), p.f("p"));
         }));
+    c.add(transformNode(
+        augmentation("clip", "Clipping",
+                     "Drives waveforms past full scale, as a speaker close to the microphone or "
+                     "a gain set too high does: each peak flattened at a level drawn under the "
+                     "loudest, the level kept.",
+                     {floatParam("gain_min", 0, closed(0, 40),
+                                 "Least overdrive (dB): the peaks flattened this far under the "
+                                 "loudest."),
+                      floatParam("gain_max", 12, closed(0, 40),
+                                 "Most overdrive (dB), drawn uniformly from gain_min up."),
+                      floatParam("p", 0.25, closed(0, 1), "Probability a sample is clipped.")}),
+        [](const NodeParams &p) {
+            return std::make_shared<data::Clipping>(p.f("gain_min"), p.f("gain_max"), p.f("p"));
+        }));
     NodeType room;
     room.spec = augmentation(
         "room_mic", "Room and microphone",
