@@ -659,6 +659,63 @@ private slots:
         QCOMPARE(same, x);
     }
 
+    // FlatPeaks: a recording driven past full scale (flat at its loudest) counts as clipped,
+    // a clean one, however loud, does not; counted the same in pieces; and readRecording
+    // counts what the file holds, before resampling.
+    void flatPeaksTellAClippedRecording()
+    {
+        const std::vector<float> clean = tone(440, 16000, 1.0, 0.99f);
+        FlatPeaks none;
+        none.push(clean.data(), clean.size());
+        QCOMPARE(none.share(), 0.0);
+        FlatPeaks empty;
+        QCOMPARE(empty.share(), 0.0);
+        // 6 dB past full scale: every sample over half the peak flat, two thirds of a sine.
+        std::vector<float> hot = tone(440, 16000, 1.0, 2.0f);
+        for (float &v : hot)
+            v = std::clamp(v, -1.0f, 1.0f);
+        FlatPeaks whole;
+        whole.push(hot.data(), hot.size());
+        QVERIFY2(whole.share() > 0.6 && whole.share() < 0.7,
+                 qPrintable(QString::number(whole.share())));
+        QVERIFY(whole.share() >= FlatPeaks::kClipped);
+        FlatPeaks pieces;
+        for (size_t at = 0; at < hot.size(); at += 1000)
+            pieces.push(hot.data() + at, std::min<size_t>(1000, hot.size() - at));
+        QCOMPARE(pieces.share(), whole.share());
+        // A quiet clipped stretch, then louder sound: what is flat under the peak is no top.
+        std::vector<float> later(hot.size());
+        for (size_t k = 0; k < hot.size(); ++k)
+            later[k] = k < hot.size() / 2 ? 0.5f * hot[k] : clean[k];
+        FlatPeaks under;
+        under.push(later.data(), later.size());
+        QCOMPARE(under.share(), 0.0);
+        // Only the peak's level counts: flat at 0.3 in a recording that peaks at 0.9, no.
+        std::vector<float> shelf(400, 0.3f);
+        shelf[200] = 0.9f;
+        FlatPeaks shelfCount;
+        shelfCount.push(shelf.data(), shelf.size());
+        QCOMPARE(shelfCount.share(), 0.0);
+
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("hot.wav").toStdString();
+        writeWav(dir.filePath("hot.wav"), hot, 1, 44100); // 44.1 kHz: resampled as it is read
+        FlatPeaks read;
+        QVERIFY(readRecording(path, 16000, &read).ok());
+        QVERIFY2(std::abs(read.share() - whole.share()) < 0.02,
+                 qPrintable(QString::number(read.share())));
+        AudioFilesOptions o;
+        FlatPeaks decoded;
+        QVERIFY(decodeAudioFile(path, o, &decoded).ok());
+        QCOMPARE(decoded.share(), read.share());
+        const std::string cleanPath = dir.filePath("clean.wav").toStdString();
+        writeWav(dir.filePath("clean.wav"), clean, 1, 16000);
+        FlatPeaks cleanRead;
+        QVERIFY(readRecording(cleanPath, 16000, &cleanRead).ok());
+        QVERIFY2(cleanRead.share() < FlatPeaks::kClipped,
+                 qPrintable(QString::number(cleanRead.share())));
+    }
+
     // clip (Clipping): every sample beyond the drawn level under the peak flattened to it, the
     // rest as it was; the level drawn within its range, seeded; p 0 and silence unchanged.
     void clippingFlattensThePeaksAtALevelInItsRange()

@@ -329,6 +329,19 @@ private slots:
             QVERIFY2(ratio > 5, qPrintable(f + ": " + QString::number(ratio)));
         }
         QVERIFY(panel.status().contains("4 clip(s) imported"));
+        QVERIFY2(!panel.status().contains("clipped"), qPrintable(panel.status()));
+        // The same words driven 12 dB past full scale: imported, and said to be clipped.
+        const QString hot = src.filePath("hot-sevens.wav");
+        QCOMPARE(runTool("sox", {takes, hot, "gain", "-n", "12"}), 0);
+        QCOMPARE(panel.importPaths({hot}), 4);
+        QVERIFY2(panel.status().contains("4 clip(s) imported") &&
+                     panel.status().contains("1 file(s) clipped") &&
+                     panel.status().contains("hot-sevens.wav"),
+                 qPrintable(panel.status()));
+        for (const QString &f : filesIn(dir.filePath("clips")))
+            if (f.startsWith("seven_file-hot-sevens_"))
+                QVERIFY(QFile::remove(dir.filePath("clips/" + f)));
+        panel.setFolder(dir.filePath("clips")); // read again without them
 
         // A folder: three/ and background/ subfolders, a loose file, and a file that is not audio.
         QDir(src.path()).mkpath("set/three");
@@ -731,6 +744,42 @@ private slots:
                          qPrintable(QString("%1 %2").arg(shown[0]).arg(shown[other])));
             panel.setListenWarp(true);
             panel.setBalanceClasses(true);
+
+            // The same recording driven 12 dB past full scale: infer says it is clipped (in its
+            // line and on stderr), the panel lists it so and says what to do; the clean one not.
+            std::vector<float> hot = toneBetween();
+            float peak = 0;
+            for (float v : hot)
+                peak = std::max(peak, std::abs(v));
+            QVERIFY(peak > 0);
+            for (float &v : hot)
+                v = std::clamp(v * 4 / peak, -1.0f, 1.0f);
+            const QString hotClip = dir.filePath("between_hot.wav");
+            QVERIFY(fb::data::writeWav(hotClip.toStdString(), hot, 16000).ok());
+            QProcess c;
+            c.start(FLOWBENCH_CLI, QStringList{"infer", dir.filePath("run"), clip, hotClip});
+            QVERIFY(c.waitForFinished(60000));
+            QCOMPARE(c.exitCode(), 0);
+            const QList<QByteArray> two = c.readAllStandardOutput().trimmed().split('\n');
+            QCOMPARE(two.size(), 2);
+            QVERIFY(!QJsonDocument::fromJson(two[0]).object().contains("clipped"));
+            const double share = QJsonDocument::fromJson(two[1]).object()["clipped"].toDouble();
+            QVERIFY2(share > 0.01 && share < 1, qPrintable(QString::number(share)));
+            const QString said = QString::fromUtf8(c.readAllStandardError());
+            QVERIFY2(said.contains("between_hot.wav: clipped: ") &&
+                         said.contains("record it again quieter") &&
+                         !said.contains("between.wav: clipped"),
+                     qPrintable(said));
+            QSignalSpy done(&panel, &fb::widgets::InferencePanel::predicted);
+            panel.predictFiles({clip, hotClip});
+            QVERIFY(done.wait(60000));
+            const auto &results = panel.results();
+            QCOMPARE(results[results.size() - 2].clipped, 0.0);
+            QVERIFY2(std::abs(results.last().clipped - share) < 1e-4,
+                     qPrintable(QString::number(results.last().clipped)));
+            QVERIFY2(panel.status().contains("1 clipped") &&
+                         panel.status().contains("record again quieter"),
+                     qPrintable(panel.status()));
         }
 
         // Tune: the same file with its labels (as Audacity exports them), heard at every

@@ -435,7 +435,32 @@ bool headerPromisesMore(const char *log, uintmax_t fileBytes)
 // (StreamResampler: the same samples as resampling the whole at once), so that a recording of
 // hours at 48 kHz in stereo costs its mono samples at sampleRate and little more. Read whole
 // and converted after, a 20-minute file took 970 MB (2026-12-06).
-Result<std::vector<float>> readRecording(const std::string &path, int64_t sampleRate)
+void FlatPeaks::push(const float *x, size_t n)
+{
+    for (size_t k = 0; k < n; ++k) {
+        const float a = std::abs(x[k]);
+        if (a > m_peak * 1.0001f) { // a new peak: what was flat below it was not the top
+            m_peak = a;
+            m_flat = 0;
+            m_run = 1;
+        } else if (a > 0.0f && a >= m_peak * 0.9999f) {
+            ++m_run;
+        } else {
+            if (m_run >= 3) m_flat += m_run;
+            m_run = 0;
+        }
+    }
+    m_total += n;
+}
+
+double FlatPeaks::share() const
+{
+    const size_t flat = m_flat + (m_run >= 3 ? m_run : 0);
+    return m_total > 0 ? double(flat) / double(m_total) : 0.0;
+}
+
+Result<std::vector<float>> readRecording(const std::string &path, int64_t sampleRate,
+                                         FlatPeaks *flat)
 {
     OpenSound sound;
     if (Status opened = openSound(path, sound); !opened) return opened.error();
@@ -475,6 +500,7 @@ Result<std::vector<float>> readRecording(const std::string &path, int64_t sample
                 !mixed)
                 return mixed.error();
             got += r;
+            if (flat) flat->push(mono.data(), size_t(r));
             const std::vector<float> y = resample.push(mono.data(), size_t(r));
             if (!resample.error().empty()) return fileError(path, resample.error());
             out.insert(out.end(), y.begin(), y.end());
@@ -492,9 +518,10 @@ Result<std::vector<float>> readRecording(const std::string &path, int64_t sample
     return out;
 }
 
-Result<std::vector<float>> decodeAudioFile(const std::string &path, const AudioFilesOptions &o)
+Result<std::vector<float>> decodeAudioFile(const std::string &path, const AudioFilesOptions &o,
+                                           FlatPeaks *flat)
 {
-    auto r = readRecording(path, o.sampleRate);
+    auto r = readRecording(path, o.sampleRate, flat);
     if (!r.ok()) return r.error();
     return fitted(std::move(r).value(), o);
 }

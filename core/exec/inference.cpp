@@ -464,12 +464,14 @@ std::vector<Result<Prediction>> Predictor::predictFiles(const std::vector<std::s
             // [0, 1]; then each stage in turn.
             std::vector<float> a;
             if (m_s->audio) {
-                auto wave = data::decodeAudioFile(paths[first + i], m_s->decodeAudio);
+                data::FlatPeaks flat;
+                auto wave = data::decodeAudioFile(paths[first + i], m_s->decodeAudio, &flat);
                 if (!wave.ok()) {
                     errors[i] = wave.error();
                     continue;
                 }
                 a = std::move(wave).value();
+                preds[i].clipped = flat.share();
                 preds[i].waveform = a;
             } else {
                 auto pixels = data::decodeImageFile(paths[first + i], m_s->decode);

@@ -45,6 +45,9 @@ struct Prediction {
     double milliseconds = 0;     // decoding, preprocessing and this input's share of the forward
     std::vector<float> sample;   // the input as the model saw it, [c, h, w] after preprocessing
     std::vector<float> waveform; // a recording's samples before the feature stages (audio)
+    // A recording's share of samples cut off flat at its loudest (data::FlatPeaks): from
+    // data::FlatPeaks::kClipped on, it was recorded too loud, and is heard less well.
+    double clipped = 0;
     // With saliency: how much each cell of the sample's [h, w] plane moved the prediction, by
     // occlusion: the drop of the top class's log-odds when the cell's patch (all channels) is
     // covered: by the sample's mean for pictures, by its quietest value (silence) for a

@@ -1539,6 +1539,7 @@ void InferencePanel::readLines()
             r.saliency = overlayOf(floatsOf(eventString(j, "saliency")), shape, r.audio);
         if (j.contains("waveform")) r.waveform = floatsOf(eventString(j, "waveform"));
         r.sampleRate = int(std::clamp(eventNumber(j, "sample_rate"), 0.0, 1e6));
+        r.clipped = std::clamp(eventNumber(j, "clipped"), 0.0, 1.0);
         r.model = m_batchModel;
         m_results << r;
         m_history->addItem(new QListWidgetItem);
@@ -1566,10 +1567,16 @@ void InferencePanel::labelHistoryItem(int i)
     QString text =
         QFileInfo(r.input).fileName() +
         (r.error.isEmpty() ? QStringLiteral(": ") + r.classes.value(0) : tr(": unreadable"));
+    if (r.clipped > 0) text += tr(" (clipped)");
     if (m_historyNamesModels) text += QStringLiteral(" (%1)").arg(modelName(r.model));
     m_history->item(i)->setText(text);
-    m_history->item(i)->setToolTip((r.error.isEmpty() ? r.input : r.error) +
-                                   tr("\nmodel: %1").arg(r.model));
+    m_history->item(i)->setToolTip(
+        (r.error.isEmpty() ? r.input : r.error) +
+        (r.clipped > 0 ? tr("\nclipped: %1% of its samples cut off flat at its loudest (recorded "
+                            "too loud)")
+                             .arg(100 * r.clipped, 0, 'f', 1)
+                       : QString()) +
+        tr("\nmodel: %1").arg(r.model));
 }
 
 void InferencePanel::finishBatch(int exitCode)
@@ -1581,13 +1588,22 @@ void InferencePanel::finishBatch(int exitCode)
         // The model could not be opened: stderr's last line says why.
         m_status->setText(tr("No prediction: %1").arg(err.section('\n', -1)));
     } else {
-        int failed = 0;
-        for (int i = m_batchStart; i < m_results.size(); ++i)
+        int failed = 0, clipped = 0;
+        for (int i = m_batchStart; i < m_results.size(); ++i) {
             failed += !m_results[i].error.isEmpty();
-        m_status->setText(failed ? tr("%1 predicted; %2 could not be read (see the list)")
-                                       .arg(got - failed)
-                                       .arg(failed)
-                                 : tr("%n file(s) predicted. Drop more to compare.", nullptr, got));
+            clipped += m_results[i].clipped > 0;
+        }
+        QString text = failed ? tr("%1 predicted; %2 could not be read (see the list)")
+                                    .arg(got - failed)
+                                    .arg(failed)
+                              : tr("%n file(s) predicted. Drop more to compare.", nullptr, got);
+        // A clipped recording is heard much worse (the spoken-digits example lost 16 to 32
+        // points of its digits): say so, and what to do.
+        if (clipped > 0)
+            text += tr(" %n clipped: cut off flat at the loudest, recorded too loud for the "
+                       "microphone or its input gain, and heard less well; record again quieter.",
+                       nullptr, clipped);
+        m_status->setText(text);
     }
     emit predicted();
 }

@@ -171,6 +171,7 @@ public:
         QImage saliency;         // what moved the prediction: red where covering it hurt
         QVector<float> waveform; // recordings
         int sampleRate = 0;
+        double clipped = 0; // a recording's share of samples cut off flat (infer's "clipped")
         QString model; // the model that answered (the field as the batch started)
     };
     const QList<Result> &results() const { return m_results; }
