@@ -692,6 +692,29 @@ private slots:
             QJsonDocument::fromJson(lines.last()).object()["detector"].toObject();
         QCOMPARE(detector["warps"].toArray(), (QJsonArray{0.04, 0.08}));
         QCOMPARE(detector["warp"].toDouble(), 0.08);
+        QVERIFY(!QJsonDocument::fromJson(lines.last()).object().contains("clipped"));
+        // The same recording 12 dB too hot: still heard, and the summary and stderr say it is
+        // clipped.
+        {
+            std::vector<float> hot = x;
+            float peak = 0;
+            for (float v : hot)
+                peak = std::max(peak, std::abs(v));
+            for (float &v : hot)
+                v = std::clamp(v * 4 / peak, -1.0f, 1.0f);
+            const QString hotWords = dir.filePath("words_hot.wav");
+            QVERIFY(fb::data::writeWav(hotWords.toStdString(), hot, 16000).ok());
+            QProcess c;
+            c.start(FLOWBENCH_CLI, {"listen", dir.filePath("run"), hotWords});
+            QVERIFY(c.waitForFinished(120000));
+            QCOMPARE(c.exitCode(), 0);
+            const QJsonObject summary =
+                QJsonDocument::fromJson(c.readAllStandardOutput().trimmed().split('\n').last())
+                    .object();
+            QVERIFY2(summary["clipped"].toDouble() > 0.001,
+                     qPrintable(QJsonDocument(summary).toJson()));
+            QVERIFY(c.readAllStandardError().contains("words_hot.wav: clipped: "));
+        }
         // A list that is not numbers: bad usage (exit 2), saying what.
         QProcess bad;
         bad.start(FLOWBENCH_CLI, {"listen", dir.filePath("run"), words, "--warp", "0.04,x"});

@@ -111,7 +111,9 @@ Output (stdout, JSON lines):
    "models", "threads", "detector": {"average", "threshold", "hop_ms", "centre_ms",
    "floor_db", "isolate_ms", "suppress_ms", "warp" (the largest W), "warps" (every W),
    "tuned" (the listen.json used, or null)},
-   "latency_ms": {"p50", "p99", "max"}}           (last line; "status": "error" on failure)
+   "latency_ms": {"p50", "p99", "max"}, "clipped" (the share of its samples cut off flat at
+   its loudest, where 0.1% or more: recorded too loud)}  (last line; "status": "error" on
+   failure)
   with --truth, detections gain "truth" (right, wrong or false_alarm), "said" (the label
   there, or null) and "note" (what the label's line holds after it, where it holds more: the
   recording, in held-out-stream's labels), and the summary "score": {"keywords", "found",
@@ -519,6 +521,9 @@ int listen(int argc, char **argv)
     };
 
     double heard = 0;
+    // Flat tops at the stream's loudest (a recording or microphone driven too hot), counted in
+    // the samples as they come, before any resampling: the summary says so (as infer does).
+    data::FlatPeaks flat;
     if (mic) {
         std::signal(SIGINT, onSignal);
         std::signal(SIGTERM, onSignal);
@@ -527,6 +532,7 @@ int listen(int argc, char **argv)
             listener.sampleRate(), seconds,
             [&](const std::vector<float> &samples) {
                 heard += double(samples.size()) / double(listener.sampleRate());
+                flat.push(samples.data(), samples.size());
                 listener.push(samples.data(), samples.size(), onWindow, onDetection);
                 std::cout.flush();
             },
@@ -574,6 +580,7 @@ int listen(int argc, char **argv)
             samples.resize(have / 2);
             for (size_t k = 0; k < samples.size(); ++k)
                 samples[k] = float(raw[k]) / 32768.0f;
+            flat.push(samples.data(), samples.size());
             const std::vector<float> x = resample.push(samples.data(), samples.size(), end);
             if (!resample.error().empty()) return fail(kExitFailed, resample.error(), "stdin");
             heard += double(x.size()) / double(listener.sampleRate());
@@ -583,7 +590,7 @@ int listen(int argc, char **argv)
         }
         input = "stdin";
     } else {
-        auto recording = data::readRecording(input, listener.sampleRate());
+        auto recording = data::readRecording(input, listener.sampleRate(), &flat);
         if (!recording.ok()) return fail(kExitFailed, recording.error().str(), input);
         const std::vector<float> &x = recording.value();
         heard = double(x.size()) / double(listener.sampleRate());
@@ -615,6 +622,14 @@ int listen(int argc, char **argv)
                   {{"p50", rounded(percentile(latencies, 0.5), 1000)},
                    {"p99", rounded(percentile(latencies, 0.99), 1000)},
                    {"max", rounded(percentile(latencies, 1.0), 1000)}}}};
+    if (flat.share() >= data::FlatPeaks::kClipped) {
+        summary["clipped"] = std::round(flat.share() * 1e4) / 1e4;
+        std::fprintf(stderr,
+                     "%s: clipped: %.1f%% of its samples are cut off flat at its loudest "
+                     "(recorded too loud for the microphone or its input gain); clipped words "
+                     "are heard less well, so turn the gain down\n",
+                     safeText(input).c_str(), 100.0 * flat.share());
+    }
     exec::ListenScore s;
     if (judge) {
         s = judge->score(heard);
