@@ -873,7 +873,7 @@ private slots:
         QVERIFY2(std::abs(amplitude(6000) / at1k / wantHigh - 1) < 0.1,
                  qPrintable(QString::number(amplitude(6000) / at1k)));
         // Of order 12, nearly a wall at 4 kHz (as a recording made at 8 kHz): 3 kHz through
-        // within 1 dB of 1 kHz, 6 kHz 42 dB down (order 2 would leave it 7 dB down).
+        // within 1 dB of 1 kHz, 6 kHz 42 dB down (order 2 would leave it 8 dB down).
         RoomMicrophone::Options wall = mic;
         wall.lowCutMin = wall.lowCutMax = 20;
         wall.highCutMin = wall.highCutMax = 4000;

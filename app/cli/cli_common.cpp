@@ -1,5 +1,7 @@
 #include "app/cli/cli_common.h"
 
+#include "core/base/safe_text.h"
+#include "core/data/audio_files.h"
 #include "core/exec/node_type.h"
 #include "core/graph/pipeline_file.h"
 #include "core/graph/validate.h"
@@ -100,6 +102,17 @@ bool wholeNumber(const char *text, long lo, long hi, long &out)
     const long n = std::strtol(text, &end, 10);
     if (!*text || *end || n < lo || n > hi) return false;
     out = n;
+    return true;
+}
+
+bool noteClipped(nlohmann::json &line, const std::string &name, double share, const char *advice)
+{
+    if (share < data::FlatPeaks::kClipped) return false;
+    line["clipped"] = std::round(share * 1e4) / 1e4;
+    std::fprintf(stderr,
+                 "%s: clipped: %.1f%% of its samples are cut off flat at its loudest (recorded too "
+                 "loud for the microphone or its input gain); %s\n",
+                 safeText(name).c_str(), 100.0 * share, advice);
     return true;
 }
 

@@ -47,4 +47,9 @@ bool warpList(const std::string &text, std::vector<double> &out);
 // A whole number from lo to hi, the whole text of it.
 bool wholeNumber(const char *text, long lo, long hi, long &out);
 
+// A recording or stream whose flat-peak share (data::FlatPeaks) counts as clipped: `"clipped"`
+// (the share, to 4 places) in its JSON line, and a line on stderr naming `name`, ending in
+// `advice`; false, and nothing done, for one that is not. infer's and listen's.
+bool noteClipped(nlohmann::json &line, const std::string &name, double share, const char *advice);
+
 } // namespace fb::cli

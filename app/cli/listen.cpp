@@ -522,7 +522,8 @@ int listen(int argc, char **argv)
 
     double heard = 0;
     // Flat tops at the stream's loudest (a recording or microphone driven too hot), counted in
-    // the samples as they come, before any resampling: the summary says so (as infer does).
+    // the samples as they come (a file's and stdin's before resampling, the microphone's as it
+    // gives them at the model's rate): the summary says so (as infer does).
     data::FlatPeaks flat;
     if (mic) {
         std::signal(SIGINT, onSignal);
@@ -622,14 +623,8 @@ int listen(int argc, char **argv)
                   {{"p50", rounded(percentile(latencies, 0.5), 1000)},
                    {"p99", rounded(percentile(latencies, 0.99), 1000)},
                    {"max", rounded(percentile(latencies, 1.0), 1000)}}}};
-    if (flat.share() >= data::FlatPeaks::kClipped) {
-        summary["clipped"] = std::round(flat.share() * 1e4) / 1e4;
-        std::fprintf(stderr,
-                     "%s: clipped: %.1f%% of its samples are cut off flat at its loudest "
-                     "(recorded too loud for the microphone or its input gain); clipped words "
-                     "are heard less well, so turn the gain down\n",
-                     safeText(input).c_str(), 100.0 * flat.share());
-    }
+    cli::noteClipped(summary, input, flat.share(),
+                     "clipped words are heard less well, so turn the gain down");
     exec::ListenScore s;
     if (judge) {
         s = judge->score(heard);

@@ -13,7 +13,6 @@
 #include "core/backend/backend.h"
 #include "core/base/bytes.h"
 #include "core/base/safe_text.h"
-#include "core/data/audio_files.h"
 #include "core/data/sample_cache.h"
 #include "core/dist/communicator.h"
 #include "core/dist/scaling_plan.h"
@@ -749,8 +748,6 @@ int cmdInfer(int argc, char **argv)
                                     v.size() * sizeof(float));
             };
             if (withSaliency) line["saliency"] = floats(pred.saliency);
-            const bool clipped = pred.clipped >= data::FlatPeaks::kClipped;
-            if (clipped) line["clipped"] = std::round(pred.clipped * 1e4) / 1e4;
             if (withInputs) {
                 line["kind"] = p.audio() ? "audio" : "image";
                 line["input_shape"] = p.sampleShape().dims();
@@ -762,12 +759,9 @@ int cmdInfer(int argc, char **argv)
             }
             std::fprintf(stderr, "%s: %s (%.2f ms)\n", safeText(inputs[i]).c_str(),
                          safeText(text).c_str(), pred.milliseconds);
-            if (clipped)
-                std::fprintf(stderr,
-                             "%s: clipped: %.1f%% of its samples are cut off flat at its loudest "
-                             "(recorded too loud for the microphone or its input gain); a clipped "
-                             "recording is heard less well, so record it again quieter\n",
-                             safeText(inputs[i]).c_str(), 100.0 * pred.clipped);
+            cli::noteClipped(line, inputs[i], pred.clipped,
+                             "a clipped recording is heard less well, so record it again "
+                             "quieter");
         }
         std::cout << jsonLine(line) << "\n";
     }

@@ -430,11 +430,6 @@ bool headerPromisesMore(const char *log, uintmax_t fileBytes)
 
 } // namespace
 
-// Every frame of a file mixed to mono and resampled to sampleRate, after the checks that tell a
-// damaged file. It is read in slices of 64 Ki frames, each mixed and resampled as it arrives
-// (StreamResampler: the same samples as resampling the whole at once), so that a recording of
-// hours at 48 kHz in stereo costs its mono samples at sampleRate and little more. Read whole
-// and converted after, a 20-minute file took 970 MB (2026-12-06).
 void FlatPeaks::push(const float *x, size_t n)
 {
     for (size_t k = 0; k < n; ++k) {
@@ -459,6 +454,11 @@ double FlatPeaks::share() const
     return m_total > 0 ? double(flat) / double(m_total) : 0.0;
 }
 
+// Every frame of a file mixed to mono and resampled to sampleRate, after the checks that tell a
+// damaged file. It is read in slices of 64 Ki frames, each mixed and resampled as it arrives
+// (StreamResampler: the same samples as resampling the whole at once), so that a recording of
+// hours at 48 kHz in stereo costs its mono samples at sampleRate and little more. Read whole
+// and converted after, a 20-minute file took 970 MB (2026-12-06).
 Result<std::vector<float>> readRecording(const std::string &path, int64_t sampleRate,
                                          FlatPeaks *flat)
 {

@@ -77,9 +77,10 @@ void quietenAllBut(std::vector<float> &x, size_t first, size_t last, size_t fade
 // How much of a recording is cut off flat at its loudest: the samples (mono, as the file has
 // them, before any resampling) in runs of 3 or more at its peak level (within 0.01%), over all
 // its samples. A recording driven past full scale (too loud for its microphone or input gain)
-// has flat tops there: sox's `gain -n 6`, 6 dB past, left 0.2 to 9% of the spoken-digits voices'
-// samples flat (median 1.8%), none of the data set's 19,870 recordings as made had any, and a
-// natural waveform's peak is one sample or two. Counted as the samples stream past (the peak so
+// has flat tops there: sox's `gain -n 6`, 6 dB past, left 0.2% or more of each of 196 of the
+// spoken-digits voices' recordings flat (median 1.8%); none of 3,311 of the data set's
+// recordings as made (a sixth of it) reached 0.1%, and a natural waveform's peak is one sample or
+// two. Counted as the samples stream past (the peak so
 // far and the runs at it; a higher peak starts the count again). Its own code: libsndfile and
 // sox report clipping only as they write.
 class FlatPeaks {

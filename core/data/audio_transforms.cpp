@@ -350,9 +350,9 @@ void Clipping::apply(const float *in, float *out, int64_t n, const Shape &inShap
         const bool clip = rng.uniform() < m_p;
         const double overDb = rng.uniform(m_min, m_max);
         float peak = 0.0f;
-        for (int64_t k = 0; k < len; ++k)
+        for (int64_t k = 0; clip && k < len; ++k)
             peak = std::max(peak, std::abs(x[k]));
-        if (!clip || peak <= 0.0f) {
+        if (peak <= 0.0f) { // not clipped, or silence
             if (y != x) std::copy_n(x, len, y);
             continue;
         }
@@ -447,9 +447,14 @@ void RoomMicrophone::apply(const float *in, float *out, int64_t n, const Shape &
             for (int j = 0; j < nFft; ++j) {
                 const double f = double((j + 1) / 2) * rate / double(nFft); // element j's bin
                 // Butterworth high-pass and low-pass magnitudes of the order asked for:
-                // |H|^2 = 1 / (1 + (f / corner)^(2 order)), and the high-pass's the mirror.
-                const double r = std::pow(f / lowCut, 2 * m_o.bandOrder),
-                             q = std::pow(f / highCut, 2 * m_o.bandOrder);
+                // |H|^2 = 1 / (1 + (f / corner)^(2 order)), and the high-pass's the mirror. The
+                // powers by multiplication: this runs for every bin of every sample banded.
+                const double r2 = (f / lowCut) * (f / lowCut), q2 = (f / highCut) * (f / highCut);
+                double r = r2, q = q2;
+                for (int k = 1; k < m_o.bandOrder; ++k) {
+                    r *= r2;
+                    q *= q2;
+                }
                 const double hp2 = r / (1.0 + r); // |H|^2, 0 at 0 Hz
                 packed[j] *= float(std::sqrt(hp2 / (1.0 + q)));
             }

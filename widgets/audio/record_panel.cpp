@@ -510,9 +510,11 @@ bool RecordPanel::startTake(QString *why)
     return true;
 }
 
-std::vector<float> RecordPanel::takeSamples() const
+std::vector<float> RecordPanel::takeSamples(data::FlatPeaks &flat) const
 {
     std::vector<float> mono = monoFromPcm(m_recorded, m_format);
+    // Flat tops counted in the take as the microphone gave it, before any resampling.
+    flat.push(mono.data(), mono.size());
     if (m_format.sampleRate() == kRate) return mono;
     auto at = data::monoAt(mono, 1, m_format.sampleRate(), "microphone", kRate);
     return at.ok() ? at.value() : std::vector<float>{};
@@ -536,18 +538,13 @@ void RecordPanel::stopTake()
         m_long->setChecked(false);
     }
     labelTakeButtons();
-    const std::vector<float> x = takeSamples();
+    data::FlatPeaks flat;
+    const std::vector<float> x = takeSamples(flat);
     if (x.empty()) {
         setStatus(tr("Nothing was recorded: hold the button while you speak."));
         return;
     }
     const QString label = m_takeClass;
-    // Flat tops are counted in the take as the microphone gave it, before any resampling.
-    data::FlatPeaks flat;
-    {
-        const std::vector<float> raw = monoFromPcm(m_recorded, m_format);
-        flat.push(raw.data(), raw.size());
-    }
     const QString tooLoud =
         flat.share() >= data::FlatPeaks::kClipped
             ? QLatin1Char(' ') + tr("The take is clipped, cut off flat at its loudest: too loud "

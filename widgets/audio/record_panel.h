@@ -21,6 +21,10 @@ class QProgressBar;
 class QPushButton;
 class QSoundEffect;
 
+namespace fb::data {
+class FlatPeaks;
+}
+
 namespace fb::widgets {
 
 // A class or speaker name as it can stand in a clip's file name ({label}_{speaker}_{take}.wav,
@@ -132,7 +136,8 @@ private:
     int nextTake(const QString &label, const QString &speaker) const;
     // addTake without redrawing the lists (an import draws them once, at the end).
     int saveClips(const std::vector<float> &samples, const QString &label, const QString &speaker);
-    std::vector<float> takeSamples() const;
+    // The take at 16 kHz mono; flat counts its flat peaks (a clipped take) before resampling.
+    std::vector<float> takeSamples(data::FlatPeaks &flat) const;
     // A clip's spectrogram, or why it cannot be read; kept per file.
     struct Picture {
         QImage image;
