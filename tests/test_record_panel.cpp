@@ -733,7 +733,7 @@ private slots:
             QVERIFY(fb::data::writeWav(clip.toStdString(), toneBetween(), 16000).ok());
             QVERIFY(panel.listenWarp() && panel.balanceClasses());
             QList<double> shown;
-            for (const auto [warp, balance] :
+            for (const auto &[warp, balance] :
                  {std::pair{true, true}, std::pair{false, true}, std::pair{true, false}}) {
                 QProcess c;
                 c.start(FLOWBENCH_CLI,
@@ -1211,6 +1211,7 @@ private slots:
         QVERIFY(panel.windowsHeard() > 30);
         QVERIFY(panel.windowMsPercentile(0.99) > 0);
         QVERIFY2(panel.status().contains("2 word(s) detected"), qPrintable(panel.status()));
+        QVERIFY2(panel.clippedWarning().isEmpty(), qPrintable(panel.clippedWarning()));
         // The strip: the spectrogram, with the detections marked in green.
         const QImage strip = panel.listenStrip();
         QVERIFY(strip.width() >= 400 && strip.height() == 120);
@@ -1243,6 +1244,19 @@ private slots:
         QVERIFY2(panel.status().contains("2 models listening, threshold 0.50 over 3 windows.") &&
                      !panel.status().contains("heard at"),
                  qPrintable(panel.status()));
+        // The same words 12 dB too hot through the microphone: the seconds cut off flat are
+        // said to be clipped as they come, and say what to do.
+        QVERIFY2(panel.startListening(&why), qPrintable(why));
+        QTRY_VERIFY_WITH_TIMEOUT(panel.windowsHeard() > 0, 60000);
+        QVERIFY(panel.clippedWarning().isEmpty());
+        QVERIFY(g_mic->play(dir.filePath("words_hot.wav")));
+        QTRY_VERIFY_WITH_TIMEOUT(!panel.clippedWarning().isEmpty(), 10000);
+        QVERIFY(panel.findChild<QLabel *>("inferenceClipped")->isVisible());
+        panel.stopListening();
+        QVERIFY(stopped.wait(30000));
+        QVERIFY2(panel.clippedWarning().startsWith("Clipping: ") &&
+                     panel.clippedWarning().contains("turn the input gain down"),
+                 qPrintable(panel.clippedWarning()));
         // A run that is not there, to listen together with: listening ends at once, naming it.
         panel.setListenWith({dir.filePath("run"), dir.filePath("no-such-run")});
         QVERIFY(panel.startListening(&why));
@@ -1277,6 +1291,7 @@ private slots:
                 QString("%1 %2").arg(panel.detections()[0].time).arg(panel.detections()[1].time)));
         QVERIFY2(panel.status().contains("words.wav: Listened for 4.5 s: 2 word(s) detected"),
                  qPrintable(panel.status()));
+        QVERIFY2(panel.clippedWarning().isEmpty(), qPrintable(panel.clippedWarning()));
         QVERIFY2(panel.stripEnd() > 4.0 && panel.stripEnd() <= 4.5,
                  qPrintable(QString::number(panel.stripEnd())));
         auto marksIn = [](const QImage &image) {
@@ -1341,6 +1356,14 @@ private slots:
                      panel.status().contains("of 58.5 s"),
                  qPrintable(panel.status()));
         QVERIFY(panel.stripEnd() > 0 && panel.stripEnd() < 58.5);
+        // The words 12 dB too hot, listened to as a recording: the engine's summary says it is
+        // clipped, and the panel says so of the file.
+        QVERIFY(panel.clippedWarning().isEmpty());
+        panel.predictFiles({dir.filePath("words_hot.wav")});
+        QVERIFY(stopped.wait(60000));
+        QVERIFY2(panel.clippedWarning().startsWith("words_hot.wav is clipped: ") &&
+                     panel.clippedWarning().contains("record it again quieter"),
+                 qPrintable(panel.clippedWarning()));
         // A recording of 3 s or less is predicted as one window, as before.
         const QString shortOne = dir.filePath("short.wav");
         QVERIFY(fb::data::writeWav(shortOne.toStdString(),
@@ -1353,6 +1376,7 @@ private slots:
         QCOMPARE(panel.results().size(), 1);
         QCOMPARE(panel.results()[0].input, shortOne);
         QVERIFY(panel.listenedFile().isEmpty());
+        QVERIFY(panel.clippedWarning().isEmpty()); // Listen mode's, gone with it
 
         // `flowbench-cli listen RUN --stdin` stopped by Ctrl-C before its stream ends, as a
         // pipe from a recorder is: what came is heard, and the summary follows with exit 0.

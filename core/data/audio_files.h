@@ -87,6 +87,7 @@ class FlatPeaks {
 public:
     void push(const float *x, size_t n);
     double share() const;                     // 0 for no samples
+    float peak() const { return m_peak; }     // the loudest sample so far (full scale 1)
     static constexpr double kClipped = 0.001; // a share from which a recording counts as clipped
 
 private:

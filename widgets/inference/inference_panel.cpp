@@ -185,6 +185,15 @@ InferencePanel::InferencePanel(QWidget *parent)
     m_status->setObjectName("inferenceStatus");
     m_status->setWordWrap(true);
     m_status->setText(tr("Drop image or audio files here to see what the model predicts."));
+    m_blockFlat = std::make_unique<fb::data::FlatPeaks>();
+    m_clipped = new QLabel;
+    m_clipped->setObjectName("inferenceClipped");
+    m_clipped->setWordWrap(true);
+    m_clipped->setToolTip(
+        tr("A recording driven past what its microphone or input can take is cut off flat at "
+           "its loudest, and its words are heard less well: the spoken-digits example named 16 "
+           "to 32 points fewer of a new voice's digits clipped 6 to 12 dB (docs/audio.md)"));
+    m_clipped->hide();
     m_title->setObjectName("inferenceTitle");
     m_latency->setObjectName("inferenceLatency");
     m_preview->setObjectName("inferencePreview");
@@ -378,6 +387,7 @@ InferencePanel::InferencePanel(QWidget *parent)
     layout->addLayout(top);
     layout->addLayout(detector);
     layout->addWidget(m_status);
+    layout->addWidget(m_clipped);
     layout->addLayout(body, 1);
 
     // The user's hand on the row makes it their own setting; the hearing changed, the model's
@@ -716,6 +726,11 @@ bool InferencePanel::startListenChild(const QStringList &source, QString *why)
     m_ring.clear();
     m_heardSamples = 0;
     m_stripTop = -1e30f;
+    *m_blockFlat = fb::data::FlatPeaks();
+    m_blockFill = 0;
+    m_clippedSeconds = 0;
+    m_lastClipped = 0;
+    showClipped({});
     connect(m_listen, &QProcess::readyReadStandardOutput, this, &InferencePanel::readListenLines);
     connect(m_listen, &QProcess::finished, this,
             [this](int code, QProcess::ExitStatus) { listenEnded(code); });
@@ -745,6 +760,7 @@ void InferencePanel::takeListenAudio()
     const qsizetype frames = qsizetype(mono.size());
     m_ring.insert(m_ring.end(), mono.begin(), mono.end());
     const QByteArray pcm = int16FromFloats(mono.data(), mono.size());
+    watchClipping(mono);
     m_heardSamples += frames;
     const size_t keep = size_t(kStripSeconds * m_format.sampleRate());
     if (m_ring.size() > keep + keep / 2)
@@ -759,6 +775,46 @@ void InferencePanel::takeListenAudio()
         return;
     }
     m_listen->write(pcm);
+}
+
+void InferencePanel::watchClipping(const std::vector<float> &mono)
+{
+    // A second at a time rather than the whole stream so far (as the child's summary counts):
+    // a minute of quiet would otherwise hide a second too loud. A second counts when its flat
+    // peaks reach the share that makes a recording clipped (data::FlatPeaks::kClipped) and its
+    // peak is -12 dBFS or louder: an input clips near its full scale, and a quiet second's slow
+    // hum can sit a few samples on its own small peak.
+    const size_t second = size_t(std::max(1, m_format.sampleRate()));
+    size_t at = 0;
+    while (at < mono.size()) {
+        const size_t n = std::min(mono.size() - at, second - m_blockFill);
+        m_blockFlat->push(mono.data() + at, n);
+        at += n;
+        m_blockFill += n;
+        if (m_blockFill < second) break;
+        if (m_blockFlat->share() >= fb::data::FlatPeaks::kClipped && m_blockFlat->peak() >= 0.25f) {
+            ++m_clippedSeconds;
+            m_lastClipped = double(m_heardSamples + int64_t(at)) / double(second);
+            showClipped(tr("Clipping: %n second(s) of what the microphone heard cut off flat at "
+                           "the loudest, the last at %1 s. Clipped words are heard less well: "
+                           "turn the input gain down or speak farther from the microphone.",
+                           nullptr, m_clippedSeconds)
+                            .arg(m_lastClipped, 0, 'f', 1));
+        }
+        *m_blockFlat = fb::data::FlatPeaks();
+        m_blockFill = 0;
+    }
+}
+
+void InferencePanel::showClipped(const QString &text)
+{
+    m_clipped->setText(text);
+    m_clipped->setVisible(!text.isEmpty());
+}
+
+QString InferencePanel::clippedWarning() const
+{
+    return m_clipped->text();
 }
 
 void InferencePanel::stopListening()
@@ -1299,6 +1355,20 @@ void InferencePanel::readListenLines()
                     " " +
                     (models == 1 ? tr("1 model listening, %1.").arg(how)
                                  : tr("%1 models listening, %2.").arg(models).arg(how)));
+                // The whole stream clipped (listen's "clipped", from its share on): a recording
+                // is said to be; the microphone, when no second of it was already.
+                const double clipped = eventNumber(j, "clipped", 0);
+                if (clipped > 0 && !m_file.isEmpty())
+                    showClipped(tr("%1 is clipped: %2% of its samples are cut off flat at the "
+                                   "loudest (recorded too loud). Clipped words are heard less "
+                                   "well: record it again quieter.")
+                                    .arg(QFileInfo(m_file).fileName())
+                                    .arg(100.0 * clipped, 0, 'f', 1));
+                else if (clipped > 0 && m_clippedSeconds == 0)
+                    showClipped(tr("Clipping: %1% of what the microphone heard is cut off flat "
+                                   "at the loudest. Clipped words are heard less well: turn the "
+                                   "input gain down or speak farther from the microphone.")
+                                    .arg(100.0 * clipped, 0, 'f', 1));
             }
         }
     }
@@ -1484,6 +1554,7 @@ void InferencePanel::predictFiles(const QStringList &files, bool listenToLong)
         m_results.clear();
         m_file.clear();
         m_fileSamples.clear();
+        showClipped({}); // Listen mode's; a clip's own is marked in the list
     }
     m_pending.clear();
     m_batchStart = int(m_results.size());

@@ -11,6 +11,7 @@
 #include <QWidget>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 class QAudioSource;
@@ -26,6 +27,10 @@ class QProcess;
 class QPushButton;
 class QTimer;
 template <typename T> class QFutureWatcher;
+
+namespace fb::data {
+class FlatPeaks;
+}
 
 namespace fb::widgets {
 
@@ -188,6 +193,10 @@ signals:
 
 public:
     QString status() const;
+    // Listen mode's word that what it hears is clipped (cut off flat at its loudest: recorded
+    // too loud), empty when it is not: said live of the microphone's seconds as they come, and
+    // of the whole when the child's summary says so (listen's "clipped"), for a recording too.
+    QString clippedWarning() const;
 
 protected:
     void changeEvent(QEvent *e) override; // the charts follow the theme
@@ -243,6 +252,15 @@ private:
     // The runs listening together and the ±8% hearings as listen's options (--with, --warp).
     QStringList hearingArgs() const;
     void takeListenAudio();
+    // The microphone's samples (mono) counted for clipping in blocks of a second, each apart:
+    // a second clipped shows the warning at once.
+    void watchClipping(const std::vector<float> &mono);
+    std::unique_ptr<fb::data::FlatPeaks> m_blockFlat;
+    size_t m_blockFill = 0;      // samples in the block so far
+    int m_clippedSeconds = 0;    // blocks found clipped while listening
+    double m_lastClipped = 0;    // the end of the last one, seconds from the start of listening
+    QLabel *m_clipped = nullptr; // the warning; hidden when there is none
+    void showClipped(const QString &text);
     // The listen child on the microphone's stream or a file (`source`: listen's arguments after
     // the model), with the row's settings; and the panel as it shows listening.
     bool startListenChild(const QStringList &source, QString *why);
