@@ -24,6 +24,7 @@
 #include <cmath>
 #include <fstream>
 #include <numbers>
+#include <numeric>
 #include <set>
 
 using namespace fb;
@@ -288,6 +289,51 @@ private slots:
         QCOMPARE((*c)[0], 0.0f);
         QVERIFY(std::abs((*c)[4000]) > 0.0f || std::abs((*c)[4001]) > 0.0f);
         QCOMPARE((*c)[7999], 0.0f);
+
+        // Longer than the window, in noise 17 dB under the word, which trimming at 30 dB keeps
+        // whole: cropped about the word with cropToSound (infer's), not the recording's middle,
+        // which misses it (a tone of 0.2 s at 0.3 s into 2.5 s). Without the noise, trimmed to
+        // it and centred either way.
+        for (const double noise : {0.05, 0.0}) {
+            std::vector<float> take(size_t(16000 * 2.5), 0.0f);
+            uint64_t state = 7;
+            for (float &v : take) {
+                state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+                v = float(noise * 1.732 * (double(state >> 11) / double(1ULL << 53) * 2 - 1));
+            }
+            const std::vector<float> word = tone(700, 16000, 0.2);
+            for (size_t i = 0; i < word.size(); ++i)
+                take[4800 + i] += word[i];
+            writeWav(dir.filePath("take.wav"), take, 1, 16000);
+            o.seconds = 1.0;
+            o.trimDb = 30;
+            o.cropToSound = false;
+            auto middle = decodeAudioFile(dir.filePath("take.wav").toStdString(), o);
+            QVERIFY(middle.ok());
+            double heard = 0;
+            for (float v : *middle)
+                heard = std::max(heard, double(std::abs(v)));
+            QVERIFY2(noise > 0 ? heard < 0.2 : heard > 0.4, qPrintable(QString::number(heard)));
+            o.cropToSound = true;
+            auto cut = decodeAudioFile(dir.filePath("take.wav").toStdString(), o);
+            o.cropToSound = false;
+            QVERIFY(cut.ok());
+            QCOMPARE(cut->size(), size_t(16000));
+            // Where the tone's energy lies in the window: its middle within 20 ms of the window's.
+            double energy = 0, moment = 0;
+            for (size_t i = 0; i < cut->size(); ++i) {
+                const double e = double((*cut)[i]) * (*cut)[i];
+                energy += e;
+                moment += e * double(i);
+            }
+            const double centre = moment / energy / 16000.0;
+            QVERIFY2(std::abs(centre - 0.5) < 0.02,
+                     qPrintable(QString("noise %1: centred at %2 s").arg(noise).arg(centre)));
+            double loud = 0;
+            for (size_t i = 6400; i < 9600; ++i)
+                loud = std::max(loud, double(std::abs((*cut)[i])));
+            QVERIFY2(loud > 0.4, qPrintable(QString::number(loud))); // the tone is there
+        }
 
         // How long a recording lasts, from its header (the Tune dialog's hint): 0.5 s both, and
         // what is not a recording is named.
@@ -1598,6 +1644,85 @@ private slots:
         AddNoise(10, 20, 1.0f).apply(x.data(), a.data(), 1, s, &seed);
         AddNoise(10, 20, 1.0f, C::White).apply(x.data(), b.data(), 1, s, &seed);
         QCOMPARE(a, b);
+    }
+
+    // add_noise's hum: at the SNR asked for, and nearly all of its power at 50 or 60 Hz (within
+    // 1%) and their harmonics, none above 1 kHz; both mains drawn; hum_p 0 draws as before.
+    void addNoiseCanBeMainsHum()
+    {
+        const std::vector<float> x = tone(440, 16000, 1.0);
+        const int64_t n = int64_t(x.size());
+        const Shape s{1, 1, n};
+        double signal = 0;
+        for (float v : x)
+            signal += double(v) * v;
+        // The power of e at whole hertz 1 to 1200 (1 s: one bin a hertz), by Goertzel's
+        // recurrence, scaled so that the bins up to half the rate sum to e's energy (Parseval's).
+        auto spectrum = [n](const std::vector<double> &e) {
+            std::vector<double> p(1201, 0.0);
+            for (int f = 1; f <= 1200; ++f) {
+                const double c = 2 * std::cos(2 * M_PI * f / double(n));
+                double s1 = 0, s2 = 0;
+                for (int64_t t = 0; t < n; ++t) {
+                    const double s0 = e[size_t(t)] + c * s1 - s2;
+                    s2 = s1;
+                    s1 = s0;
+                }
+                p[size_t(f)] = 2 * (s1 * s1 + s2 * s2 - c * s1 * s2) / double(n);
+            }
+            return p;
+        };
+        // What a stage added to x for a seed, and its energy.
+        auto noiseOf = [&](const AddNoise &stage, uint64_t seed, double *energy) {
+            std::vector<float> y(x.size());
+            stage.apply(x.data(), y.data(), 1, s, &seed);
+            std::vector<double> e(x.size());
+            *energy = 0;
+            for (size_t i = 0; i < x.size(); ++i) {
+                e[i] = double(y[i]) - x[i];
+                *energy += e[i] * e[i];
+            }
+            return e;
+        };
+        const AddNoise hum(15, 15, 1.0f, NoiseColour::White, 1.0f, 16000);
+        int fifty = 0, sixty = 0;
+        for (uint64_t seed = 1; seed <= 12; ++seed) {
+            double err = 0;
+            const std::vector<double> e = noiseOf(hum, seed, &err);
+            QVERIFY2(std::abs(10 * std::log10(signal / err) - 15) < 0.1,
+                     qPrintable(QString::number(10 * std::log10(signal / err))));
+            const std::vector<double> p = spectrum(e);
+            const int f0 = int(std::max_element(p.begin() + 40, p.begin() + 70) - p.begin());
+            QVERIFY2((f0 >= 49 && f0 <= 51) || (f0 >= 59 && f0 <= 61),
+                     qPrintable(QString::number(f0)));
+            (f0 < 55 ? fifty : sixty) += 1;
+            // Near a harmonic: within 3 Hz of k times the fundamental, k up to 1 kHz's.
+            const double base = f0 < 55 ? 50.0 : 60.0;
+            double near = 0, above = 0;
+            for (int f = 1; f <= 1200; ++f) {
+                const double k = std::round(f / base);
+                if (f > 1030)
+                    above += p[size_t(f)];
+                else if (k >= 1 && std::abs(f - k * base) <= 3 + 0.012 * k * base)
+                    near += p[size_t(f)];
+            }
+            QVERIFY2(near > 0.9 * err, qPrintable(QString("%1 of %2").arg(near).arg(err)));
+            QVERIFY2(above < 0.01 * err, qPrintable(QString("%1 of %2").arg(above).arg(err)));
+        }
+        QVERIFY2(fifty >= 2 && sixty >= 2, qPrintable(QString("%1 %2").arg(fifty).arg(sixty)));
+        // hum_p 0.5: about half the samples hum (their power near 50 or 60 Hz), the rest the
+        // colour's noise (white: an eighth of its power under 1 kHz).
+        const AddNoise half(15, 15, 1.0f, NoiseColour::White, 0.5f, 16000);
+        int hummed = 0, hissed = 0;
+        for (uint64_t seed = 1; seed <= 16; ++seed) {
+            double err = 0;
+            const std::vector<double> e = noiseOf(half, seed, &err);
+            const std::vector<double> p = spectrum(e);
+            const double low = std::accumulate(p.begin() + 1, p.begin() + 1001, 0.0) / err;
+            hummed += low > 0.9, hissed += low < 0.2;
+        }
+        QVERIFY2(hummed >= 3 && hissed >= 3 && hummed + hissed == 16,
+                 qPrintable(QString("%1 %2").arg(hummed).arg(hissed)));
     }
 
     void randomStagesKeepTheirContracts()

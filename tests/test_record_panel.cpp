@@ -804,6 +804,31 @@ private slots:
                          panel.status().contains("record again quieter"),
                      qPrintable(panel.status()));
         }
+        // A take of 2.5 s, its word (the high tone) 0.25 s in and noise 20 dB under it that
+        // trimming keeps whole: infer crops it around the word, not the take's middle, where
+        // there is only the noise.
+        {
+            std::vector<float> take(size_t(16000 * 2.5));
+            uint64_t state = 5;
+            for (size_t k = 0; k < take.size(); ++k) {
+                state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+                const double t = double(k) / 16000;
+                take[k] = float((t > 0.25 && t < 0.6 ? 0.15 : 0.0) * std::sin(2 * M_PI * 2500 * t) +
+                                0.035 * (double(state >> 11) / double(1ULL << 53) - 0.5));
+            }
+            const QString long_ = dir.filePath("long_take.wav");
+            QVERIFY(fb::data::writeWav(long_.toStdString(), take, 16000).ok());
+            QProcess c;
+            c.start(FLOWBENCH_CLI, QStringList{"infer", dir.filePath("run"), "--top", "1", long_});
+            QVERIFY(c.waitForFinished(60000));
+            QCOMPARE(c.exitCode(), 0);
+            const QJsonObject top = QJsonDocument::fromJson(c.readAllStandardOutput())
+                                        .object()["top"]
+                                        .toArray()[0]
+                                        .toObject();
+            QVERIFY2(top["class"].toString() == "high",
+                     qPrintable(QJsonDocument(top).toJson(QJsonDocument::Compact)));
+        }
 
         // Tune: the same file with its labels (as Audacity exports them), heard at every
         // setting: both words found, and a best setting that Listen mode takes.

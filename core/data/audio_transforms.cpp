@@ -65,6 +65,28 @@ std::vector<double> colouredNoise(Rng &rng, size_t n, NoiseColour colour, double
     return v;
 }
 
+// n samples of mains hum at `rate` scaled to the RMS `rms`: 50 or 60 Hz within 1% and its
+// harmonics up to 1 kHz at 1/k^a (a from 0.5 to 2), each at a random phase (AddNoise).
+std::vector<double> mainsHum(Rng &rng, size_t n, double rate, double rms)
+{
+    const double f0 = (rng.below(2) ? 50.0 : 60.0) * rng.uniform(0.99, 1.01);
+    const double slope = rng.uniform(0.5, 2.0);
+    std::vector<double> v(n, 0.0);
+    for (int k = 1; k * f0 <= std::min(1000.0, rate / 2); ++k) {
+        const double a = std::pow(double(k), -slope), w = 2 * std::numbers::pi * k * f0 / rate;
+        const double phase = rng.uniform(0.0, 2 * std::numbers::pi);
+        for (size_t t = 0; t < n; ++t)
+            v[t] += a * std::sin(w * double(t) + phase);
+    }
+    double power = 0;
+    for (double s : v)
+        power += s * s;
+    const double scale = rms / std::sqrt(std::max(power / double(std::max<size_t>(n, 1)), 1e-30));
+    for (double &s : v)
+        s *= scale;
+    return v;
+}
+
 // The sum of the squares of n samples (their energy), in double.
 double sumOfSquares(const float *x, int64_t n)
 {
@@ -85,11 +107,14 @@ NoiseColour drawColour(Rng &rng, NoiseColour colour)
 
 } // namespace
 
-AddNoise::AddNoise(float snrMinDb, float snrMaxDb, float p, NoiseColour colour)
+AddNoise::AddNoise(float snrMinDb, float snrMaxDb, float p, NoiseColour colour, float humP,
+                   int64_t sampleRate)
     : m_min(snrMinDb)
     , m_max(snrMaxDb)
     , m_p(p)
+    , m_humP(humP)
     , m_colour(colour)
+    , m_rate(std::max<int64_t>(sampleRate, 1))
 {}
 
 void AddNoise::apply(const float *in, float *out, int64_t n, const Shape &inShape,
@@ -108,6 +133,13 @@ void AddNoise::apply(const float *in, float *out, int64_t n, const Shape &inShap
         const double snr = rng.uniform(m_min, m_max);
         // Silence gets the noise of a quiet signal rather than none.
         const float sigma = float(std::sqrt(std::max(power, 1e-6) / std::pow(10.0, snr / 10.0)));
+        // (Drawn only where hum can come, so that a node without it draws as it always did.)
+        if (m_humP > 0 && rng.uniform() < m_humP) {
+            const std::vector<double> v = mainsHum(rng, size_t(len), double(m_rate), sigma);
+            for (int64_t k = 0; k < len; ++k)
+                y[k] = x[k] + float(v[size_t(k)]);
+            continue;
+        }
         if (m_colour == NoiseColour::White) { // as before colours were added: the same draws
             for (int64_t k = 0; k < len; ++k)
                 y[k] = x[k] + sigma * rng.normal();

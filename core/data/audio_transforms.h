@@ -18,17 +18,26 @@ enum class NoiseColour { White, Pink, Brown, Any, PinkOrBrown };
 
 // Adds Gaussian noise over the whole waveform at a signal-to-noise ratio drawn uniformly from
 // [snrMinDb, snrMaxDb] (against the waveform's mean power), to each sample with probability p:
-// white, or pink, brown or any of them (NoiseColour).
+// white, or pink, brown or any of them (NoiseColour). With probability humP a sample's noise is
+// mains hum instead, at the same ratio: a transformer's buzz as a microphone beside a charger or
+// on a ground loop picks it up, 50 or 60 Hz (drawn, within 1%) and its harmonics up to 1 kHz at
+// 1/k^a of the fundamental (a drawn from 0.5 to 2: a pure hum to a buzz), each at a random phase,
+// at sampleRate. Hum 5 dB under a recording's power took 8 to 16 points off the spoken-digits
+// example's never-heard digits, mostly to `unknown`; a training with hum_p 0.25 got 1 to 5 of
+// them back and cost up to 3 of the recordings as made, so the example has none
+// (bench/results/hum-and-long-takes-20261207.md).
 class AddNoise : public Transform {
 public:
-    AddNoise(float snrMinDb, float snrMaxDb, float p, NoiseColour colour = NoiseColour::White);
+    AddNoise(float snrMinDb, float snrMaxDb, float p, NoiseColour colour = NoiseColour::White,
+             float humP = 0.0f, int64_t sampleRate = 16000);
     bool random() const override { return true; }
     void apply(const float *in, float *out, int64_t n, const Shape &inShape,
                const uint64_t *seeds) const override;
 
 private:
-    float m_min, m_max, m_p;
+    float m_min, m_max, m_p, m_humP;
     NoiseColour m_colour;
+    int64_t m_rate;
 };
 
 // Noise that starts or stops beside the sound: a fan switched on, a car going by, the noise

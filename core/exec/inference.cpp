@@ -321,6 +321,8 @@ Result<std::unique_ptr<Predictor>> Predictor::open(const std::string &path,
             s->decodeAudio.sampleRate = s->preprocessing.at("sample_rate").get<int64_t>();
             s->decodeAudio.seconds = s->preprocessing.at("seconds").get<double>();
             s->decodeAudio.trimDb = s->preprocessing.at("trim_db").get<double>();
+            // A person's take, longer than the window and noisy, cropped around its word.
+            s->decodeAudio.cropToSound = true;
         } else if (kind == "image") {
             s->decode = decodeOptions(s->preprocessing);
         } else {

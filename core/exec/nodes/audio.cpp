@@ -180,22 +180,28 @@ void addAudioFeatures(NodeCatalog &c)
 
 void addAudioAugmentation(NodeCatalog &c)
 {
-    c.add(transformNode(
-        augmentation(
-            "add_noise", "Add noise",
-            "Adds Gaussian noise over the whole waveform at a random signal-to-noise ratio: "
-            "white, pink (a fan, a room, a microphone's floor), brown (wind, traffic) or any "
-            "of them.",
-            {floatParam("snr_min", 10, closed(-100, 100), "Lowest signal-to-noise ratio (dB)."),
-             floatParam("snr_max", 30, closed(-100, 100), "Highest signal-to-noise ratio (dB)."),
-             floatParam("p", 0.5, closed(0, 1), "Probability a sample gets noise."),
-             enumParam("colour", {"white", "pink", "brown", "any"}, "white",
-                       "white: flat; pink: -3 dB an octave; brown: -6 dB an octave; any: one of "
-                       "the three, drawn for each sample.")}),
-        [](const NodeParams &p) {
-            return std::make_shared<data::AddNoise>(p.f("snr_min"), p.f("snr_max"), p.f("p"),
-                                                    noiseColour(p.s("colour")));
-        }));
+    NodeType noise;
+    noise.spec = augmentation(
+        "add_noise", "Add noise",
+        "Adds Gaussian noise over the whole waveform at a random signal-to-noise ratio: white, "
+        "pink (a fan, a room, a microphone's floor), brown (wind, traffic) or any of them; or "
+        "mains hum.",
+        {floatParam("snr_min", 10, closed(-100, 100), "Lowest signal-to-noise ratio (dB)."),
+         floatParam("snr_max", 30, closed(-100, 100), "Highest signal-to-noise ratio (dB)."),
+         floatParam("p", 0.5, closed(0, 1), "Probability a sample gets noise."),
+         enumParam("colour", {"white", "pink", "brown", "any"}, "white",
+                   "white: flat; pink: -3 dB an octave; brown: -6 dB an octave; any: one of the "
+                   "three, drawn for each sample."),
+         floatParam("hum_p", 0, closed(0, 1),
+                    "Probability a sample's noise is mains hum instead (50 or 60 Hz and its "
+                    "harmonics up to 1 kHz: a microphone beside a charger), at the same ratio.")});
+    noise.spec.role = NodeRole::Transform;
+    noise.makeTransform = [](const NodeParams &p, const DataSpec &chain) {
+        return std::make_shared<data::AddNoise>(p.f("snr_min"), p.f("snr_max"), p.f("p"),
+                                                noiseColour(p.s("colour")), p.f("hum_p"),
+                                                chain.audioFiles.sampleRate);
+    };
+    c.add(std::move(noise));
     c.add(transformNode(
         augmentation(
             "noise_beside", "Noise beside the sound",
