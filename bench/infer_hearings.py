@@ -4,7 +4,9 @@ the probabilities, do to `flowbench-cli infer`: the share of recordings named ri
 and as trained (`--warp 0 --balance 0`, as the evaluation) and with each --warp and --balance
 given (`--warp 0.08 --balance 0.5`, infer's defaults: also played 0.92 and 1.08 times as fast,
 the probabilities the mean of the three, each over its class's share of the training labels to
-the power 0.5), over groups of voices.
+the power 0.5), over groups of voices. Every hearing crops a recording longer than the window
+around its sound (infer's default since 2026-12-07; the evaluation crops about the middle, which
+only recordings longer than the window after trimming feel).
 
     python3 bench/infer_hearings.py --model runs/<run> --words ~/.local/share/flowbench/spoken_digits \
         --voices '^flite-' --voices '^festival-(cs|ca)-'

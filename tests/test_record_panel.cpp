@@ -828,6 +828,18 @@ private slots:
                                         .toObject();
             QVERIFY2(top["class"].toString() == "high",
                      qPrintable(QJsonDocument(top).toJson(QJsonDocument::Compact)));
+            // Cropped about its middle, as the evaluation crops (--crop middle): the noise alone.
+            QProcess middle;
+            middle.start(FLOWBENCH_CLI, QStringList{"infer", dir.filePath("run"), "--top", "1",
+                                                    "--crop", "middle", long_});
+            QVERIFY(middle.waitForFinished(60000));
+            QCOMPARE(middle.exitCode(), 0);
+            const QString heard = QJsonDocument::fromJson(middle.readAllStandardOutput())
+                                      .object()["top"]
+                                      .toArray()[0]
+                                      .toObject()["class"]
+                                      .toString();
+            QVERIFY2(heard == "background", qPrintable(heard));
         }
 
         // Tune: the same file with its labels (as Audacity exports them), heard at every

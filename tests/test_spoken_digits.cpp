@@ -907,7 +907,9 @@ private:
         QList<int> once, threeWays;
         for (QList<int> *predicted : {&once, &threeWays}) {
             const QStringList warp =
-                predicted == &once ? QStringList{"--warp", "0", "--balance", "0"} : QStringList{};
+                predicted == &once
+                    ? QStringList{"--warp", "0", "--balance", "0", "--crop", "middle"}
+                    : QStringList{};
             const Run inf =
                 ::run(FLOWBENCH_CLI, QStringList{"infer", run, "--top", "1"} + warp + files);
             if (inf.exitCode != 0) return fail("infer: " + inf.err.right(2000));

@@ -114,6 +114,9 @@ commands:
                               of the probabilities: 0 as trained (the evaluation's), 1 every
                               class as likely as every other (default 0.5 for recordings, 0
                               for pictures)
+      --crop sound|middle     a recording longer than the model's window after trimming is
+                              cropped around its sound (default) or its middle (the
+                              evaluation's)
       --device cpu|cuda[:N]   (default cpu)
   listen MODEL (FILE | --mic)
                           keyword spotting over a recording or the microphone with a model
@@ -626,14 +629,24 @@ int cmdInfer(int argc, char **argv)
     // less often for that alone (docs/audio.md, "Every class alike, or halfway"). Pictures as
     // trained, as the evaluation reads them: nothing was measured for them.
     std::optional<double> balance;
+    // A take longer than the window cropped around its sound, not its middle: its noise within
+    // trim_db of the word is not trimmed (docs/audio.md, "Longer takes in noise, and mains
+    // hum"). --crop middle crops as the evaluation does.
+    bool cropToSound = true;
     std::vector<std::string> inputs;
     for (int i = 0; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--top" || a == "--device" || a == "--warp" || a == "--balance") {
+        if (a == "--top" || a == "--device" || a == "--warp" || a == "--balance" || a == "--crop") {
             if (i + 1 >= argc) return usageError(a + " needs a value");
             const std::string v = argv[++i];
             if (a == "--device") {
                 device = v;
+                continue;
+            }
+            if (a == "--crop") {
+                if (v != "sound" && v != "middle")
+                    return usageError("--crop needs sound or middle, not '" + v + "'");
+                cropToSound = v == "sound";
                 continue;
             }
             if (a == "--balance") {
@@ -686,6 +699,7 @@ int cmdInfer(int argc, char **argv)
     }
     if (!balance) balance = p.audio() ? 0.5 : 0.0;
     if (Status set = p.setBalance(*balance); !set.ok()) return usageError(set.error().message);
+    p.setCropToSound(cropToSound);
     std::string heard;
     if (p.speeds().size() > 1) {
         std::vector<double> speeds = p.speeds();

@@ -272,6 +272,11 @@ Status Predictor::setBalance(double b)
     return {};
 }
 
+void Predictor::setCropToSound(bool on)
+{
+    m_s->decodeAudio.cropToSound = on;
+}
+
 bool Predictor::knowsClassShares() const
 {
     return !m_s->logShares.empty();

@@ -97,6 +97,10 @@ public:
     // and nothing changes. Applied after the hearings' mean.
     Status setBalance(double b);
     bool knowsClassShares() const;
+    // Whether a recording still longer than the model's window after trimming is cropped around
+    // its sound (the default: data::AudioFilesOptions::cropToSound) or around its middle, as the
+    // run's data set and evaluation crop it.
+    void setCropToSound(bool on);
 
     // The model's scores ([n, classes], row by row) for n decoded samples: an image's pixels
     // scaled to [0, 1] (channels x height x width, as data::decodeImageFile gives them over
