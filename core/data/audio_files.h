@@ -27,12 +27,12 @@ struct AudioFilesOptions {
     // padding; 0: no trimming.
     double trimDb = 40;
     // A recording still longer than `seconds` after trimming is cropped around its middle, or
-    // with this set (infer's, exec::Inference), around its sound: the part within trimDb of the
+    // with this set (infer's: exec::Predictor), around its sound: the part within trimDb of the
     // loudest frame that also stands 6 dB above the recording's noise floor (audibleRange's
     // floorDb), with silence where the window runs past its start or end. Noise within trimDb
     // of the word fills a take longer than the window and is not trimmed, and the take's middle
     // need not be the word's. Training keeps the middle: on the spoken-digits data set, whose
-    // recordings are clean, it moved 322 of 19,870 crops by more than 0.1 s and gained nothing
+    // recordings are clean, cropping so moved 322 of 19,870 crops more than 0.1 s and gained nothing
     // (two seeds; bench/results/hum-and-long-takes-20261207.md).
     bool cropToSound = false;
     // Labels from the class subfolders, or from each file name by `pattern`, where {label}
