@@ -735,18 +735,13 @@ private slots:
             QList<double> shown;
             for (const auto &[warp, balance] :
                  {std::pair{true, true}, std::pair{false, true}, std::pair{true, false}}) {
-                QProcess c;
-                c.start(FLOWBENCH_CLI,
-                        QStringList{"infer", dir.filePath("run"), "--top", "1"} +
-                            (warp ? QStringList{} : QStringList{"--warp", "0"}) +
-                            (balance ? QStringList{} : QStringList{"--balance", "0"}) +
-                            QStringList{clip});
-                QVERIFY(c.waitForFinished(60000));
-                QCOMPARE(c.exitCode(), 0);
-                const QJsonObject top = QJsonDocument::fromJson(c.readAllStandardOutput())
-                                            .object()["top"]
-                                            .toArray()[0]
-                                            .toObject();
+                QJsonObject top;
+                QVERIFY2(inferTop(dir.filePath("run"),
+                                  (warp ? QStringList{} : QStringList{"--warp", "0"}) +
+                                      (balance ? QStringList{} : QStringList{"--balance", "0"}) +
+                                      QStringList{clip},
+                                  &top, &why),
+                         qPrintable(why));
                 panel.setListenWarp(warp);
                 panel.setBalanceClasses(balance);
                 QSignalSpy done(&panel, &fb::widgets::InferencePanel::predicted);
@@ -818,27 +813,14 @@ private slots:
             }
             const QString long_ = dir.filePath("long_take.wav");
             QVERIFY(fb::data::writeWav(long_.toStdString(), take, 16000).ok());
-            QProcess c;
-            c.start(FLOWBENCH_CLI, QStringList{"infer", dir.filePath("run"), "--top", "1", long_});
-            QVERIFY(c.waitForFinished(60000));
-            QCOMPARE(c.exitCode(), 0);
-            const QJsonObject top = QJsonDocument::fromJson(c.readAllStandardOutput())
-                                        .object()["top"]
-                                        .toArray()[0]
-                                        .toObject();
+            QJsonObject top;
+            QVERIFY2(inferTop(dir.filePath("run"), {long_}, &top, &why), qPrintable(why));
             QVERIFY2(top["class"].toString() == "high",
                      qPrintable(QJsonDocument(top).toJson(QJsonDocument::Compact)));
             // Cropped about its middle, as the evaluation crops (--crop middle): the noise alone.
-            QProcess middle;
-            middle.start(FLOWBENCH_CLI, QStringList{"infer", dir.filePath("run"), "--top", "1",
-                                                    "--crop", "middle", long_});
-            QVERIFY(middle.waitForFinished(60000));
-            QCOMPARE(middle.exitCode(), 0);
-            const QString heard = QJsonDocument::fromJson(middle.readAllStandardOutput())
-                                      .object()["top"]
-                                      .toArray()[0]
-                                      .toObject()["class"]
-                                      .toString();
+            QVERIFY2(inferTop(dir.filePath("run"), {"--crop", "middle", long_}, &top, &why),
+                     qPrintable(why));
+            const QString heard = top["class"].toString();
             QVERIFY2(heard == "background", qPrintable(heard));
         }
 
@@ -1502,6 +1484,27 @@ private slots:
     }
 
 private:
+    // `flowbench-cli infer RUN --top 1 ARGS...`'s top class for one recording, or why not (it
+    // did not finish, or did not exit 0).
+    static bool inferTop(const QString &run, const QStringList &args, QJsonObject *top,
+                         QString *why)
+    {
+        QProcess c;
+        c.start(FLOWBENCH_CLI, QStringList{"infer", run, "--top", "1"} + args);
+        if (!c.waitForFinished(60000) || c.exitCode() != 0) {
+            *why = QString("infer %1: exit %2: %3")
+                       .arg(args.join(' '))
+                       .arg(c.exitCode())
+                       .arg(QString::fromUtf8(c.readAllStandardError()));
+            return false;
+        }
+        *top = QJsonDocument::fromJson(c.readAllStandardOutput())
+                   .object()["top"]
+                   .toArray()[0]
+                   .toObject();
+        return true;
+    }
+
     // `infer` hears a recording three ways by default (--warp 0.08), as listen hears a window:
     // its probabilities are the mean of the model's for the recording as decoded and played
     // 0.92 and 1.08 times as fast (data::stretchedAroundMiddle), computed here from the

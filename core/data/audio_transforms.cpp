@@ -36,6 +36,18 @@ Status checkWaveforms(const Shape &in)
     return {};
 }
 
+// v scaled so that its RMS is `rms` (silence as it is).
+void scaleToRms(std::vector<double> &v, double rms)
+{
+    double power = 0;
+    for (double s : v)
+        power += s * s;
+    const double scale =
+        rms / std::sqrt(std::max(power / double(std::max<size_t>(v.size(), 1)), 1e-30));
+    for (double &s : v)
+        s *= scale;
+}
+
 // n samples of white, pink or brown (not Any) Gaussian noise scaled to the RMS `rms`. Pink by
 // Paul Kellet's economy filter (three poles, within 0.05 dB of -3 dB an octave above 1/500 of the
 // rate), brown by a leaky integrator: a few lines each, where no library of ours has coloured
@@ -43,7 +55,7 @@ Status checkWaveforms(const Shape &in)
 std::vector<double> colouredNoise(Rng &rng, size_t n, NoiseColour colour, double rms)
 {
     std::vector<double> v(n);
-    double b0 = 0, b1 = 0, b2 = 0, power = 0;
+    double b0 = 0, b1 = 0, b2 = 0;
     for (double &s : v) {
         const double w = rng.normal();
         if (colour == NoiseColour::White) {
@@ -57,11 +69,8 @@ std::vector<double> colouredNoise(Rng &rng, size_t n, NoiseColour colour, double
             b0 = 0.995 * b0 + w;
             s = b0;
         }
-        power += s * s;
     }
-    const double scale = rms / std::sqrt(std::max(power / double(std::max<size_t>(n, 1)), 1e-30));
-    for (double &s : v)
-        s *= scale;
+    scaleToRms(v, rms);
     return v;
 }
 
@@ -78,12 +87,7 @@ std::vector<double> mainsHum(Rng &rng, size_t n, double rate, double rms)
         for (size_t t = 0; t < n; ++t)
             v[t] += a * std::sin(w * double(t) + phase);
     }
-    double power = 0;
-    for (double s : v)
-        power += s * s;
-    const double scale = rms / std::sqrt(std::max(power / double(std::max<size_t>(n, 1)), 1e-30));
-    for (double &s : v)
-        s *= scale;
+    scaleToRms(v, rms);
     return v;
 }
 
@@ -134,19 +138,15 @@ void AddNoise::apply(const float *in, float *out, int64_t n, const Shape &inShap
         // Silence gets the noise of a quiet signal rather than none.
         const float sigma = float(std::sqrt(std::max(power, 1e-6) / std::pow(10.0, snr / 10.0)));
         // (Drawn only where hum can come, so that a node without it draws as it always did.)
-        if (m_humP > 0 && rng.uniform() < m_humP) {
-            const std::vector<double> v = mainsHum(rng, size_t(len), double(m_rate), sigma);
-            for (int64_t k = 0; k < len; ++k)
-                y[k] = x[k] + float(v[size_t(k)]);
-            continue;
-        }
-        if (m_colour == NoiseColour::White) { // as before colours were added: the same draws
+        const bool hum = m_humP > 0 && rng.uniform() < m_humP;
+        if (!hum && m_colour == NoiseColour::White) { // as before colours: the same draws
             for (int64_t k = 0; k < len; ++k)
                 y[k] = x[k] + sigma * rng.normal();
             continue;
         }
-        const NoiseColour colour = drawColour(rng, m_colour);
-        const std::vector<double> v = colouredNoise(rng, size_t(len), colour, sigma);
+        const std::vector<double> v =
+            hum ? mainsHum(rng, size_t(len), double(m_rate), sigma)
+                : colouredNoise(rng, size_t(len), drawColour(rng, m_colour), sigma);
         for (int64_t k = 0; k < len; ++k)
             y[k] = x[k] + float(v[size_t(k)]);
     }

@@ -729,7 +729,6 @@ bool InferencePanel::startListenChild(const QStringList &source, QString *why)
     *m_blockFlat = fb::data::FlatPeaks();
     m_blockFill = 0;
     m_clippedSeconds = 0;
-    m_lastClipped = 0;
     showClipped({});
     connect(m_listen, &QProcess::readyReadStandardOutput, this, &InferencePanel::readListenLines);
     connect(m_listen, &QProcess::finished, this,
@@ -794,16 +793,22 @@ void InferencePanel::watchClipping(const std::vector<float> &mono)
         if (m_blockFill < second) break;
         if (m_blockFlat->share() >= fb::data::FlatPeaks::kClipped && m_blockFlat->peak() >= 0.25f) {
             ++m_clippedSeconds;
-            m_lastClipped = double(m_heardSamples + int64_t(at)) / double(second);
+            const double end = double(m_heardSamples + int64_t(at)) / double(second);
             showClipped(tr("Clipping: %n second(s) of what the microphone heard cut off flat at "
-                           "the loudest, the last at %1 s. Clipped words are heard less well: "
-                           "turn the input gain down or speak farther from the microphone.",
+                           "the loudest, the last at %1 s.",
                            nullptr, m_clippedSeconds)
-                            .arg(m_lastClipped, 0, 'f', 1));
+                            .arg(end, 0, 'f', 1) +
+                        micTooLoud());
         }
         *m_blockFlat = fb::data::FlatPeaks();
         m_blockFill = 0;
     }
+}
+
+QString InferencePanel::micTooLoud() const
+{
+    return QLatin1Char(' ') + tr("Clipped words are heard less well: turn the input gain down or "
+                                 "speak farther from the microphone.");
 }
 
 void InferencePanel::showClipped(const QString &text)
@@ -1366,9 +1371,9 @@ void InferencePanel::readListenLines()
                                     .arg(100.0 * clipped, 0, 'f', 1));
                 else if (clipped > 0 && m_clippedSeconds == 0)
                     showClipped(tr("Clipping: %1% of what the microphone heard is cut off flat "
-                                   "at the loudest. Clipped words are heard less well: turn the "
-                                   "input gain down or speak farther from the microphone.")
-                                    .arg(100.0 * clipped, 0, 'f', 1));
+                                   "at the loudest.")
+                                    .arg(100.0 * clipped, 0, 'f', 1) +
+                                micTooLoud());
             }
         }
     }

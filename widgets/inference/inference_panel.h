@@ -258,9 +258,9 @@ private:
     std::unique_ptr<fb::data::FlatPeaks> m_blockFlat;
     size_t m_blockFill = 0;      // samples in the block so far
     int m_clippedSeconds = 0;    // blocks found clipped while listening
-    double m_lastClipped = 0;    // the end of the last one, seconds from the start of listening
     QLabel *m_clipped = nullptr; // the warning; hidden when there is none
     void showClipped(const QString &text);
+    QString micTooLoud() const; // what the microphone's clipping lines end with
     // The listen child on the microphone's stream or a file (`source`: listen's arguments after
     // the model), with the row's settings; and the panel as it shows listening.
     bool startListenChild(const QStringList &source, QString *why);
